@@ -1,0 +1,46 @@
+"""The one public error type."""
+from __future__ import annotations
+
+from typing import Optional
+
+
+class PbtxtError(ValueError):
+    """Bad input: a syntax error, an unreadable file, or a file that is not text format.
+
+    ``str(err)`` is the one-line ``FILE:LINE:COL: message`` the CLI prints; ``line`` and ``column``
+    are 1-based (``None`` where no position exists, e.g. a missing file).
+    """
+
+    def __init__(
+        self,
+        msg: str,
+        line: Optional[int] = None,
+        column: Optional[int] = None,
+        path: Optional[str] = None,
+        offset: Optional[int] = None,
+    ) -> None:
+        self.msg = msg
+        self.line = line
+        self.column = column
+        self.path = path
+        self.offset = offset
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = [self.path or "<input>"]
+        if self.line is not None:
+            where.append(str(self.line))
+            if self.column is not None:
+                where.append(str(self.column))
+        return ":".join(where) + ": " + self.msg
+
+    def with_path(self, path: str) -> "PbtxtError":
+        """The same error, naming ``path`` (errors are raised deep down, where the path is unknown)."""
+        if self.path is None:
+            self.path = path
+            self.args = (str(self),)
+        return self
+
+
+class IncompleteInputError(PbtxtError):
+    """The input ended inside a block, a string or a list: typically a file cut off mid-write."""

@@ -1,0 +1,91 @@
+"""Plain data the scanner and the parser hand out."""
+from __future__ import annotations
+
+from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
+
+Scalar = Union[str, int, float]
+
+
+class Field(NamedTuple):
+    """One field of a parsed message. ``line``/``column`` are those of the field name (1-based)."""
+
+    name: str
+    value: Any  # Scalar or Message
+    line: int
+    column: int
+
+
+class Message(List[Field]):
+    """A parsed message: its fields in file order. A list ``[a, b]`` becomes two fields of one name.
+
+    Strings are unescaped and decoded as UTF-8 (undecodable bytes kept as surrogate escapes);
+    integers (decimal, octal, hex) are ``int``, floats ``float``; identifiers such as enum names,
+    ``true`` or ``inf`` stay ``str`` because only a schema could say what they mean.
+    """
+
+    def get(self, name: str, default: Any = None) -> Any:
+        for f in self:
+            if f.name == name:
+                return f.value
+        return default
+
+    def all(self, name: str) -> List[Any]:
+        return [f.value for f in self if f.name == name]
+
+    def field(self, name: str) -> Optional[Field]:
+        for f in self:
+            if f.name == name:
+                return f
+        return None
+
+    def to_data(self, lines: bool = False) -> Dict[str, List[Any]]:
+        """JSON-ready: ``{name: [values...]}`` (every field is a list: the text has no schema)."""
+        out: Dict[str, List[Any]] = {}
+        for f in self:
+            v = f.value.to_data(lines) if isinstance(f.value, Message) else f.value
+            if lines:
+                v = {"value": v, "line": f.line, "column": f.column}
+            out.setdefault(f.name, []).append(v)
+        return out
+
+
+class Head(NamedTuple):
+    """A head field found without a full parse: a depth-1 scalar of a block (``name``, ``op`` ...)."""
+
+    name: str
+    value: str
+    line: int
+
+
+class Block(NamedTuple):
+    """A message value at the scanned path (one ``node { ... }``), located in the file.
+
+    ``start``/``end`` are byte offsets (``end`` just past the closing delimiter); ``line``/``column``
+    are where the block begins: its field name, or its ``{`` when it is an item of a ``[...]`` list.
+    ``heads`` are its direct scalar fields of interest in file order, values unescaped.
+    ``parents`` holds the ``name`` head of each enclosing block on the path (e.g. the function name
+    for ``library.function.node_def``, the graph name for ``graph.op``); ``None`` where it has none.
+    """
+
+    path: Tuple[str, ...]
+    start: int
+    end: int
+    line: int
+    column: int
+    heads: Tuple[Head, ...]
+    parents: Tuple[Optional[str], ...] = ()
+
+    def head(self, name: str, default: Optional[str] = None) -> Optional[str]:
+        for h in self.heads:
+            if h.name == name:
+                return h.value
+        return default
+
+    def head_line(self, name: str) -> Optional[int]:
+        for h in self.heads:
+            if h.name == name:
+                return h.line
+        return None
+
+    def heads_named(self, name: str) -> Iterator[Head]:
+        return (h for h in self.heads if h.name == name)

@@ -1,0 +1,306 @@
+"""The general scanner: a validating pushdown reader over the streaming lexer.
+
+It follows ``grammar/pbtxt.lark`` token by token (a hand-written LL(1) reading of the same
+rules, so it needs no tree and holds only the stack of open messages) and yields every message at
+the requested path as a :class:`Block`, with its head fields. It accepts exactly what the Lark
+grammar accepts; ``tests/test_agreement.py`` proves it on the conformance corpus, on every fixture
+and on random inputs. It works on any layout; ``_canonical.py`` is the faster path for files laid
+out the way ``tf.io.write_graph`` and GE write them, and falls back to this one.
+"""
+from __future__ import annotations
+
+from typing import BinaryIO, FrozenSet, Iterator, List, Optional, Sequence, Tuple
+
+from ._grammar import decode, describe_token, unescape
+from ._lexer import Lexer, Token
+from ._model import Block, Head
+from ._source import DEFAULT_CHUNK
+
+# Parser states (what may come next inside a message body).
+FIELD, AFTER_FIELD, NAME, COLON, NEG, STRINGS = range(6)
+EXT_IDENT, EXT_MORE = 6, 7
+LIST_FIRST, LIST_SCALAR, LIST_SCALAR_NEXT, LIST_MSG, LIST_MSG_NEXT, LIST_STRINGS, LIST_NEG = range(8, 15)
+
+_OPEN = {"{": "}", "<": ">"}
+_EXPECT_VALUE = "expected a value"
+
+
+class Frame:
+    """An open message: how it closes, where to return, and the block it is (if at the path)."""
+
+    __slots__ = ("closer", "in_list", "name", "block", "label", "sig")
+
+    def __init__(self, closer: str, in_list: bool, name: str, block: Optional[list]) -> None:
+        self.closer = closer
+        self.in_list = in_list
+        self.name = name
+        self.block = block  # [start, line, col, heads] while this frame is a block at the path
+        self.label: Optional[str] = None  # its `name` (or `signature.name`) head, for parents
+        self.sig = name == "signature"
+
+
+def scan(
+    f: BinaryIO,
+    path: Sequence[str] = ("node",),
+    heads: FrozenSet[str] = frozenset(),
+    chunk_size: int = DEFAULT_CHUNK,
+    display: Optional[str] = None,
+    start_offset: int = 0,
+    start_line: int = 1,
+    open_names: Sequence[Tuple[str, str]] = (),
+    lexer: Optional[Lexer] = None,
+) -> Iterator[Block]:
+    """Yield the blocks at ``path`` in file order, validating the whole stream as it goes.
+
+    ``open_names`` lets a caller start inside already-open messages (``(name, closer)`` pairs),
+    which is how the canonical fast path hands over mid-file.
+    """
+    lx = lexer or Lexer(f, chunk_size, start_offset, start_line, path=display)
+    target = tuple(path)
+    depth_target = len(target)
+    stack: List[Frame] = [Frame(c, False, n, None) for n, c in open_names]
+    names: List[str] = [n for n, _ in open_names]
+    state = FIELD
+    field = ""  # current field name
+    field_start = 0
+    field_line = 0
+    any_name = False
+    colon = False
+    ext_parts: List[str] = []
+    svalue: List[bytes] = []  # pieces of the current scalar string value
+    neg = False
+
+    def unexpected(tok: Token, expected: str) -> Exception:
+        text = tok[3].decode("utf-8", "replace") if tok[3] else tok[0]
+        return lx.error("unexpected %s, %s" % (describe_token(tok[0], text), expected), tok[1])
+
+    def open_msg(tok: Token, in_list: bool) -> None:
+        closer = _OPEN[tok[0]]
+        block = None
+        if len(stack) + 1 == depth_target and names == list(target[:-1]) and field == target[-1]:
+            start = tok[1] if in_list else field_start
+            line, col = lx.linecol(start)
+            block = [start, line, col, []]
+        stack.append(Frame(closer, in_list, field, block))
+        names.append(field)
+
+    def finish_scalar(value: str) -> None:
+        # A scalar field is complete: record it if it is a head of the block being read.
+        d = len(stack)
+        if d == depth_target and d and stack[-1].block is not None and field in heads:
+            stack[-1].block[3].append(Head(field, value, field_line))
+        if field == "name" and d:
+            top = stack[-1]
+            if top.label is None:
+                top.label = value
+            if top.sig and d >= 2 and stack[-2].label is None:
+                stack[-2].label = value
+
+    for tok in lx.tokens():
+        kind = tok[0]
+        # Branches ordered by how often they are taken in real files.
+        if state == FIELD or state == AFTER_FIELD:
+            if kind == "IDENT":
+                field = tok[3].decode("ascii")
+                field_start = tok[1]
+                if heads and len(stack) == depth_target:
+                    field_line = lx.linecol(tok[1])[0]
+                any_name = False
+                state = NAME
+            elif stack and kind == stack[-1].closer:
+                fr = stack.pop()
+                names.pop()
+                if fr.block is not None:
+                    b = fr.block
+                    parents = tuple(s.label for s in stack)
+                    yield Block(target, b[0], tok[2], b[1], b[2], tuple(b[3]), parents)
+                if fr.in_list:
+                    field = fr.name  # the list's field name, for its next item
+                    state = LIST_MSG_NEXT
+                else:
+                    state = AFTER_FIELD
+            elif kind == "[":
+                field_start = tok[1]
+                ext_parts = []
+                any_name = False
+                state = EXT_IDENT
+            elif state == AFTER_FIELD and (kind == ";" or kind == ","):
+                state = FIELD
+            else:
+                raise unexpected(tok, "expected a field name" + (" or '%s'" % stack[-1].closer if stack else ""))
+        elif state == NAME:
+            if kind == ":":
+                state = COLON
+                colon = True
+            elif kind == "{" or kind == "<":
+                open_msg(tok, False)
+                state = FIELD
+            elif kind == "[":
+                colon = False
+                state = LIST_FIRST
+            else:
+                raise unexpected(tok, "expected ':' or '{' after field name %r" % field)
+        elif state == COLON:
+            if kind == "STRING" and not any_name:
+                svalue = [unescape(tok[3][1:-1].decode("utf-8", "surrogateescape"))]
+                state = STRINGS
+            elif (kind == "NUMBER" or kind == "IDENT") and not any_name:
+                finish_scalar(tok[3].decode("ascii"))
+                state = AFTER_FIELD
+            elif kind == "{" or kind == "<":
+                open_msg(tok, False)
+                state = FIELD
+            elif kind == "[":
+                state = LIST_FIRST
+            elif kind == "-" and not any_name:
+                state = NEG
+            else:
+                raise unexpected(tok, "expected a message" if any_name else _EXPECT_VALUE)
+        elif state == STRINGS:
+            if kind == "STRING":
+                svalue.append(unescape(tok[3][1:-1].decode("utf-8", "surrogateescape")))
+                continue
+            finish_scalar(decode(b"".join(svalue)))
+            svalue = []
+            # The token after the string starts the next field (or closes the message).
+            if kind == "IDENT":
+                field = tok[3].decode("ascii")
+                field_start = tok[1]
+                if heads and len(stack) == depth_target:
+                    field_line = lx.linecol(tok[1])[0]
+                any_name = False
+                state = NAME
+            elif stack and kind == stack[-1].closer:
+                fr = stack.pop()
+                names.pop()
+                if fr.block is not None:
+                    b = fr.block
+                    yield Block(target, b[0], tok[2], b[1], b[2], tuple(b[3]), tuple(s.label for s in stack))
+                if fr.in_list:
+                    field = fr.name  # the list's field name, for its next item
+                    state = LIST_MSG_NEXT
+                else:
+                    state = AFTER_FIELD
+            elif kind == "[":
+                field_start = tok[1]
+                ext_parts = []
+                any_name = False
+                state = EXT_IDENT
+            elif kind == ";" or kind == ",":
+                state = FIELD
+            else:
+                raise unexpected(tok, "expected a field name" + (" or '%s'" % stack[-1].closer if stack else ""))
+        elif state == NEG:
+            if kind == "NUMBER" or kind == "IDENT":
+                finish_scalar("-" + tok[3].decode("ascii"))
+                state = AFTER_FIELD
+            else:
+                raise unexpected(tok, "expected a number after '-'")
+        elif state == EXT_IDENT:
+            if kind != "IDENT":
+                raise unexpected(tok, "expected a name inside '[...]'")
+            ext_parts.append(tok[3].decode("ascii"))
+            state = EXT_MORE
+        elif state == EXT_MORE:
+            if kind == ".":
+                ext_parts.append(".")
+                state = EXT_IDENT
+            elif kind == "/" and not any_name:
+                ext_parts.append("/")
+                any_name = True
+                state = EXT_IDENT
+            elif kind == "]":
+                field = "[" + "".join(ext_parts) + "]"
+                if heads and len(stack) == depth_target:
+                    field_line = lx.linecol(field_start)[0]
+                state = NAME
+            else:
+                raise unexpected(tok, "expected '.', '/' or ']'")
+        elif state == LIST_FIRST:
+            if kind == "]":
+                state = AFTER_FIELD
+            elif kind == "{" or kind == "<":
+                open_msg(tok, True)
+                state = FIELD
+            elif not colon or any_name:
+                raise unexpected(tok, "expected a message or ']' (a list of scalars needs ':')")
+            else:
+                state = _list_scalar(tok, kind)
+                if state == LIST_SCALAR_NEXT:
+                    finish_scalar(tok[3].decode("ascii"))
+                elif state == LIST_STRINGS:
+                    svalue = [unescape(tok[3][1:-1].decode("utf-8", "surrogateescape"))]
+                elif state < 0:
+                    raise unexpected(tok, _EXPECT_VALUE)
+        elif state == LIST_SCALAR:
+            state = _list_scalar(tok, kind)
+            if state == LIST_SCALAR_NEXT:
+                finish_scalar(tok[3].decode("ascii"))
+            elif state == LIST_STRINGS:
+                svalue = [unescape(tok[3][1:-1].decode("utf-8", "surrogateescape"))]
+            elif state < 0:
+                raise unexpected(tok, _EXPECT_VALUE)
+        elif state == LIST_STRINGS:
+            if kind == "STRING":
+                svalue.append(unescape(tok[3][1:-1].decode("utf-8", "surrogateescape")))
+                continue
+            finish_scalar(decode(b"".join(svalue)))
+            svalue = []
+            if kind == ",":
+                state = LIST_SCALAR
+            elif kind == "]":
+                state = AFTER_FIELD
+            else:
+                raise unexpected(tok, "expected ',' or ']'")
+        elif state == LIST_NEG:
+            if kind == "NUMBER" or kind == "IDENT":
+                finish_scalar("-" + tok[3].decode("ascii"))
+                state = LIST_SCALAR_NEXT
+            else:
+                raise unexpected(tok, "expected a number after '-'")
+        elif state == LIST_SCALAR_NEXT:
+            if kind == ",":
+                state = LIST_SCALAR
+            elif kind == "]":
+                state = AFTER_FIELD
+            else:
+                raise unexpected(tok, "expected ',' or ']'")
+        elif state == LIST_MSG_NEXT:
+            if kind == ",":
+                state = LIST_MSG
+            elif kind == "]":
+                state = AFTER_FIELD
+            else:
+                raise unexpected(tok, "expected ',' or ']'")
+        elif state == LIST_MSG:
+            if kind == "{" or kind == "<":
+                open_msg(tok, True)
+                state = FIELD
+            else:
+                raise unexpected(tok, "expected a message")
+        else:  # pragma: no cover
+            raise AssertionError(state)
+
+    # End of input: only a complete top level is valid.
+    end = lx.base + len(lx.buf)
+    if state == STRINGS:
+        finish_scalar(decode(b"".join(svalue)))
+        state = AFTER_FIELD
+    if stack or state not in (FIELD, AFTER_FIELD):
+        if stack:
+            opener = stack[-1]
+            what = "message %r is not closed (expected '%s')" % (opener.name, opener.closer)
+        else:
+            what = "the last field %r is incomplete" % field
+        raise lx.error("unexpected end of input: " + what, end, incomplete=True)
+
+
+def _list_scalar(tok: Token, kind: str) -> int:
+    """The state after a scalar list item starts with ``tok`` (or -1: not a scalar)."""
+    if kind == "NUMBER" or kind == "IDENT":
+        return LIST_SCALAR_NEXT
+    if kind == "STRING":
+        return LIST_STRINGS
+    if kind == "-":
+        return LIST_NEG
+    return -1
