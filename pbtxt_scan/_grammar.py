@@ -237,6 +237,14 @@ def lexical_error_message(text: str, pos: int) -> str:
     return "unexpected character %r" % ch
 
 
+def _shift_lines(msg: Message, by: int) -> Message:
+    out = Message()
+    for f in msg:
+        v = _shift_lines(f.value, by) if isinstance(f.value, Message) else f.value
+        out.append(Field(f.name, v, f.line + by, f.column))
+    return out
+
+
 def parse_text(text: str, first_line: int = 1, path: "str | None" = None) -> Message:
     """Parse a whole text-format message with the Lark grammar into a :class:`Message`.
 
@@ -246,7 +254,8 @@ def parse_text(text: str, first_line: int = 1, path: "str | None" = None) -> Mes
     from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
     try:
-        return _lark().parse(text)  # type: ignore[no-any-return]
+        msg: Message = _lark().parse(text)
+        return msg if first_line == 1 else _shift_lines(msg, first_line - 1)
     except UnexpectedCharacters as e:
         msg = lexical_error_message(text, e.pos_in_stream)
         raise PbtxtError(msg, e.line + first_line - 1, e.column, path) from None

@@ -89,3 +89,32 @@ class Block(NamedTuple):
 
     def heads_named(self, name: str) -> Iterator[Head]:
         return (h for h in self.heads if h.name == name)
+
+    @property
+    def name(self) -> Optional[str]:
+        return self.head("name")
+
+    @property
+    def op(self) -> Optional[str]:
+        """The operator type: ``op`` (TensorFlow), ``type`` (GE) or ``op_type`` (GE ONNX view)."""
+        for h in self.heads:
+            if h.name in ("op", "type", "op_type"):
+                return h.value
+        return None
+
+    @property
+    def inputs(self) -> List[str]:
+        return [h.value for h in self.heads if h.name == "input"]
+
+    def to_json(self) -> Dict[str, Any]:
+        out: Dict[str, Any] = {"name": self.name, "op": self.op, "line": self.line, "column": self.column}
+        out["name_line"] = self.head_line("name")
+        out["offset"] = self.start
+        out["end"] = self.end
+        out["inputs"] = self.inputs
+        dev = self.head("device")
+        if dev is not None:
+            out["device"] = dev
+        if any(p is not None for p in self.parents):
+            out["parents"] = list(self.parents)
+        return out

@@ -1,0 +1,3 @@
+from pbtxt_scan.cli import main
+
+main()
