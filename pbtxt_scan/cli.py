@@ -299,3 +299,6 @@ def _quiet_stdout() -> None:
     # does not print a second error.
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
+
+
+from . import _ge_cli  # noqa: E402,F401  registers the GE commands on `app`
