@@ -129,13 +129,15 @@ def _ToData() -> Any:
         def type_name(self, items: List[Any]) -> Any:
             return Token("IDENT", ".".join(items), line=items[0].line, column=items[0].column)
 
+        # items: "[", name, ("/", name,) "]": the position is the "[" token's (whitespace or a line
+        # break may follow it).
         def ext_name(self, items: List[Any]) -> Any:
-            t = items[0]
-            return Token("IDENT", "[%s]" % t, line=t.line, column=t.column - 1)
+            b = items[0]
+            return Token("IDENT", "[%s]" % items[1], line=b.line, column=b.column)
 
         def any_name(self, items: List[Any]) -> Any:
-            t = items[0]
-            return Token("IDENT", "[%s/%s]" % (t, items[1]), line=t.line, column=t.column - 1)
+            b = items[0]
+            return Token("IDENT", "[%s/%s]" % (items[1], items[3]), line=b.line, column=b.column)
 
         def string(self, items: List[Any]) -> str:
             return decode(b"".join(unescape(t[1:-1]) for t in items))
@@ -197,7 +199,10 @@ def describe_token(kind: str, text: str) -> str:
 
 
 def describe_expected(expected: Any) -> str:
-    words = sorted({_TERMINAL_WORDS.get(e, e) for e in expected})
+    # IDENT is a field name where a field may start, but a value (an enum, true, inf) where a number
+    # may also come: "x: -" expects "a number or an identifier", not "a field name".
+    value = "NUMBER" in expected
+    words = sorted({"an identifier" if value and e == "IDENT" else _TERMINAL_WORDS.get(e, e) for e in expected})
     if len(words) > 4:
         return ""
     return ", expected " + " or ".join(words)
