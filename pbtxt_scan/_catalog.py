@@ -1,0 +1,105 @@
+"""The non-compute catalog: op types that are never an fp or bp point, shared by both rules.
+
+The recipe names six of them "such as" Const, VariableV2, IteratorV2, Identity, Reshape and Case;
+this is the complete version, by category, so ``--explain`` can say why a node was skipped.
+"""
+from __future__ import annotations
+
+import re
+from typing import Dict, FrozenSet, Iterable, Optional
+
+CATALOG: Dict[str, FrozenSet[str]] = {
+    "storage and variables": frozenset(
+        """Const HostConst VariableV2 Variable VarHandleOp ReadVariableOp VarIsInitializedOp
+        IsVariableInitialized Assign AssignAdd AssignSub AssignVariableOp AssignAddVariableOp
+        AssignSubVariableOp DestroyResourceOp TemporaryVariable DestroyTemporaryVariable
+        _VarHandlesOp _ReadVariablesOp""".split()
+    ),
+    "type, shape and identity": frozenset(
+        """Identity IdentityN Snapshot StopGradient PreventGradient Reshape Squeeze ExpandDims
+        EnsureShape Shape ShapeN Size Rank BroadcastGradientArgs""".split()
+    ),
+    "control flow": frozenset(
+        """NoOp ControlTrigger Case StatelessCase If StatelessIf While StatelessWhile Switch
+        RefSwitch Merge RefMerge Enter RefEnter Exit RefExit NextIteration RefNextIteration LoopCond
+        PartitionedCall StatefulPartitionedCall Assert Print PrintV2""".split()
+    ),
+    "inputs": frozenset(
+        """Placeholder PlaceholderV2 PlaceholderWithDefault Iterator IteratorV2 AnonymousIterator
+        AnonymousIteratorV2 AnonymousIteratorV3 OneShotIterator MakeIterator IteratorGetNext
+        IteratorGetNextSync IteratorGetNextAsOptional IteratorToStringHandle
+        IteratorFromStringHandle IteratorFromStringHandleV2 MultiDeviceIterator
+        MultiDeviceIteratorInit MultiDeviceIteratorGetNextFromShard DeleteIterator GetNext
+        FIFOQueue FIFOQueueV2 RandomShuffleQueue RandomShuffleQueueV2 PaddingFIFOQueue
+        PaddingFIFOQueueV2 PriorityQueue PriorityQueueV2 ReadFile MatchingFiles""".split()
+    ),
+    "summaries": frozenset("""MergeSummary WriteSummary""".split()),
+    "save and restore": frozenset(
+        """SaveV2 RestoreV2 Save Restore RestoreSlice SaveSlices MergeV2Checkpoints
+        ShardedFilename ShardedFilespec""".split()
+    ),
+}
+
+# Families matched by name shape: every *Dataset op, queue and reader op, and every summary op.
+_PATTERNS = [
+    ("inputs", re.compile(r"Dataset(V\d+)?$|^Queue|Reader(V2)?$|^Reader|Iterator")),
+    ("summaries", re.compile(r"Summary")),
+]
+
+# Ops whose output is the same data in another view: data flows through them (dataflow rule).
+PASS_THROUGH = frozenset(
+    "Identity IdentityN Snapshot StopGradient PreventGradient Reshape Squeeze ExpandDims EnsureShape".split()
+)
+# Ops whose output describes a tensor (its shape), not its values: data does not flow through them.
+METADATA = frozenset("Shape ShapeN Size Rank BroadcastGradientArgs".split())
+
+# Where the training data enters the graph, in order of preference.
+DATA_SOURCES = frozenset(
+    """IteratorGetNext IteratorGetNextSync IteratorGetNextAsOptional GetNext
+    MultiDeviceIteratorGetNextFromShard QueueDequeue QueueDequeueV2 QueueDequeueMany
+    QueueDequeueManyV2 QueueDequeueUpTo QueueDequeueUpToV2""".split()
+)
+PLACEHOLDERS = frozenset("Placeholder PlaceholderV2 PlaceholderWithDefault".split())
+
+
+class Catalog:
+    """The catalog with a user's additions and removals (``--skip-op``/``--keep-op``)."""
+
+    def __init__(self, add: Iterable[str] = (), remove: Iterable[str] = ()) -> None:
+        self.add = frozenset(add)
+        self.remove = frozenset(remove)
+        self._memo: Dict[str, Optional[str]] = {}
+
+    def category(self, op: Optional[str]) -> Optional[str]:
+        """The catalog category of ``op``, or ``None`` if it is a compute op."""
+        if op is None:
+            return "no op field"
+        try:
+            return self._memo[op]
+        except KeyError:
+            pass
+        cat: Optional[str] = None
+        if op in self.remove:
+            cat = None
+        elif op in self.add:
+            cat = "added by --skip-op"
+        else:
+            for name, ops in CATALOG.items():
+                if op in ops:
+                    cat = name
+                    break
+            else:
+                for name, rx in _PATTERNS:
+                    if rx.search(op):
+                        cat = name
+                        break
+        self._memo[op] = cat
+        return cat
+
+
+def catalog_table() -> str:
+    """The catalog as text, for ``--help`` and the README."""
+    rows = ["%s: %s" % (k, ", ".join(sorted(v))) for k, v in CATALOG.items()]
+    rows.append("inputs (by name): *Dataset, *DatasetV2, Queue*, *Reader, Reader*, *Iterator*")
+    rows.append("summaries (by name): *Summary*")
+    return "\n".join(rows)

@@ -1,0 +1,235 @@
+"""Reading top-level blocks from the end of a file backward (for bp), in bounded memory.
+
+Canonical writer output opens every top-level block on a column-0 line ``name {``. Reading chunks
+from the end, each such line found starts a *segment* that runs to the next one; the segment is
+then scanned by the general validating scanner as a complete sequence of top-level fields. That
+check is what makes the shortcut safe rather than assumed: in a valid file, text after a
+column-0 token boundary that parses as whole top-level fields is at depth 0. A segment that fails
+it (another layout, or a broken file) drops to the index path: one forward pass records each
+block's offsets and line in a small cache file (under the user's cache folder, never beside the
+input), keyed by path, size, mtime and a hash of the head and tail, and later runs reuse it.
+
+Line numbers when reading backward need the file's total line count: one C-speed newline count,
+cached with the same key.
+"""
+from __future__ import annotations
+
+import array
+import hashlib
+import io
+import json
+import os
+import re
+import tempfile
+from typing import BinaryIO, FrozenSet, Iterator, List, Optional, Tuple
+
+from ._errors import PbtxtError
+from ._model import Block
+from ._scan import scan
+
+_OPENER = re.compile(rb"\n([A-Za-z_][A-Za-z0-9_]*) [{<]\n")
+_CHUNK = 1 << 20
+
+
+class _Slice(io.RawIOBase):
+    """Bytes [start, end) of an open file, read through without loading them."""
+
+    def __init__(self, f: BinaryIO, start: int, end: int) -> None:
+        self._f = f
+        self._pos = start
+        self._end = end
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, n: int = -1) -> bytes:
+        left = self._end - self._pos
+        if left <= 0:
+            return b""
+        n = left if n < 0 else min(n, left)
+        self._f.seek(self._pos)
+        data = self._f.read(n)
+        self._pos += len(data)
+        return data
+
+
+class _NotCanonical(Exception):
+    pass
+
+
+def cache_dir() -> str:
+    base = os.environ.get("PBTXT_SCAN_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "pbtxt-scan"
+    )
+    return base
+
+
+def _key(path: str, f: BinaryIO, size: int) -> str:
+    st = os.fstat(f.fileno())
+    h = hashlib.sha256()
+    h.update(os.path.realpath(path).encode("utf-8", "surrogateescape"))
+    h.update(b"%d:%d" % (size, st.st_mtime_ns))
+    f.seek(0)
+    h.update(f.read(65536))
+    f.seek(max(0, size - 65536))
+    h.update(f.read(65536))
+    return h.hexdigest()[:32]
+
+
+def _cache_read(key: str, kind: str) -> Optional[bytes]:
+    try:
+        with open(os.path.join(cache_dir(), "%s.%s" % (key, kind)), "rb") as c:
+            return c.read()
+    except OSError:
+        return None
+
+
+def _cache_write(key: str, kind: str, data: bytes) -> None:
+    """Atomic (temp file + rename); a read-only or missing cache folder just means no cache."""
+    d = cache_dir()
+    try:
+        os.makedirs(d, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-")
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(tmp, os.path.join(d, "%s.%s" % (key, kind)))
+    except OSError:
+        pass
+
+
+def total_lines(f: BinaryIO, size: int, key: str) -> int:
+    cached = _cache_read(key, "lines")
+    if cached:
+        try:
+            return int(json.loads(cached)["newlines"])
+        except (ValueError, KeyError, TypeError):
+            pass  # corrupt cache: count again
+    f.seek(0)
+    n = 0
+    while True:
+        chunk = f.read(_CHUNK * 8)
+        if not chunk:
+            break
+        n += chunk.count(b"\n")
+    _cache_write(key, "lines", json.dumps({"newlines": n}).encode())
+    return n
+
+
+def reverse_blocks(path: str, block_name: str, heads: FrozenSet[str]) -> Iterator[Block]:
+    """Top-level blocks named ``block_name`` from last to first, with lines and heads."""
+    try:
+        f = open(path, "rb")
+    except OSError:
+        from ._source import open_binary
+
+        open_binary(path)  # raises the right PbtxtError
+        raise
+    with f:
+        if f.read(2) == b"\x1f\x8b":  # gzip cannot seek backward cheaply: index path on a stream
+            yield from _indexed(path, block_name, heads)
+            return
+        size = os.fstat(f.fileno()).st_size
+        key = _key(path, f, size)
+        newlines = total_lines(f, size, key)
+        done: List[Block] = []
+        try:
+            for b in _canonical_reverse(f, size, newlines, block_name, heads, path):
+                done.append(b)  # only ends that are verified are yielded; keep the count small
+                yield b
+                done.clear()
+            return
+        except _NotCanonical:
+            pass
+        yield from _indexed(path, block_name, heads, key=key)
+
+
+def _canonical_reverse(
+    f: BinaryIO, size: int, newlines: int, block_name: str, heads: FrozenSet[str], path: str
+) -> Iterator[Block]:
+    seg_end = size
+    hi = size
+    lines_after = 0  # newlines in [seg_end, size)
+    found_any = False
+    while hi > 0:
+        lo = max(0, hi - _CHUNK)
+        f.seek(max(0, lo - 1))
+        buf = f.read(hi - max(0, lo - 1) + 512)  # 512 bytes of overlap past hi for a cut opener line
+        base = max(0, lo - 1)
+        if lo == 0:
+            buf = b"\n" + buf  # the file's first line is a column-0 line too
+            base -= 1
+        starts = [base + m.start() + 1 for m in _OPENER.finditer(buf) if lo <= base + m.start() + 1 < hi]
+        for start in reversed(starts):
+            if start >= seg_end:
+                continue
+            f.seek(start)
+            seg_newlines = _count_newlines(f, start, seg_end)
+            line = newlines - lines_after - seg_newlines + 1
+            blocks = _verify_segment(f, start, seg_end, line, block_name, heads, path)
+            lines_after += seg_newlines
+            seg_end = start
+            found_any = True
+            for b in reversed(blocks):
+                yield b
+        hi = lo
+    if seg_end > 0:
+        # Text before the first opener (comments, or a layout we do not know): verify it too.
+        blocks = _verify_segment(f, 0, seg_end, 1, block_name, heads, path)
+        for b in reversed(blocks):
+            yield b
+    if not found_any and size > 0:
+        raise _NotCanonical()
+
+
+def _count_newlines(f: BinaryIO, start: int, end: int) -> int:
+    f.seek(start)
+    n = 0
+    left = end - start
+    while left > 0:
+        chunk = f.read(min(left, _CHUNK * 8))
+        if not chunk:
+            break
+        n += chunk.count(b"\n")
+        left -= len(chunk)
+    return n
+
+
+def _verify_segment(
+    f: BinaryIO, start: int, end: int, line: int, block_name: str, heads: FrozenSet[str], path: str
+) -> List[Block]:
+    try:
+        return list(scan(_Slice(f, start, end), (block_name,), heads, start_offset=start, start_line=line, display=path))
+    except PbtxtError:
+        raise _NotCanonical() from None
+
+
+def _indexed(path: str, block_name: str, heads: FrozenSet[str], key: Optional[str] = None) -> Iterator[Block]:
+    """The index path: block offsets from one forward pass (cached), then blocks read backward."""
+    from ._api import iter_blocks
+    from ._source import open_binary
+
+    data = _cache_read(key, "index") if key else None
+    idx = array.array("q")
+    if data and len(data) % (8 * 4) == 0:
+        idx.frombytes(data)
+    else:
+        for b in iter_blocks(path, (block_name,), frozenset()):
+            idx.extend((b.start, b.end, b.line, b.column))
+        if key:
+            _cache_write(key, "index", idx.tobytes())
+    f, name = open_binary(path)
+    with f:
+        seekable = f.seekable()
+        for i in range(len(idx) // 4 - 1, -1, -1):
+            start, end, line, col = idx[4 * i : 4 * i + 4]
+            if seekable:
+                src: BinaryIO = _Slice(f, start, end)  # type: ignore[assignment]
+            else:  # a gzip stream: reopen and read forward to it (slow, but bounded memory)
+                g, _ = open_binary(path)
+                g.read(start)
+                src = io.BytesIO(g.read(end - start))
+                g.close()
+            got = list(scan(src, (block_name,), heads, start_offset=start, start_line=line, display=name))
+            if len(got) != 1:
+                raise PbtxtError("the file changed while it was being read", line, col, name)
+            yield got[0]

@@ -1,0 +1,402 @@
+"""fp_point and bp_point: the rules, and the trail that explains each answer.
+
+fp reads forward and stops at its answer; bp reads backward (``_reverse``) and stops at its answer.
+
+Rules (``--rule``):
+- ``doc``: the documented recipe made complete. fp = the first node, scanning forward, whose op is
+  not in the catalog, whose name holds none of the recipe's filters (step, Dataset, seed, kernel)
+  and that is not inside a variable initializer (``.../Initializer/...``). bp = scanning backward,
+  the first node in a gradients scope whose op is not in the catalog.
+- ``dataflow``: fp = the first compute node in file order fed by the training data source
+  (IteratorGetNext*, QueueDequeue*, GetNext; Placeholders only when none exists), directly or
+  through ops that pass data on unchanged (Identity, Reshape, control flow...). bp = the doc bp,
+  also skipping nodes that compute only from constants and shapes (shape arithmetic that GE
+  folds away, e.g. the int32 ops that pack an IndexedSlices gradient).
+- ``auto`` (default): dataflow where the graph has a data source or placeholder, else doc.
+
+A gradients scope is a path component ``gradients``, ``gradients_N`` or ``gradient_tape`` anywhere
+in the name but the last (a summary *named* ``.../gradients`` is not in one). When the top level
+has no compute op or no gradients scope but a ``library`` function does (GradientTape inside a
+``tf.function``), the answer comes from that function, and names it.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
+
+from ._catalog import DATA_SOURCES, METADATA, PASS_THROUGH, PLACEHOLDERS, Catalog
+from ._model import Block
+from ._source import PathLike, display_name
+
+DOC_NAME_FILTERS = ("step", "Dataset", "seed", "kernel")
+_GRAD_SCOPE = re.compile(r"^(?:gradients(?:_\d+)?|gradient_tape)$")
+_PROPAGATING = ("type, shape and identity", "control flow")
+_HEADS = frozenset({"name", "op", "input", "device"})
+RULES = ("auto", "dataflow", "doc")
+
+
+class Point(NamedTuple):
+    kind: str  # "fp" or "bp"
+    name: str
+    op: Optional[str]
+    line: int
+    name_line: Optional[int]
+    offset: int
+    rule: str
+    file: str
+    function: Optional[str]
+
+    def to_json(self) -> Dict[str, Any]:
+        return self._asdict()
+
+
+class Step(NamedTuple):
+    """One node the search looked at, and what it made of it."""
+
+    line: int
+    name: str
+    op: Optional[str]
+    verdict: str  # "skip", "pass", "chosen"
+    why: str
+
+
+class Answer(NamedTuple):
+    kind: str
+    point: Optional[Point]
+    rule: str
+    reason: str  # why this answer (or why none)
+    trail: List[Step]
+
+
+class Options(NamedTuple):
+    rule: str = "auto"
+    skip_ops: FrozenSet[str] = frozenset()
+    keep_ops: FrozenSet[str] = frozenset()
+    name_filters: Tuple[str, ...] = DOC_NAME_FILTERS
+
+    @property
+    def catalog(self) -> Catalog:
+        return Catalog(self.skip_ops, self.keep_ops)
+
+
+def in_gradients_scope(name: str) -> bool:
+    parts = name.split("/")
+    return any(_GRAD_SCOPE.match(p) for p in parts[:-1])
+
+
+def _producer(inp: str) -> Optional[str]:
+    """The node an input names: ``x``, ``x:1`` and function-body ``x:output:0`` -> ``x``; control -> None."""
+    if inp.startswith("^"):
+        return None
+    return inp.split(":", 1)[0]
+
+
+# --- fp -------------------------------------------------------------------------------------
+
+
+def _fp_scan(blocks: Iterable[Block], opts: Options, sources: FrozenSet[str] = frozenset()) -> Tuple[Dict[str, Any], List[Step]]:
+    """One forward pass computing every rule's fp candidate, stopping once dataflow has its answer.
+
+    ``sources``: names that count as data sources up front (a function's arguments).
+    Queue pipelines (Estimator input queues) chain queues: a dequeue whose data is enqueued into
+    another queue is not the training input, so with queue sources the pass reads on and picks the
+    first compute op fed by a dequeue whose data reaches no enqueue.
+    """
+    cat = opts.catalog
+    trail: List[Step] = []
+    data: Dict[str, str] = {n: n for n in sources}  # node -> the data source it is downstream of
+    ph: Set[str] = set()  # downstream of a placeholder
+    found: Dict[str, Any] = {"doc": None, "placeholder": None, "dataflow": None}
+    queue_first: Dict[str, Block] = {}  # queue dequeue -> first compute op it feeds
+    pipeline: Set[str] = set()  # dequeues whose data is enqueued again
+    queues: Set[str] = set()  # the data sources that are queue dequeues
+    for b in blocks:
+        name = b.name or ""
+        op = b.op
+        c = cat.category(op)
+        prods = [p for p in map(_producer, b.inputs) if p is not None]
+        src = next((data[p] for p in prods if p in data), None)
+        fed_ph = any(p in ph for p in prods)
+        if op in DATA_SOURCES and op not in opts.keep_ops:
+            data[name] = name
+            if op.startswith("QueueDequeue"):
+                queues.add(name)
+            trail.append(Step(b.line, name, op, "pass", "data source"))
+            continue
+        if op in PLACEHOLDERS:
+            ph.add(name)
+        # doc rule candidate (first only)
+        doc_why = None
+        if c is not None:
+            doc_why = "catalog: %s" % c
+        else:
+            hit = next((f for f in opts.name_filters if f in name), None)
+            if hit:
+                doc_why = "name holds %r" % hit
+            elif "/Initializer/" in name or name.startswith("Initializer/"):
+                doc_why = "inside a variable initializer"
+        if doc_why is None and found["doc"] is None:
+            found["doc"] = b
+        # dataflow
+        if src is not None or fed_ph:
+            if op is not None and op.startswith("QueueEnqueue") and src is not None:
+                pipeline.add(src)
+                trail.append(Step(b.line, name, op, "skip", "data from %s goes into another queue" % src))
+                continue
+            if c is None or op in opts.keep_ops:
+                if src is not None:
+                    if src in queues:
+                        data[name] = src  # to see whether this data goes into another queue
+                        if src not in queue_first:
+                            queue_first[src] = b
+                            why = "first compute op fed by queue %s (kept until the pipeline is known)" % src
+                            trail.append(Step(b.line, name, op, "pass", why))
+                        continue
+                    found["dataflow"] = b
+                    trail.append(Step(b.line, name, op, "chosen", "first compute op fed by the data source %s" % src))
+                    return found, trail
+                if found["placeholder"] is None:
+                    found["placeholder"] = b
+                    trail.append(Step(b.line, name, op, "pass", "first compute op fed by a placeholder (kept in case no data source exists)"))
+                continue
+            if op in METADATA:
+                trail.append(Step(b.line, name, op, "skip", "reads only the shape of the data"))
+                continue
+            if c in _PROPAGATING or c == "added by --skip-op":
+                if src is not None:
+                    data[name] = src
+                else:
+                    ph.add(name)
+                trail.append(Step(b.line, name, op, "pass", "passes the data on (%s)" % c))
+                continue
+            trail.append(Step(b.line, name, op, "skip", "catalog: %s" % c))
+            continue
+        trail.append(Step(b.line, name, op, "skip", doc_why or "not fed by the data source"))
+    final = [blk for q, blk in queue_first.items() if q not in pipeline] or list(queue_first.values())
+    if final:
+        found["dataflow"] = min(final, key=lambda blk: blk.start)
+        trail.append(Step(found["dataflow"].line, found["dataflow"].name or "", found["dataflow"].op, "chosen",
+                          "first compute op fed by the last queue of the input pipeline"))
+    return found, trail
+
+
+def find_fp(path: PathLike, opts: Options = Options(), blocks: Optional[Callable[[], Iterator[Block]]] = None) -> Answer:
+    from ._api import iter_blocks
+
+    file = display_name(path)
+    found, trail = _fp_scan(blocks() if blocks else iter_blocks(path, ("node",), _HEADS), opts)
+    ans = _fp_pick(found, trail, opts, file, None)
+    if ans.point is None or (ans.rule != "doc" and found["dataflow"] is None and found["placeholder"] is None):
+        # No compute op at the top level: a TF2 graph runs its step inside a library function.
+        fn = training_function(path)
+        if fn is not None:
+            fname, fblocks = fn
+            args = _function_args(fblocks)
+            f2, t2 = _fp_scan(iter(fblocks), opts, args)
+            sub = _fp_pick(f2, t2, opts, file, fname)
+            if sub.point is not None:
+                reason = "no compute op fed by data at the top level; the training step runs in function %s: %s" % (
+                    fname,
+                    sub.reason,
+                )
+                return Answer("fp", sub.point, sub.rule, reason, trail + t2)
+    return ans
+
+
+def _fp_pick(found: Dict[str, Any], trail: List[Step], opts: Options, file: str, fn: Optional[str]) -> Answer:
+    rule = opts.rule
+    b: Optional[Block] = None
+    used = rule
+    reason = ""
+    if rule in ("auto", "dataflow"):
+        if found["dataflow"] is not None:
+            b, used, reason = found["dataflow"], "dataflow", "first compute op fed by the data source"
+        elif found["placeholder"] is not None:
+            b, used, reason = found["placeholder"], "dataflow", "no data source: first compute op fed by a placeholder"
+        elif rule == "dataflow":
+            return Answer("fp", None, "dataflow", "no data source or placeholder feeds a compute op", trail)
+    if b is None and rule in ("auto", "doc"):
+        b, used = found["doc"], "doc"
+        reason = "first node not in the catalog and not filtered by name" if b is not None else ""
+        if b is not None and rule == "auto":
+            reason = "no data source: " + reason
+    if b is None:
+        return Answer("fp", None, used, "no compute op found", trail)
+    if b is not found["dataflow"]:
+        trail.append(Step(b.line, b.name or "", b.op, "chosen", reason))
+    return Answer("fp", _point("fp", b, used, file, fn), used, reason, trail)
+
+
+def _point(kind: str, b: Block, rule: str, file: str, fn: Optional[str]) -> Point:
+    return Point(kind, b.name or "", b.op, b.line, b.head_line("name"), b.start, rule, file, fn)
+
+
+# --- bp -------------------------------------------------------------------------------------
+
+
+class _Backward:
+    """Blocks in reverse order, with look-up of names not yet reached (read ahead, bounded)."""
+
+    def __init__(self, it: Iterator[Block], window: int = 20000) -> None:
+        self._it = it
+        self._ahead: List[Block] = []  # read but not yet handed out (reverse order)
+        self.seen: Dict[str, Block] = {}
+        self._window = window
+
+    def __iter__(self) -> "_Backward":
+        return self
+
+    def __next__(self) -> Block:
+        if self._ahead:
+            return self._ahead.pop(0)
+        b = next(self._it)
+        self.seen[b.name or ""] = b
+        return b
+
+    def lookup(self, name: str) -> Optional[Block]:
+        n = 0
+        while name not in self.seen and n < self._window:
+            try:
+                b = next(self._it)
+            except StopIteration:
+                break
+            self.seen[b.name or ""] = b
+            self._ahead.append(b)
+            n += 1
+        return self.seen.get(name)
+
+
+def _shape_only(name: str, back: _Backward, memo: Dict[str, bool], depth: int = 0) -> bool:
+    """True if the node computes only from constants and shapes (no tensor data flows into it)."""
+    if name in memo:
+        return memo[name]
+    b = back.lookup(name)
+    if b is None or depth > 64:
+        return False
+    op = b.op
+    if op in ("Const", "HostConst") or op in METADATA:
+        res = True
+    else:
+        prods = [p for p in map(_producer, b.inputs) if p is not None]
+        memo[name] = False  # cycles (while loops) are data
+        res = bool(prods) and all(_shape_only(p, back, memo, depth + 1) for p in prods)
+    memo[name] = res
+    return res
+
+
+def _bp_scan(blocks: Iterator[Block], opts: Options, rule: str) -> Tuple[Optional[Block], List[Step], bool]:
+    cat = opts.catalog
+    back = _Backward(blocks)
+    memo: Dict[str, bool] = {}
+    trail: List[Step] = []
+    any_grad = False
+    for b in back:
+        name = b.name or ""
+        if not in_gradients_scope(name):
+            trail.append(Step(b.line, name, b.op, "skip", "not in a gradients scope"))
+            continue
+        any_grad = True
+        c = cat.category(b.op)
+        if c is not None:
+            trail.append(Step(b.line, name, b.op, "skip", "catalog: %s" % c))
+            continue
+        if rule != "doc" and _shape_only(name, back, memo):
+            trail.append(Step(b.line, name, b.op, "skip", "computes only from constants and shapes"))
+            continue
+        trail.append(Step(b.line, name, b.op, "chosen", "last op in a gradients scope that computes"))
+        return b, trail, True
+    return None, trail, any_grad
+
+
+def find_bp(path: PathLike, opts: Options = Options()) -> Answer:
+    from ._reverse import reverse_blocks
+
+    file = display_name(path)
+    rule = "doc" if opts.rule == "doc" else "dataflow"
+    b, trail, any_grad = _bp_scan(reverse_blocks(str(path), "node", _HEADS), opts, rule)
+    if b is not None:
+        return Answer("bp", _point("bp", b, rule, file, None), rule, "last op in a gradients scope that computes", trail)
+    fn = training_function(path)
+    if fn is not None:
+        fname, fblocks = fn
+        b2, t2, _ = _bp_scan(reversed(fblocks), opts, rule)
+        if b2 is not None:
+            reason = "no gradients scope at the top level; the training step runs in function %s" % fname
+            return Answer("bp", _point("bp", b2, rule, file, fname), rule, reason, trail + t2)
+    why = (
+        "no compute op in a gradients scope"
+        if any_grad
+        else "no node in a gradients scope: this looks like an inference graph"
+    )
+    return Answer("bp", None, rule, why, trail)
+
+
+# --- TF2 functions --------------------------------------------------------------------------
+
+
+def training_function(path: PathLike) -> Optional[Tuple[str, List[Block]]]:
+    """The library function holding the most gradients-scope nodes, with its node blocks."""
+    from ._api import iter_blocks
+
+    best: Optional[Tuple[int, str, List[Block]]] = None
+    cur: Optional[str] = None
+    nodes: List[Block] = []
+    count = 0
+
+    def close() -> None:
+        nonlocal best
+        if cur is not None and count and (best is None or count > best[0]):
+            best = (count, cur, nodes)
+
+    for b in iter_blocks(path, ("library", "function", "node_def"), _HEADS):
+        fname = b.parents[-1] if b.parents else None
+        if fname != cur:
+            close()
+            cur, nodes, count = fname, [], 0
+        nodes.append(b)
+        if in_gradients_scope(b.name or ""):
+            count += 1
+    close()
+    if best is None:
+        return None
+    return best[1] or "?", best[2]
+
+
+def _function_args(blocks: Sequence[Block]) -> FrozenSet[str]:
+    """A function body names its arguments bare (``x``); other nodes as ``node:out:idx``."""
+    names = {b.name for b in blocks}
+    args = set()
+    for b in blocks:
+        for inp in b.inputs:
+            if not inp.startswith("^") and ":" not in inp and inp not in names:
+                args.add(inp)
+    return frozenset(args)
+
+
+# --- explain --------------------------------------------------------------------------------
+
+
+def format_trail(trail: List[Step], keep: int = 3) -> List[str]:
+    """The trail as lines, collapsing runs of skips that share a reason."""
+    out: List[str] = []
+    i = 0
+    while i < len(trail):
+        j = i
+        while j + 1 < len(trail) and trail[j + 1].verdict == "skip" and trail[i].verdict == "skip" and trail[j + 1].why == trail[i].why:
+            j += 1
+        run = trail[i : j + 1]
+        if len(run) > 2 * keep:
+            for s in run[:keep]:
+                out.append(_fmt_step(s))
+            out.append("  ... %d more: %s (lines %d-%d)" % (len(run) - 2 * keep, run[0].why, run[keep].line, run[-keep - 1].line))
+            for s in run[-keep:]:
+                out.append(_fmt_step(s))
+        else:
+            out.extend(_fmt_step(s) for s in run)
+        i = j + 1
+    return out
+
+
+def _fmt_step(s: Step) -> str:
+    mark = {"skip": "skip  ", "pass": "pass  ", "chosen": "CHOSEN"}[s.verdict]
+    return "%s line %-7d %s (%s): %s" % (mark, s.line, s.name, s.op, s.why)
