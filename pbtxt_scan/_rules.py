@@ -137,6 +137,11 @@ def _fp_scan(blocks: Iterable[Block], opts: Options, sources: FrozenSet[str] = f
                 doc_why = "inside a variable initializer"
         if doc_why is None and found["doc"] is None:
             found["doc"] = b
+            if opts.rule == "doc":  # the recipe stops at its first candidate
+                return found, trail
+        if opts.rule == "doc":
+            trail.append(Step(b.line, name, op, "skip", doc_why or ""))
+            continue
         # dataflow
         if src is not None or fed_ph:
             if op is not None and op.startswith("QueueEnqueue") and src is not None:
@@ -171,7 +176,7 @@ def _fp_scan(blocks: Iterable[Block], opts: Options, sources: FrozenSet[str] = f
                 continue
             trail.append(Step(b.line, name, op, "skip", "catalog: %s" % c))
             continue
-        trail.append(Step(b.line, name, op, "skip", doc_why or "not fed by the data source"))
+        trail.append(Step(b.line, name, op, "skip", "catalog: %s" % c if c else "not fed by the data source"))
     final = [blk for q, blk in queue_first.items() if q not in pipeline] or list(queue_first.values())
     if final:
         found["dataflow"] = min(final, key=lambda blk: blk.start)
@@ -385,7 +390,7 @@ def format_trail(trail: List[Step], keep: int = 3) -> List[str]:
         while j + 1 < len(trail) and trail[j + 1].verdict == "skip" and trail[i].verdict == "skip" and trail[j + 1].why == trail[i].why:
             j += 1
         run = trail[i : j + 1]
-        if len(run) > 2 * keep:
+        if len(run) > 2 * keep + 1:
             for s in run[:keep]:
                 out.append(_fmt_step(s))
             out.append("  ... %d more: %s (lines %d-%d)" % (len(run) - 2 * keep, run[0].why, run[keep].line, run[-keep - 1].line))

@@ -31,6 +31,8 @@ app = typer.Typer(
         "Find Ascend profiling points (fp_point, bp_point) in TensorFlow graph.pbtxt files and GE dumps, "
         "streaming, in constant memory, without TensorFlow or protobuf.\n\n"
         "Examples:\n\n"
+        "  pbtxt-scan points graph.pbtxt\n\n"
+        "  pbtxt-scan fp --explain graph.pbtxt\n\n"
         "  pbtxt-scan nodes graph.pbtxt | head\n\n"
         "  pbtxt-scan show graph.pbtxt dense/MatMul\n\n"
         "  pbtxt-scan stats --top 5 graph.pbtxt\n\n"
@@ -265,6 +267,199 @@ def stats(
     width = max((len(k) for k, _ in ops), default=0)
     for k, v in ops:
         _out("  %-*s %d" % (width, k, v))
+
+
+RuleOpt = typer.Option(
+    "auto",
+    "--rule",
+    help="auto (dataflow when the graph has a data source or placeholder, else doc), "
+    "dataflow (first compute op fed by the training data), or doc (the documented recipe, completed).",
+)
+SkipOpt = typer.Option([], "--skip-op", help="Also treat this op type as non-compute (repeatable).")
+KeepOpt = typer.Option([], "--keep-op", help="Treat this catalog op type as compute (repeatable).")
+FilterOpt = typer.Option(
+    None, "--name-filter", help="doc rule: skip fp candidates whose name holds this (repeatable; replaces step, Dataset, seed, kernel)."
+)
+ConfigOpt = typer.Option(
+    None, "--config", help='JSON file: {"skip_ops": [...], "keep_ops": [...], "name_filters": [...]}.', show_default=False
+)
+
+
+def _options(rule: str, skip: List[str], keep: List[str], filters: Optional[List[str]], config: Optional[Path]) -> Any:
+    from ._rules import DOC_NAME_FILTERS, RULES, Options
+
+    if rule not in RULES:
+        raise typer.BadParameter("choose from %s" % ", ".join(RULES), param_hint="--rule")
+    skip, keep = list(skip), list(keep)
+    if config is not None:
+        try:
+            cfg = json.loads(Path(config).read_text(encoding="utf-8"))
+            skip += list(cfg.get("skip_ops", []))
+            keep += list(cfg.get("keep_ops", []))
+            if filters is None and "name_filters" in cfg:
+                filters = list(cfg["name_filters"])
+        except (OSError, ValueError, AttributeError, TypeError) as e:
+            raise typer.BadParameter("cannot read %s: %s" % (config, e), param_hint="--config")
+    return Options(rule, frozenset(skip), frozenset(keep), tuple(filters) if filters else DOC_NAME_FILTERS)
+
+
+def _answer_json(ans: Any) -> Any:
+    if ans.point is None:
+        return {"name": None, "rule": ans.rule, "reason": ans.reason}
+    d = ans.point.to_json()
+    d["reason"] = ans.reason
+    return d
+
+
+def _print_explain(ans: Any) -> None:
+    from ._rules import format_trail
+
+    typer.echo("%s (rule %s):" % (ans.kind, ans.rule), err=True)
+    for line in format_trail(ans.trail if ans.kind == "fp" else ans.trail):
+        typer.echo("  " + line, err=True)
+    typer.echo("  => %s" % (ans.reason if ans.point is None else "%s at line %d: %s" % (ans.point.name, ans.point.line, ans.reason)), err=True)
+
+
+def _one_point(kind: str, file: str, opts: Any, as_json: bool, explain: bool) -> None:
+    from ._rules import find_bp, find_fp
+
+    try:
+        ans = (find_fp if kind == "fp" else find_bp)(file, opts)
+    except PbtxtError as e:
+        raise _fail(e)
+    if explain:
+        _print_explain(ans)
+    if ans.point is None:
+        if as_json:
+            _out(json.dumps(_answer_json(ans)))
+        typer.echo("%s: no %s: %s" % (file, kind, ans.reason), err=True)
+        raise typer.Exit(EXIT_NOT_FOUND)
+    _out(json.dumps(_answer_json(ans), ensure_ascii=False) if as_json else ans.point.name)
+
+
+@app.command(epilog=_EPILOG)
+def fp(
+    file: str = FileArg,
+    as_json: bool = typer.Option(False, "--json", help="One object: name, op, line, name_line, offset, rule, file, function, reason."),
+    explain: bool = typer.Option(False, "--explain", help="Show on stderr each node considered, its line, and why it was skipped."),
+    rule: str = RuleOpt,
+    skip_op: List[str] = SkipOpt,
+    keep_op: List[str] = KeepOpt,
+    name_filter: Optional[List[str]] = FilterOpt,
+    config: Optional[Path] = ConfigOpt,
+) -> None:
+    """Print fp_point: the first compute operator of forward propagation.
+
+    Reads forward and stops at the answer. stdout is the name alone, so
+    FP=$(pbtxt-scan fp graph.pbtxt) works.
+
+    Example: pbtxt-scan fp --explain graph.pbtxt
+    """
+    _one_point("fp", file, _options(rule, skip_op, keep_op, name_filter, config), as_json, explain)
+
+
+@app.command(epilog=_EPILOG)
+def bp(
+    file: str = FileArg,
+    as_json: bool = typer.Option(False, "--json", help="One object: name, op, line, name_line, offset, rule, file, function, reason."),
+    explain: bool = typer.Option(False, "--explain", help="Show on stderr each node considered, its line, and why it was skipped."),
+    rule: str = RuleOpt,
+    skip_op: List[str] = SkipOpt,
+    keep_op: List[str] = KeepOpt,
+    name_filter: Optional[List[str]] = FilterOpt,
+    config: Optional[Path] = ConfigOpt,
+) -> None:
+    """Print bp_point: the last operator of backward propagation.
+
+    Reads backward from the end of the file and stops at the answer: the last op in a
+    gradients scope (gradients/, gradients_N/, gradient_tape/, at any depth) that computes.
+    Exit 1 for an inference graph (no gradients).
+
+    Example: pbtxt-scan bp --json graph.pbtxt
+    """
+    _one_point("bp", file, _options(rule, skip_op, keep_op, name_filter, config), as_json, explain)
+
+
+@app.command(epilog=_EPILOG)
+def points(
+    file: str = FileArg,
+    as_json: bool = typer.Option(False, "--json", help="One object with fp and bp."),
+    explain: bool = typer.Option(False, "--explain", help="Show both trails on stderr."),
+    ge: Optional[str] = typer.Option(None, "--ge", help="A GE ge_proto_*_Build.txt dump or a dump folder: map both names to GE's names."),
+    out_format: str = typer.Option("text", "--format", help="text, profiling (the JSON for PROFILING_OPTIONS / profiling_options) or env (export lines)."),
+    output: str = typer.Option("/tmp/profiling", "--output", help="profiling: the 'output' folder."),
+    task_trace: str = typer.Option("on", "--task-trace", help="profiling: 'task_trace'."),
+    aic_metrics: str = typer.Option("PipeUtilization", "--aic-metrics", help="profiling: 'aic_metrics'."),
+    rule: str = RuleOpt,
+    skip_op: List[str] = SkipOpt,
+    keep_op: List[str] = KeepOpt,
+    name_filter: Optional[List[str]] = FilterOpt,
+    config: Optional[Path] = ConfigOpt,
+) -> None:
+    """Print both fp_point and bp_point (and, with --ge, the names GE uses).
+
+    Examples:
+
+      pbtxt-scan points graph.pbtxt
+
+      pbtxt-scan points graph.pbtxt --ge ge_dump_dir/ --format env
+    """
+    from ._rules import find_bp, find_fp
+
+    if out_format not in ("text", "profiling", "env"):
+        raise typer.BadParameter("choose from text, profiling, env", param_hint="--format")
+    opts = _options(rule, skip_op, keep_op, name_filter, config)
+    try:
+        fa = find_fp(file, opts)
+        ba = find_bp(file, opts)
+    except PbtxtError as e:
+        raise _fail(e)
+    if explain:
+        _print_explain(fa)
+        _print_explain(ba)
+    fp_name = fa.point.name if fa.point else None
+    bp_name = ba.point.name if ba.point else None
+    mapped: Any = None
+    if ge is not None:
+        from . import _ge
+
+        try:
+            mapped = _ge.map_points(fp_name, bp_name, ge)
+        except PbtxtError as e:
+            raise _fail(e)
+        for kind in ("fp", "bp"):
+            m = mapped.get(kind) or {}
+            if m.get("ge_name") and m.get("ge_name") != (fp_name if kind == "fp" else bp_name):
+                typer.echo("%s: GE renamed %s to %s (%s)" % (kind, fp_name if kind == "fp" else bp_name, m["ge_name"], m.get("kind")), err=True)
+        auto = mapped.get("auto") or {}
+        for kind in ("fp", "bp"):
+            a = auto.get(kind) or {}
+            m = mapped.get(kind) or {}
+            if a.get("name") and m.get("ge_name") and a.get("name") != m.get("ge_name"):
+                typer.echo("note: GE's own automatic %s would be %s, not %s" % (kind, a["name"], m["ge_name"]), err=True)
+        fp_name = (mapped.get("fp") or {}).get("ge_name") or fp_name
+        bp_name = (mapped.get("bp") or {}).get("ge_name") or bp_name
+    if out_format != "text":
+        from ._ge import format_env, format_profiling, profiling_options
+
+        popts = profiling_options(fp_name or "", bp_name or "", output=output, task_trace=task_trace, aic_metrics=aic_metrics)
+        _out(format_profiling(popts) if out_format == "profiling" else format_env(popts))
+    elif as_json:
+        obj = {"fp": _answer_json(fa), "bp": _answer_json(ba)}
+        if mapped is not None:
+            obj["ge"] = mapped
+        _out(json.dumps(obj, ensure_ascii=False))
+    else:
+        for kind, ans, name in (("fp", fa, fp_name), ("bp", ba, bp_name)):
+            if ans.point is None:
+                _out("%s_point  -  (%s)" % (kind, ans.reason))
+            else:
+                where = "line %d" % ans.point.line
+                if ans.point.function:
+                    where += " in function %s" % ans.point.function
+                _out("%s_point  %s  (%s, %s, rule %s)" % (kind, name, ans.point.op, where, ans.rule))
+    if fa.point is None or ba.point is None:
+        raise typer.Exit(EXIT_NOT_FOUND)
 
 
 def _fmt(fmt: str) -> Optional[str]:

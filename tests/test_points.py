@@ -1,0 +1,171 @@
+"""fp/bp on real TensorFlow graphs: expected answers picked by hand (tests/data/README.md, graphs/)."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pbtxt_scan import parse_text
+from pbtxt_scan._model import Message
+from pbtxt_scan._rules import Options, find_bp, find_fp, in_gradients_scope
+from pbtxt_scan.cli import app
+
+GRAPHS = Path(__file__).parent / "data" / "graphs"
+CASES = sorted(GRAPHS.glob("*.expected.json"))
+assert CASES
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("PBTXT_SCAN_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def _expected(case: Path):
+    return json.loads(case.read_text()), case.with_name(case.name.replace(".expected.json", ".pbtxt"))
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda p: p.name.split(".")[0])
+def test_fp_bp_match_the_expert_answers(case):
+    exp, graph = _expected(case)
+    fp = find_fp(graph).point
+    bp = find_bp(graph).point
+    assert (fp and (fp.name, fp.line, fp.function)) == (exp["fp"] and (exp["fp"], exp["fp_line"], exp["fp_function"]))
+    assert (bp and (bp.name, bp.line, bp.function)) == (exp["bp"] and (exp["bp"], exp["bp_line"], exp["bp_function"]))
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda p: p.name.split(".")[0])
+def test_cli_json(case):
+    exp, graph = _expected(case)
+    r = CliRunner().invoke(app, ["points", "--json", str(graph)])
+    obj = json.loads(r.stdout)
+    assert obj["fp"]["name"] == exp["fp"]
+    assert obj["bp"]["name"] == exp["bp"]
+    assert r.exit_code == (0 if exp["bp"] and exp["fp"] else 1)
+    if exp["fp"]:
+        lines = graph.read_text().splitlines()
+        assert lines[obj["fp"]["name_line"] - 1].strip() == 'name: "%s"' % exp["fp"]
+        assert graph.read_bytes()[obj["fp"]["offset"] :].startswith((b"node {", b"node_def {"))
+
+
+def test_recipe_worked_example_under_the_doc_rule_too():
+    g = GRAPHS / "mlp_sgd.pbtxt"
+    assert find_fp(g, Options(rule="doc")).point.name == "dense/MatMul"
+    assert find_bp(g, Options(rule="doc")).point.name == "gradients/dense/MatMul_grad/MatMul_1"
+
+
+def test_doc_rule_misses_that_dataflow_fixes():
+    # Literal recipe picks the noise generator in the GAN and the initializer-free truncated_normal.
+    assert find_fp(GRAPHS / "gan_two_optimizers.pbtxt", Options(rule="doc")).point.name == "noise/RandomStandardNormal"
+    assert find_fp(GRAPHS / "placeholder_feed.pbtxt", Options(rule="doc")).point.name == "truncated_normal/TruncatedNormal"
+
+
+@pytest.mark.parametrize(
+    "name,inside",
+    [
+        ("gradients/dense/MatMul_grad/MatMul_1", True),
+        ("gradients_1/g/MatMul_grad/MatMul", True),
+        ("train_op/gradients/x", True),
+        ("training/Adam/gradients/gradients/AddN_38", True),
+        ("gradient_tape/sequential/dense/MatMul/MatMul", True),
+        ("generator/g2/bias/gradients", False),  # a summary *named* gradients
+        ("my_gradients/x", False),
+        ("gradientsX/y", False),
+    ],
+)
+def test_gradients_scope(name, inside):
+    assert in_gradients_scope(name) is inside
+
+
+def test_skip_op_and_keep_op_change_the_answer():
+    g = GRAPHS / "tf1_iterator.pbtxt"
+    assert find_fp(g).point.name == "Cast"
+    assert find_fp(g, Options(skip_ops=frozenset({"Cast", "RealDiv"}))).point.name == "conv1/Conv2D"
+
+
+def test_explain_trail_names_lines_and_reasons():
+    r = CliRunner().invoke(app, ["bp", "--explain", str(GRAPHS / "mlp_sgd.pbtxt")])
+    assert r.stdout.strip() == "gradients/dense/MatMul_grad/MatMul_1"
+    assert "line 3301" in r.stderr and "control_dependency_1 (Identity): catalog" in r.stderr
+    assert "CHOSEN line 3227" in r.stderr
+
+
+# --- non-canonical layouts: the index path ------------------------------------------------
+
+
+def _quote(value: str) -> str:
+    raw = value.encode("utf-8", "surrogateescape")
+    out = []
+    for c in raw:
+        ch = chr(c)
+        out.append("\\" + ch if ch in "\\\"'" else ch if 32 <= c < 127 else "\\%03o" % c)
+    return '"%s"' % "".join(out)
+
+
+def _print_one_line(msg: Message, pointy: bool) -> str:
+    o, c = ("<", ">") if pointy else ("{", "}")
+    parts = []
+    for f in msg:
+        if isinstance(f.value, Message):
+            parts.append("%s %s %s %s" % (f.name, o, _print_one_line(f.value, pointy), c))
+        elif isinstance(f.value, str):
+            v = f.value
+            ident = v.lstrip("-").isidentifier() and f.name not in ("name", "op", "input", "device", "s", "key")
+            parts.append("%s: %s" % (f.name, v if ident else _quote(v)))
+        else:
+            parts.append("%s: %r" % (f.name, f.value))
+    return " ".join(parts)
+
+
+def _reprint(src: Path, dst: Path, pointy: bool) -> None:
+    # One top-level field per line (no column-0 "node {" lines): exercises the forward index.
+    msg = parse_text(src.read_text())
+    with dst.open("w") as out:
+        for f in msg:
+            out.write(_print_one_line(Message([f]), pointy) + "\n")
+
+
+@pytest.mark.parametrize("stem", ["mlp_sgd", "gan_two_optimizers", "resource_vars"])
+@pytest.mark.parametrize("pointy", [False, True])
+def test_same_answers_in_a_non_canonical_layout(tmp_path, stem, pointy):
+    exp = json.loads((GRAPHS / (stem + ".expected.json")).read_text())
+    alt = tmp_path / (stem + ".pbtxt")
+    _reprint(GRAPHS / (stem + ".pbtxt"), alt, pointy)
+    fp, bp = find_fp(alt).point, find_bp(alt).point
+    assert (fp.name, bp.name) == (exp["fp"], exp["bp"])
+    lines = alt.read_text().splitlines()
+    assert lines[bp.line - 1].startswith("node ") and '"%s"' % exp["bp"] in lines[bp.line - 1]
+
+
+def test_stale_index_is_detected(tmp_path):
+    alt = tmp_path / "g.pbtxt"
+    _reprint(GRAPHS / "mlp_sgd.pbtxt", alt, False)
+    assert find_bp(alt).point.name == "gradients/dense/MatMul_grad/MatMul_1"
+    assert list((tmp_path / "cache").iterdir())  # the index was cached outside the input's folder
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "g.pbtxt"]
+    with alt.open("a") as out:
+        out.write('node { name: "gradients/late/Mul" op: "Mul" input: "a" }\n')
+    st = alt.stat()
+    os.utime(alt, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    assert find_bp(alt).point.name == "gradients/late/Mul"
+
+
+def test_corrupt_cache_is_rebuilt(tmp_path):
+    alt = tmp_path / "g.pbtxt"
+    _reprint(GRAPHS / "mlp_sgd.pbtxt", alt, False)
+    find_bp(alt)
+    for p in (tmp_path / "cache").iterdir():
+        p.write_bytes(b"\x00garbage")
+    assert find_bp(alt).point.name == "gradients/dense/MatMul_grad/MatMul_1"
+
+
+def test_read_only_cache_folder_still_works(tmp_path, monkeypatch):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    monkeypatch.setenv("PBTXT_SCAN_CACHE_DIR", str(ro / "sub"))
+    alt = tmp_path / "g.pbtxt"
+    _reprint(GRAPHS / "mlp_sgd.pbtxt", alt, True)
+    assert find_bp(alt).point.name == "gradients/dense/MatMul_grad/MatMul_1"
