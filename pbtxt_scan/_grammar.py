@@ -277,7 +277,7 @@ def parse_text(text: str, first_line: int = 1, path: "str | None" = None) -> Mes
             tok.column,
             path,
         ) from None
-    except UnexpectedEOF as e:  # pragma: no cover - LALR reports EOF as UnexpectedToken($END)
+    except UnexpectedEOF:  # pragma: no cover - LALR reports EOF as UnexpectedToken($END)
         line, col = _line_col(text, len(text))
         raise IncompleteInputError("unexpected end of input", line + first_line - 1, col, path) from None
     except VisitError as e:  # a value the grammar accepts but Python cannot hold (e.g. float overflow)

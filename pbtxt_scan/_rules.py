@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
 
-from ._catalog import DATA_SOURCES, METADATA, PASS_THROUGH, PLACEHOLDERS, Catalog
+from ._catalog import DATA_SOURCES, METADATA, PLACEHOLDERS, Catalog
 from ._model import Block
 from ._source import PathLike, display_name
 
