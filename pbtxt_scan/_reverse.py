@@ -21,7 +21,7 @@ import json
 import os
 import re
 import tempfile
-from typing import BinaryIO, FrozenSet, Iterator, List, Optional, Tuple
+from typing import BinaryIO, FrozenSet, Iterator, List, Optional
 
 from ._errors import PbtxtError
 from ._model import Block
