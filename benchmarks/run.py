@@ -337,6 +337,13 @@ def correctness(tool: str, res: Dict[str, Any], meta: Dict[str, Any]) -> str:
     if res["rc"] is None:
         return "timeout"
     out = res["stdout"]
+    if res["rc"] == 1 and tool in ("fp", "bp", "points"):
+        return "not found (rc=1)"
+    if tool in ("stats", "check"):
+        if res["rc"] != 0:
+            return "rc=%s" % res["rc"]
+        pat = r"\bnodes\s+%d\b|\b%d nodes\b" % (meta.get("nodes", -1), meta.get("nodes", -1))
+        return "count ok" if re.search(pat, out) else "count differs"
     if tool in ("fp", "bp"):
         if res["rc"] != 0:
             return "rc=%s" % res["rc"]
