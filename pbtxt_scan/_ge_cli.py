@@ -1,4 +1,139 @@
-"""GE commands (resolve, ge-auto), registered on the main app."""
+"""GE commands (resolve, ge-auto), registered on the main app. Thin: the work is in ``_ge``."""
 from __future__ import annotations
 
-from .cli import app  # noqa: F401  (commands are added here by @app.command)
+import json
+from typing import Any, Dict, List, Optional
+
+import typer
+
+from ._errors import PbtxtError
+from .cli import _EPILOG, EXIT_BAD_INPUT, EXIT_NOT_FOUND, _fail, _out, app
+
+_GE_HELP = (
+    "A GE dump: ge_proto_<idx>_graph_<gid>_Build.txt (or ge_proto_<idx>_PreRunAfterBuild.txt, or a "
+    "ge_onnx_*.pbtxt), or the dump directory (DUMP_GRAPH_PATH), where the training graph is picked."
+)
+
+
+def _open(ge: str, names: Optional[List[str]] = None) -> Any:
+    from ._ge import open_ge
+
+    b, pick = open_ge(ge, names)
+    if pick is not None:  # a directory: say which file was used, and why (stderr: not a result)
+        typer.echo("using %s: %s" % (pick["file"], pick["reason"]), err=True)
+    return b, pick
+
+
+@app.command(epilog=_EPILOG)
+def resolve(
+    names: List[str] = typer.Argument(..., help="TensorFlow node names (as in graph.pbtxt).", show_default=False),
+    ge: str = typer.Option(..., "--ge", help=_GE_HELP, show_default=False),
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON list: one object per name with its ranked matches."),
+) -> None:
+    """Find the GE op(s) each TensorFlow name became in a GE Build dump, most trusted first.
+
+    Match kinds, in trust order: exact (same name); original_op_names (the op lists the TF name in
+    _datadump_original_op_names, so GE accepts the TF name as is for fp_point/bp_point);
+    origin_name (an output_desc _datadump_origin_name); suffix (GE added _<N>); fused (the GE name
+    contains the TF name: UB-fused, _Reduce/_Update splits, PartitionedCall_...).
+
+    Output per name: the name, then '  KIND  GE_NAME  (line N)' lines; ', no task' marks an op that
+    generates no task (it cannot be a profiling point). Exit 1 if any name matches nothing.
+
+    Examples:
+
+      pbtxt-scan resolve dense/MatMul --ge ge_proto_00000042_graph_1_Build.txt
+
+      pbtxt-scan resolve dense/MatMul gradients/dense/MatMul_grad/MatMul_1 --ge ./ge_dump --json
+    """
+    from ._ge import resolve as _resolve
+
+    try:
+        b, pick = _open(ge, names)
+        results = _resolve(b, names)
+    except PbtxtError as e:
+        raise _fail(e)
+    missing = [r["tf_name"] for r in results if not r["matches"]]
+    if as_json:
+        for r in results:
+            r["pick"] = pick
+        _out(json.dumps(results, ensure_ascii=False, indent=2))
+    else:
+        width = max((len(m["kind"]) for r in results for m in r["matches"]), default=0)
+        for r in results:
+            _out(r["tf_name"])
+            if not r["matches"]:
+                _out("  (no match)")
+            for m in r["matches"]:
+                _out("  %-*s  %s  (line %d%s)" % (width, m["kind"], m["ge_name"], m["line"], "" if m["task"] else ", no task"))
+            if r["accepted_as_is"]:
+                how = "its own name" if r["accepted_via"] == r["tf_name"] else (
+                    "%s lists it in _datadump_original_op_names" % r["accepted_via"])
+                _out("  note: GE accepts %s as is for fp_point/bp_point (%s)" % (json.dumps(r["tf_name"], ensure_ascii=False), how))
+    for n in missing:
+        typer.echo("%s: no GE op matches %s (tried exact, _datadump_original_op_names, _datadump_origin_name, "
+                   "_N suffix, substring)" % (b.path, json.dumps(n, ensure_ascii=False)), err=True)
+    if missing:
+        raise typer.Exit(EXIT_NOT_FOUND)
+
+
+def _op_text(op: Optional[Dict[str, Any]]) -> str:
+    if op is None:
+        return "(none)"
+    return "%s  (%s, id %d, line %d)" % (op["name"], op["type"], op["id"], op["line"])
+
+
+@app.command("ge-auto", epilog=_EPILOG)
+def ge_auto(
+    ge: str = typer.Argument(..., help=_GE_HELP, show_default=False),
+    as_json: bool = typer.Option(
+        False, "--json", help='Print one JSON object: {"fp", "fp_reason", "bp", "bp_reason", "file", ...}.'
+    ),
+    explain: bool = typer.Option(False, "--explain", help="Also show every op examined, with why it was kept or dropped."),
+) -> None:
+    """Predict the fp/bp GE picks by itself ("fp_point":"" / "bp_point":"") from a Build dump.
+
+    Replays GE's ProfilingTaskUtils: fp is, among the task-generating consumers of output 0 of the
+    first Data/GetNext/IteratorV2 node (descending into subgraphs), the one with the smallest op id;
+    bp is, among the producers of the last HcomAllReduce (else the root NetOutput) on its stream,
+    the one with the largest id. Exit 1 if GE would find no fp or no bp.
+
+    Examples:
+
+      pbtxt-scan ge-auto ge_proto_00000042_graph_1_Build.txt
+
+      pbtxt-scan ge-auto ./ge_dump --explain
+
+      pbtxt-scan ge-auto ge_proto_00000042_graph_1_Build.txt --json
+    """
+    from ._ge import ge_auto as _ge_auto
+
+    try:
+        b, pick = _open(ge)
+        res = _ge_auto(b)
+    except PbtxtError as e:
+        raise _fail(e)
+    if as_json:
+        if not explain:
+            res.pop("explain")
+        res["pick"] = pick
+        _out(json.dumps(res, ensure_ascii=False, indent=2))
+    else:
+        _out("fp  %s" % _op_text(res["fp"]))
+        _out("bp  %s" % _op_text(res["bp"]))
+        if explain or res["fp"] is None or res["bp"] is None:
+            _out("")
+            _out("fp: %s" % res["fp_reason"])
+            _out("bp: %s" % res["bp_reason"])
+        if explain:
+            _out("")
+            for t in res["explain"]:
+                where = "" if t["id"] is None else "  (id %d, stream %d, line %d)" % (t["id"], t["stream"], t["line"])
+                _out("%s  %-9s  %s%s: %s" % (t["step"], t["verdict"], t["name"], where, t["why"]))
+    if res["fp"] is None or res["bp"] is None:
+        typer.echo("%s: GE would find no %s here (it only logs a warning and traces nothing)"
+                   % (b.path, " and no ".join(k for k in ("fp", "bp") if res[k] is None)), err=True)
+        raise typer.Exit(EXIT_NOT_FOUND)
+
+
+__all__ = ["resolve", "ge_auto", "EXIT_BAD_INPUT"]
