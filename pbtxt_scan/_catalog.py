@@ -13,7 +13,7 @@ CATALOG: Dict[str, FrozenSet[str]] = {
         """Const HostConst VariableV2 Variable VarHandleOp ReadVariableOp VarIsInitializedOp
         IsVariableInitialized Assign AssignAdd AssignSub AssignVariableOp AssignAddVariableOp
         AssignSubVariableOp DestroyResourceOp TemporaryVariable DestroyTemporaryVariable
-        _VarHandlesOp _ReadVariablesOp""".split()
+        _VarHandlesOp _ReadVariablesOp Constant""".split()
     ),
     "type, shape and identity": frozenset(
         """Identity IdentityN Snapshot StopGradient PreventGradient Reshape Squeeze ExpandDims
@@ -22,7 +22,8 @@ CATALOG: Dict[str, FrozenSet[str]] = {
     "control flow": frozenset(
         """NoOp ControlTrigger Case StatelessCase If StatelessIf While StatelessWhile Switch
         RefSwitch Merge RefMerge Enter RefEnter Exit RefExit NextIteration RefNextIteration LoopCond
-        PartitionedCall StatefulPartitionedCall Assert Print PrintV2""".split()
+        PartitionedCall StatefulPartitionedCall Assert Print PrintV2 NetOutput StreamSwitch
+        StreamActive StreamMerge LabelSet LabelGoto LabelGotoEx LabelSwitchByIndex""".split()
     ),
     "inputs": frozenset(
         """Placeholder PlaceholderV2 PlaceholderWithDefault Iterator IteratorV2 AnonymousIterator
@@ -31,7 +32,8 @@ CATALOG: Dict[str, FrozenSet[str]] = {
         IteratorFromStringHandle IteratorFromStringHandleV2 MultiDeviceIterator
         MultiDeviceIteratorInit MultiDeviceIteratorGetNextFromShard DeleteIterator GetNext
         FIFOQueue FIFOQueueV2 RandomShuffleQueue RandomShuffleQueueV2 PaddingFIFOQueue
-        PaddingFIFOQueueV2 PriorityQueue PriorityQueueV2 ReadFile MatchingFiles""".split()
+        PaddingFIFOQueueV2 PriorityQueue PriorityQueueV2 ReadFile MatchingFiles Data RefData
+        AippData AnnData""".split()
     ),
     "summaries": frozenset("""MergeSummary WriteSummary""".split()),
     "save and restore": frozenset(
@@ -59,7 +61,8 @@ DATA_SOURCES = frozenset(
     MultiDeviceIteratorGetNextFromShard QueueDequeue QueueDequeueV2 QueueDequeueMany
     QueueDequeueManyV2 QueueDequeueUpTo QueueDequeueUpToV2""".split()
 )
-PLACEHOLDERS = frozenset("Placeholder PlaceholderV2 PlaceholderWithDefault".split())
+# Graph inputs fed from outside (GE's Data nodes are TensorFlow's placeholders).
+PLACEHOLDERS = frozenset("Placeholder PlaceholderV2 PlaceholderWithDefault Data RefData AippData AnnData".split())
 
 
 class Catalog:

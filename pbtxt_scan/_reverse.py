@@ -115,8 +115,12 @@ def total_lines(f: BinaryIO, size: int, key: str) -> int:
     return n
 
 
-def reverse_blocks(path: str, block_name: str, heads: FrozenSet[str]) -> Iterator[Block]:
-    """Top-level blocks named ``block_name`` from last to first, with lines and heads."""
+def reverse_blocks(path: str, block_path: Tuple[str, ...], heads: FrozenSet[str]) -> Iterator[Block]:
+    """The blocks at ``block_path`` from last to first, with lines and heads.
+
+    Top-level blocks (``("node",)``) take the backward shortcut when the layout allows; nested ones
+    (GE's ``("graph", "op")``, inside one huge ``graph`` block) always take the index path.
+    """
     try:
         f = open(path, "rb")
     except OSError:
@@ -126,21 +130,18 @@ def reverse_blocks(path: str, block_name: str, heads: FrozenSet[str]) -> Iterato
         raise
     with f:
         if f.read(2) == b"\x1f\x8b":  # gzip cannot seek backward cheaply: index path on a stream
-            yield from _indexed(path, block_name, heads)
+            yield from _indexed(path, block_path, heads)
             return
         size = os.fstat(f.fileno()).st_size
         key = _key(path, f, size)
-        newlines = total_lines(f, size, key)
-        done: List[Block] = []
-        try:
-            for b in _canonical_reverse(f, size, newlines, block_name, heads, path):
-                done.append(b)  # only ends that are verified are yielded; keep the count small
-                yield b
-                done.clear()
-            return
-        except _NotCanonical:
-            pass
-        yield from _indexed(path, block_name, heads, key=key)
+        if len(block_path) == 1:
+            newlines = total_lines(f, size, key)
+            try:
+                yield from _canonical_reverse(f, size, newlines, block_path[0], heads, path)
+                return
+            except _NotCanonical:
+                pass  # raised before any block of a failed segment is yielded
+        yield from _indexed(path, block_path, heads, key=key)
 
 
 def _canonical_reverse(
@@ -203,20 +204,21 @@ def _verify_segment(
         raise _NotCanonical() from None
 
 
-def _indexed(path: str, block_name: str, heads: FrozenSet[str], key: Optional[str] = None) -> Iterator[Block]:
+def _indexed(path: str, block_path: Tuple[str, ...], heads: FrozenSet[str], key: Optional[str] = None) -> Iterator[Block]:
     """The index path: block offsets from one forward pass (cached), then blocks read backward."""
     from ._api import iter_blocks
     from ._source import open_binary
 
-    data = _cache_read(key, "index") if key else None
+    kind = "index-" + ".".join(block_path)
+    data = _cache_read(key, kind) if key else None
     idx = array.array("q")
     if data and len(data) % (8 * 4) == 0:
         idx.frombytes(data)
     else:
-        for b in iter_blocks(path, (block_name,), frozenset()):
+        for b in iter_blocks(path, block_path, frozenset()):
             idx.extend((b.start, b.end, b.line, b.column))
         if key:
-            _cache_write(key, "index", idx.tobytes())
+            _cache_write(key, kind, idx.tobytes())
     f, name = open_binary(path)
     with f:
         seekable = f.seekable()
@@ -224,12 +226,44 @@ def _indexed(path: str, block_name: str, heads: FrozenSet[str], key: Optional[st
             start, end, line, col = idx[4 * i : 4 * i + 4]
             if seekable:
                 src: BinaryIO = _Slice(f, start, end)  # type: ignore[assignment]
+                f.seek(start)
+                first = f.read(1)
             else:  # a gzip stream: reopen and read forward to it (slow, but bounded memory)
                 g, _ = open_binary(path)
-                g.read(start)
+                _skip(g, start)
                 src = io.BytesIO(g.read(end - start))
                 g.close()
-            got = list(scan(src, (block_name,), heads, start_offset=start, start_line=line, display=name))
+                first = src.getvalue()[:1]  # type: ignore[attr-defined]
+            at = start
+            if first in (b"{", b"<"):
+                # An item of a [...] list starts at its "{": give it a field name so it scans alone.
+                prefix = block_path[-1].encode() + b" "
+                src = _Prefixed(prefix, src)  # type: ignore[assignment]
+                at -= len(prefix)
+            got = list(scan(src, block_path[-1:], heads, start_offset=at, start_line=line, display=name))
             if len(got) != 1:
                 raise PbtxtError("the file changed while it was being read", line, col, name)
-            yield got[0]
+            yield got[0]._replace(path=block_path, start=start, line=line, column=col)
+
+
+class _Prefixed(io.RawIOBase):
+    def __init__(self, head: bytes, rest: BinaryIO) -> None:
+        self._head = head
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, n: int = -1) -> bytes:
+        if self._head:
+            out, self._head = self._head, b""
+            return out
+        return self._rest.read(n)
+
+
+def _skip(g: BinaryIO, n: int) -> None:
+    while n > 0:
+        got = len(g.read(min(n, _CHUNK)))
+        if not got:
+            return
+        n -= got

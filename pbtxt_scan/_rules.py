@@ -22,7 +22,7 @@ has no compute op or no gradients scope but a ``library`` function does (Gradien
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 from ._catalog import DATA_SOURCES, METADATA, PLACEHOLDERS, Catalog
 from ._model import Block
@@ -112,7 +112,7 @@ def _fp_scan(blocks: Iterable[Block], opts: Options, sources: FrozenSet[str] = f
     queues: Set[str] = set()  # the data sources that are queue dequeues
     for b in blocks:
         name = b.name or ""
-        op = b.op
+        op = _op(b)
         c = cat.category(op)
         prods = [p for p in map(_producer, b.inputs) if p is not None]
         src = next((data[p] for p in prods if p in data), None)
@@ -185,11 +185,20 @@ def _fp_scan(blocks: Iterable[Block], opts: Options, sources: FrozenSet[str] = f
     return found, trail
 
 
-def find_fp(path: PathLike, opts: Options = Options(), blocks: Optional[Callable[[], Iterator[Block]]] = None) -> Answer:
+def _layout(path: PathLike) -> Tuple[Tuple[str, ...], FrozenSet[str]]:
+    """Where the operators are: TF ``node`` blocks, or a GE dump's ``graph.op`` / ``graph.node``."""
+    from ._api import detect_dialect
+
+    d = detect_dialect(path)
+    return (("node",), _HEADS) if d.name in ("graphdef", "function") else (d.path, d.heads)
+
+
+def find_fp(path: PathLike, opts: Options = Options()) -> Answer:
     from ._api import iter_blocks
 
     file = display_name(path)
-    found, trail = _fp_scan(blocks() if blocks else iter_blocks(path, ("node",), _HEADS), opts)
+    block_path, heads = _layout(path)
+    found, trail = _fp_scan(iter_blocks(path, block_path, heads), opts)
     ans = _fp_pick(found, trail, opts, file, None)
     if ans.point is None or (ans.rule != "doc" and found["dataflow"] is None and found["placeholder"] is None):
         # No compute op at the top level: a TF2 graph runs its step inside a library function.
@@ -230,6 +239,11 @@ def _fp_pick(found: Dict[str, Any], trail: List[Step], opts: Options, file: str,
     if b is not found["dataflow"]:
         trail.append(Step(b.line, b.name or "", b.op, "chosen", reason))
     return Answer("fp", _point("fp", b, used, file, fn), used, reason, trail)
+
+
+def _op(b: Block) -> Optional[str]:
+    op = b.op
+    return op[3:] if op is not None and op.startswith("ge:") else op  # GE's ONNX view: "ge:Conv2D"
 
 
 def _point(kind: str, b: Block, rule: str, file: str, fn: Optional[str]) -> Point:
@@ -301,7 +315,7 @@ def _bp_scan(blocks: Iterator[Block], opts: Options, rule: str) -> Tuple[Optiona
             trail.append(Step(b.line, name, b.op, "skip", "not in a gradients scope"))
             continue
         any_grad = True
-        c = cat.category(b.op)
+        c = cat.category(_op(b))
         if c is not None:
             trail.append(Step(b.line, name, b.op, "skip", "catalog: %s" % c))
             continue
@@ -318,7 +332,8 @@ def find_bp(path: PathLike, opts: Options = Options()) -> Answer:
 
     file = display_name(path)
     rule = "doc" if opts.rule == "doc" else "dataflow"
-    b, trail, any_grad = _bp_scan(reverse_blocks(str(path), "node", _HEADS), opts, rule)
+    block_path, heads = _layout(path)
+    b, trail, any_grad = _bp_scan(reverse_blocks(str(path), block_path, heads), opts, rule)
     if b is not None:
         return Answer("bp", _point("bp", b, rule, file, None), rule, "last op in a gradients scope that computes", trail)
     fn = training_function(path)
