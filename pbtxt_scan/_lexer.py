@@ -24,6 +24,12 @@ Token = Tuple[str, int, int, bytes]  # kind, start offset, end offset, text (a l
 
 PUNCT = "{}<>[]:;,/.-"
 
+# Bytes that may continue a number or an identifier (or sit in a number's look-ahead). A NUMBER,
+# IDENT or "." match is final only once a byte outside this set follows it: "3.4e" cut from "+38"
+# by a chunk edge would otherwise match as "3" (the regex backtracks past the "e" that cannot end a
+# number), and "1" cut from ".5" as "1".
+_WORD_BYTES = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_.+-"
+
 
 def _possessive(pattern: str) -> str:
     # The string patterns are unrolled loops with disjoint alternatives, so making their repeats
@@ -125,6 +131,7 @@ class Lexer:
         self._ls_abs = start_offset  # start of the line holding _nl_abs
         self._ls_chars = 0  # characters between _ls_abs and base when the line began before base
         self._utf8_upto = start_offset  # validated up to here
+        self._safe = start_offset  # just past the last non-word byte read: tokens before it are whole
         self._bad_utf8: Optional[int] = None
 
     # --- positions ---------------------------------------------------------------------------
@@ -145,8 +152,11 @@ class Lexer:
             col = self._ls_chars + len(self.buf[: off - b].decode("utf-8", "replace"))
         return self._line, col + 1
 
-    def error(self, msg: str, off: int, incomplete: bool = False) -> PbtxtError:
-        line, col = self.linecol(off)
+    def error(
+        self, msg: str, off: int, incomplete: bool = False, at: Optional[Tuple[int, int]] = None
+    ) -> PbtxtError:
+        """An error at ``off``; ``at`` is its line and column when taken earlier (``off`` dropped)."""
+        line, col = at or self.linecol(off)
         cls = IncompleteInputError if incomplete else PbtxtError
         return cls(msg, line, col, self._path, off)
 
@@ -176,11 +186,19 @@ class Lexer:
             return True  # state changed: the caller may now conclude
         if self._first:
             self._first = False
+            while len(data) < 3 and BOM.startswith(data):  # a first chunk shorter than the BOM
+                more = next(self._chunks, b"")
+                if not more:
+                    break
+                data += more
             if data.startswith(BOM):  # a UTF-8 BOM is not text: skip it, keep offsets true
                 data = data[3:]
                 self.base += 3
                 self._nl_abs = self._ls_abs = self._utf8_upto = self.base
         self.buf += data
+        k = len(data.rstrip(_WORD_BYTES))
+        if k:
+            self._safe = self.base + len(self.buf) - len(data) + k
         self._check_utf8(final=False)
         return True
 
@@ -206,6 +224,14 @@ class Lexer:
     def _limit(self) -> int:
         return len(self.buf) if self._bad_utf8 is None else self._bad_utf8 - self.base
 
+    @property
+    def _checked(self) -> int:
+        """The end of the bytes whose UTF-8 is judged (a character cut by the chunk edge is not yet).
+        Bytes may be dropped only up to here: ``_check_utf8`` resumes from ``_utf8_upto``."""
+        if self._eof or self._bad_utf8 is not None:
+            return self._limit
+        return self._utf8_upto - self.base
+
     # --- tokens ------------------------------------------------------------------------------
 
     def tokens(self) -> Iterator[Token]:
@@ -214,40 +240,76 @@ class Lexer:
         self._refill()
         while True:
             buf = self.buf
+            base = self.base
             limit = self._limit
-            m = master.match(buf, pos, limit)
-            # A match that reaches the end of what we hold may continue in the next chunk.
-            if m is not None and (m.end() < limit or self._eof or limit < len(buf)):
-                kind = m.lastgroup
+            # Everything we hold is final at end of input, or up to a bad UTF-8 byte. Otherwise a
+            # match that reaches the end of what we hold may continue in the next chunk, and so may
+            # one that starts in the run of word bytes at the end (see _WORD_BYTES).
+            done = self._eof or limit < len(buf)
+            safe = self._safe - base
+            # 1. The fast loop: whole tokens of the buffer, in order.
+            while True:
+                m = master.match(buf, pos, limit)
+                if m is None:
+                    break
                 end = m.end()
+                if not done and (end >= limit or pos >= safe):
+                    break
+                kind = m.lastgroup
                 if kind == "P":
-                    yield (chr(buf[pos]), self.base + pos, self.base + end, b"")
+                    yield (chr(buf[pos]), base + pos, base + end, b"")
                 elif kind != "WS" and kind != "COMMENT":
-                    yield (kind, self.base + pos, self.base + end, buf[pos:end])  # type: ignore[misc]
+                    yield (kind, base + pos, base + end, buf[pos:end])  # type: ignore[misc]
                 pos = end
-                continue
-            if pos >= limit and (self._eof or limit < len(buf)):
+            # 2. The end of the buffer, of the input, or an error.
+            if pos >= limit and done:
                 if self._bad_utf8 is not None and pos < len(buf):
-                    raise self.error("invalid UTF-8 byte 0x%02x (is this a text file?)" % buf[pos], self.base + pos)
+                    raise self._utf8_error(pos)
                 return
             at = buf[pos] if pos < len(buf) else None
-            if m is None and (self._eof or buf.find(b"\n", pos, limit) >= 0 or limit < len(buf)):
+            if m is None and (done or buf.find(b"\n", pos, limit) >= 0):
                 # No token can start here, and more data would not change that.
                 nl = buf.find(b"\n", pos)
                 msg = lexical_error_message(buf[pos : nl if nl >= 0 else len(buf)].decode("utf-8", "replace"), 0)
+                if msg.startswith("unterminated") and limit < len(buf) and (nl < 0 or nl > limit):
+                    raise self._utf8_error(limit)  # the string ran into a byte that is not UTF-8
                 if nl < 0 and msg.startswith("unterminated"):
-                    raise self.error("unterminated string at end of input", self.base + pos, incomplete=True)
-                raise self.error(msg, self.base + pos)
-            if m is not None and (m.lastgroup == "WS" or m.lastgroup == "COMMENT"):
-                pos = m.end()  # ignored text cut by the chunk edge: drop what we have of it
+                    raise self.error("unterminated string at end of input", base + pos, incomplete=True)
+                raise self.error(msg, base + pos)
+            if m is not None and m.lastgroup == "WS":
+                pos = m.end()  # whitespace cut by the chunk edge: drop what we have of it
+            elif m is not None and m.lastgroup == "COMMENT":
+                pos = self._skip_comment(pos)  # cut by the chunk edge: skip to its end, however long
+                continue
             elif len(buf) - pos >= self._long:
                 if at in (0x22, 0x27) and buf.find(b"\n", pos, limit) < 0:
                     tok = self._long_string(pos)
                     yield tok
                     pos = tok[2] - self.base
                     continue
-                raise self.error("token longer than %d bytes" % self._long, self.base + pos)
-            # Need more input: drop what is done, then read.
+                raise self.error(self._too_long(at), base + pos)
+            # 3. Need more input: drop what is done, then read.
+            self._drop(pos)
+            pos = 0
+            self._refill()
+
+    def _utf8_error(self, pos: int) -> PbtxtError:
+        return self.error("invalid UTF-8 byte 0x%02x (is this a text file?)" % self.buf[pos], self.base + pos)
+
+    def _too_long(self, first: Optional[int]) -> str:
+        what = "number" if first is not None and (0x30 <= first <= 0x39 or first == 0x2E) else "identifier"
+        return "%s longer than %d bytes (only a string may be this long)" % (what, self._long)
+
+    def _skip_comment(self, pos: int) -> int:
+        """The position of the newline that ends the comment at ``pos`` (reading on as needed)."""
+        while True:
+            limit = self._limit
+            nl = self.buf.find(b"\n", pos, limit)
+            if nl >= 0:
+                return nl
+            if self._eof or limit < len(self.buf):
+                return limit
+            pos = self._checked
             self._drop(pos)
             pos = 0
             self._refill()
@@ -257,26 +319,27 @@ class Lexer:
         quote = self.buf[pos]
         body = _string_body(quote)
         start = self.base + pos
+        start_lc = self.linecol(start)  # the start's bytes are dropped as the string streams by
         head = bytearray(self.buf[pos : pos + 1 + self._keep])
         i = pos + 1
         while True:
-            limit = self._limit
+            limit = self._checked  # not past a character cut by the chunk edge: it is not judged yet
             j = body.match(self.buf, i, limit).end()  # type: ignore[union-attr]
             if j < limit and self.buf[j] == quote:
                 return ("STRING", start, self.base + j + 1, bytes(head[: self._keep]) + bytes([quote]))
             # An escape may be cut by the chunk edge: re-match from j once more data is in.
-            if j >= limit - 12 and not self._eof and limit == len(self.buf):
+            if j >= limit - 12 and not self._eof and self._bad_utf8 is None:
                 self._drop(j)
                 i = 0
                 self._refill()
                 continue
             if j >= len(self.buf) and self._eof:
-                raise self.error("unterminated string at end of input", start, incomplete=True)
+                raise self.error("unterminated string at end of input", start, incomplete=True, at=start_lc)
             if self._bad_utf8 is not None and j >= limit:
-                raise self.error("invalid UTF-8 byte 0x%02x (is this a text file?)" % self.buf[j], self.base + j)
+                raise self._utf8_error(j)
             c = self.buf[j]
             if c == 0x0A:
-                raise self.error("unterminated string (a string cannot span lines)", start)
+                raise self.error("unterminated string (a string cannot span lines)", start, at=start_lc)
             if c == 0:
                 raise self.error("NUL character inside a string", self.base + j)
             raise self.error(

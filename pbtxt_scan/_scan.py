@@ -64,6 +64,12 @@ def scan(
     field = ""  # current field name
     field_start = 0
     field_line = 0
+    # Line and column of the field name (or of its "["), taken when the name is read: by the time
+    # its "{" or its "]" arrives, a chunk edge may have dropped the name's bytes, and the lexer
+    # only locates offsets it still holds.
+    field_lc = (0, 0)
+    # Depths at which a field name's position may be needed: a block's own name, or a head.
+    lc_depths = (depth_target - 1, depth_target) if heads else (depth_target - 1,)
     any_name = False
     colon = False
     ext_parts: List[str] = []
@@ -78,8 +84,12 @@ def scan(
         closer = _OPEN[tok[0]]
         block = None
         if len(stack) + 1 == depth_target and names == list(target[:-1]) and field == target[-1]:
-            start = tok[1] if in_list else field_start
-            line, col = lx.linecol(start)
+            if in_list:
+                start = tok[1]
+                line, col = lx.linecol(start)
+            else:
+                start = field_start
+                line, col = field_lc
             block = [start, line, col, []]
         stack.append(Frame(closer, in_list, field, block))
         names.append(field)
@@ -103,8 +113,9 @@ def scan(
             if kind == "IDENT":
                 field = tok[3].decode("ascii")
                 field_start = tok[1]
-                if heads and len(stack) == depth_target:
-                    field_line = lx.linecol(tok[1])[0]
+                if len(stack) in lc_depths:
+                    field_lc = lx.linecol(tok[1])
+                    field_line = field_lc[0]
                 any_name = False
                 state = NAME
             elif stack and kind == stack[-1].closer:
@@ -121,6 +132,8 @@ def scan(
                     state = AFTER_FIELD
             elif kind == "[":
                 field_start = tok[1]
+                if len(stack) in lc_depths:
+                    field_lc = lx.linecol(tok[1])
                 ext_parts = []
                 any_name = False
                 state = EXT_IDENT
@@ -166,8 +179,9 @@ def scan(
             if kind == "IDENT":
                 field = tok[3].decode("ascii")
                 field_start = tok[1]
-                if heads and len(stack) == depth_target:
-                    field_line = lx.linecol(tok[1])[0]
+                if len(stack) in lc_depths:
+                    field_lc = lx.linecol(tok[1])
+                    field_line = field_lc[0]
                 any_name = False
                 state = NAME
             elif stack and kind == stack[-1].closer:
@@ -183,6 +197,8 @@ def scan(
                     state = AFTER_FIELD
             elif kind == "[":
                 field_start = tok[1]
+                if len(stack) in lc_depths:
+                    field_lc = lx.linecol(tok[1])
                 ext_parts = []
                 any_name = False
                 state = EXT_IDENT
@@ -211,8 +227,7 @@ def scan(
                 state = EXT_IDENT
             elif kind == "]":
                 field = "[" + "".join(ext_parts) + "]"
-                if heads and len(stack) == depth_target:
-                    field_line = lx.linecol(field_start)[0]
+                field_line = field_lc[0]
                 state = NAME
             else:
                 raise unexpected(tok, "expected '.', '/' or ']'")
