@@ -229,7 +229,7 @@ def lexical_error_message(text: str, pos: int) -> str:
         for esc in re.finditer(r"\\(.?)", line[1:]):
             e = esc.group(0)
             if e[1:] not in _VALID_ESCAPE_STARTS or (e == "\\x" and not re.match(r"\\x[0-9A-Fa-f]", line[1 + esc.start():])):
-                return "invalid escape %r in string" % e
+                return "invalid escape '%s' in string" % e  # %r would double the backslash
             if e[1:] in "uU" and not _UNICODE_ESC.match(line, 1 + esc.start()):
                 return "invalid \\%s escape in string (too few hex digits, a surrogate, or beyond U+10FFFF)" % e[1:]
         return "unterminated string (a string cannot span lines)"

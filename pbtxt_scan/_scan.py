@@ -80,6 +80,21 @@ def scan(
         text = tok[3].decode("utf-8", "replace") if tok[3] else tok[0]
         return lx.error("unexpected %s, %s" % (describe_token(tok[0], text), expected), tok[1])
 
+    def not_a_field(tok: Token) -> Exception:
+        # Where a field (or the end of the open message) must come. A closer gets its own words: the
+        # usual cause is a truncated, hand-edited or concatenated file.
+        kind = tok[0]
+        if kind == "}" or kind == ">":
+            if not stack:
+                return lx.error("unexpected '%s': no message is open here (one '%s' too many?)" % (kind, kind), tok[1])
+            top = stack[-1]
+            return lx.error(
+                "unexpected '%s': message %r was opened with '%s', so it closes with '%s'"
+                % (kind, top.name, "{" if top.closer == "}" else "<", top.closer),
+                tok[1],
+            )
+        return unexpected(tok, "expected a field name" + (" or '%s'" % stack[-1].closer if stack else ""))
+
     def open_msg(tok: Token, in_list: bool) -> None:
         closer = _OPEN[tok[0]]
         block = None
@@ -140,7 +155,7 @@ def scan(
             elif state == AFTER_FIELD and (kind == ";" or kind == ","):
                 state = FIELD
             else:
-                raise unexpected(tok, "expected a field name" + (" or '%s'" % stack[-1].closer if stack else ""))
+                raise not_a_field(tok)
         elif state == NAME:
             if kind == ":":
                 state = COLON
@@ -205,7 +220,7 @@ def scan(
             elif kind == ";" or kind == ",":
                 state = FIELD
             else:
-                raise unexpected(tok, "expected a field name" + (" or '%s'" % stack[-1].closer if stack else ""))
+                raise not_a_field(tok)
         elif state == NEG:
             if kind == "NUMBER" or kind == "IDENT":
                 finish_scalar("-" + tok[3].decode("ascii"))

@@ -120,9 +120,23 @@ def looks_binary(head: bytes) -> Optional[str]:
         if i + 1 < len(head) and head[i + 1] == 0x0A:
             return "this looks like a binary GraphDef (.pb), not text format: write it with as_text=True"
     sample = head[:4096]
-    if b"\x00" in sample:
-        return "this looks like a binary file (it has NUL bytes), not protobuf text format"
+    nul = sample.find(b"\x00")
+    if nul >= 0:
+        if not _is_text(sample[:nul]):
+            return "this looks like a binary file (it has NUL bytes), not protobuf text format"
+        return None  # a NUL after clean text (a damaged text file): the lexer gives its line
     bad = sum(1 for c in sample if c < 9 or 13 < c < 32)
     if bad > len(sample) // 100 + 1:
         return "this looks like a binary file (control bytes), not protobuf text format"
     return None
+
+
+def _is_text(prefix: bytes) -> bool:
+    """Whether ``prefix`` is non-empty UTF-8 text without control bytes (a cut last character is fine)."""
+    if not prefix or any(c < 9 or 13 < c < 32 for c in prefix):
+        return False
+    try:
+        prefix.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return e.start >= len(prefix) - 3 and e.reason == "unexpected end of data"
+    return True

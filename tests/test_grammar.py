@@ -281,7 +281,7 @@ def test_valid_shapes(text: str) -> None:
         ("m {\n a: 1\n", 3, 1, "unexpected end of input, expected '[' or '}' or a field name"),
         ("x: -", 1, 5, "unexpected end of input, expected a number or an identifier"),
         ("s 10", 1, 3, "unexpected number 10, expected ':' or '<' or '[' or '{'"),
-        ('a: "x\\q"', 1, 4, "invalid escape '\\\\q' in string"),
+        ('a: "x\\q"', 1, 4, "invalid escape '\\q' in string"),
         ('a: "x', 1, 4, "unterminated string (a string cannot span lines)"),
         ("a: 1+2", 1, 5, "unexpected '+' (a number takes no '+' sign)"),
         ("a: 12ab", 1, 4, "invalid number (a number cannot be followed directly by a letter or digit)"),

@@ -253,7 +253,7 @@ def test_long_string_streaming_exercised() -> None:
         ('"' + "x" * 300, 1, 4, "unterminated string at end of input"),
         ('"' + "x" * 300 + "\n}", 1, 4, "unterminated string (a string cannot span lines)"),
         # A streamed string's own errors point at the bad byte (the whole literal is not held).
-        ('"' + "x" * 300 + "\\q\"", 1, 305, "invalid escape '\\\\q' in string"),
+        ('"' + "x" * 300 + "\\q\"", 1, 305, "invalid escape '\\q' in string"),
         ('"' + "x" * 300 + "\x00\"", 1, 305, "NUL character inside a string"),
         ('"' + "x" * 300 + "\xff\"", 1, 305, "invalid UTF-8 byte 0xff (is this a text file?)"),
     ],

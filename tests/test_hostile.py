@@ -1,0 +1,359 @@
+"""Hostile input: one clear line ``FILE:LINE:COL: message`` on stderr and exit 2, never a traceback,
+never a hang, memory bounded; valid oddities (empty, BOM, CRLF, deep nesting) just work.
+
+The table of cases and their exact messages is in tests/data/README.md, section "hostile/".
+Whole-file verdicts (not text format at all, unreadable) have no position: ``FILE: message``.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import List, Optional
+
+import pytest
+from typer.testing import CliRunner
+
+from pbtxt_scan.cli import app
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).parent / "data"
+MLP = DATA / "graphs" / "mlp_sgd.pbtxt"
+runner = CliRunner()
+
+NODE = b'node {\n  name: "a"\n  op: "Const"\n}\n'
+
+
+def run(*args: str):
+    return runner.invoke(app, list(args))
+
+
+def assert_one_line_error(r, expected: str, code: int = 2) -> None:
+    assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
+    assert "Traceback" not in r.stderr and "Traceback" not in r.stdout
+    assert r.stderr == expected + "\n"
+    assert r.exit_code == code
+
+
+def write(tmp_path: Path, name: str, data: bytes) -> str:
+    p = tmp_path / name
+    p.write_bytes(data)
+    return str(p)
+
+
+# --- bad input: (file bytes, exact message after "FILE:") -------------------------------------------
+
+# A binary GraphDef: field 1 (node, 0x0a) <varint length>, then the NodeDef's field 1 (name, 0x0a).
+_BINARY_GRAPHDEF = b"\x0a\x1c\x0a\x05dense\x12\x06MatMul\x1a\x01x\x1a\x01w\x2a\x03cpu" + b"\x0a\x0b\x0a\x01y\x12\x06Relu\x22\x02\x08\x01"
+
+CASES = [
+    ("truncated_mid_block", NODE[:-2], "4:1: unexpected end of input: message 'node' is not closed (expected '}')"),
+    ("truncated_mid_string", b'node {\n  name: "ab', "2:9: unterminated string at end of input"),
+    ("truncated_after_name", b"node {\n  name", "2:7: unexpected end of input: message 'node' is not closed (expected '}')"),
+    ("extra_close_brace", NODE + b"}\n", "5:1: unexpected '}': no message is open here (one '}' too many?)"),
+    ("extra_close_angle", NODE + b">\n", "5:1: unexpected '>': no message is open here (one '>' too many?)"),
+    ("mismatched_brace_angle", b'node {\n  name: "a"\n>\n', "3:1: unexpected '>': message 'node' was opened with '{', so it closes with '}'"),
+    ("mismatched_angle_brace", b'node <\n  attr <\n  }\n>\n', "3:3: unexpected '}': message 'attr' was opened with '<', so it closes with '>'"),
+    ("unterminated_string", b'node {\n  name: "a\n}\n', "2:9: unterminated string (a string cannot span lines)"),
+    ("invalid_escape", b'node {\n  name: "a\\qb"\n}\n', "2:9: invalid escape '\\q' in string"),
+    ("invalid_u_escape", b'node {\n  name: "\\uD800"\n}\n', "2:9: invalid \\u escape in string (too few hex digits, a surrogate, or beyond U+10FFFF)"),
+    ("invalid_utf8_in_string", b'node {\n  name: "a\xff"\n}\n', "2:11: invalid UTF-8 byte 0xff (is this a text file?)"),
+    ("invalid_utf8_outside", NODE + b"\xc3(\n", "5:1: invalid UTF-8 byte 0xc3 (is this a text file?)"),
+    ("nul_in_string", b'node {\n  name: "a\x00"\n}\n', "2:9: NUL character inside a string"),
+    ("nul_after_text", NODE + b"\x00\x00\x00", "5:1: NUL byte in text (is this a binary file?)"),
+    ("binary_garbage", bytes(range(256)) * 8, "this looks like a binary file (it has NUL bytes), not protobuf text format"),
+    ("binary_control_bytes", bytes([1, 2, 3, 4, 5, 6, 7, 8]) * 40, "this looks like a binary file (control bytes), not protobuf text format"),
+    ("binary_graphdef", _BINARY_GRAPHDEF, "this looks like a binary GraphDef (.pb), not text format: write it with as_text=True"),
+    ("number_then_letters", b"node {\n  x: 10bar\n}\n", "2:6: invalid number (a number cannot be followed directly by a letter or digit)"),
+    ("plus_sign", b"node {\n  x: +1\n}\n", "2:6: unexpected '+' (a number takes no '+' sign)"),
+    ("scalar_without_colon", b"node {\n  x 1\n}\n", "2:5: unexpected number 1, expected ':' or '{' after field name 'x'"),
+    ("unnamed_message", b"{\n}\n", "1:1: unexpected '{', expected a field name"),
+    ("double_separator", b"a: 1;;\n", "1:6: unexpected ';', expected a field name"),
+]
+
+
+@pytest.mark.parametrize("command", ["check", "nodes"])
+@pytest.mark.parametrize("name, data, message", CASES, ids=[c[0] for c in CASES])
+def test_bad_input_one_clear_line(tmp_path: Path, name: str, data: bytes, message: str, command: str) -> None:
+    path = write(tmp_path, name + ".pbtxt", data)
+    r = run(command, path)
+    assert_one_line_error(r, "%s:%s" % (path, message) if message[0].isdigit() else "%s: %s" % (path, message))
+
+
+@pytest.mark.parametrize("name, data, message", CASES[:3], ids=[c[0] for c in CASES[:3]])
+def test_bad_input_from_stdin(name: str, data: bytes, message: str) -> None:
+    # A real process: CliRunner's stdin is a BytesIO, not the BufferedReader `-` reads in real life.
+    p = subprocess.run([sys.executable, "-m", "pbtxt_scan", "check", "-"], input=data, capture_output=True,
+                       env=_env(), timeout=60)
+    assert (p.returncode, p.stdout, p.stderr.decode()) == (2, b"", "<stdin>:" + message + "\n")
+
+
+def test_nodes_prints_blocks_before_the_error(tmp_path: Path) -> None:
+    # Streaming: the nodes before a late error are printed, then the one error line.
+    path = write(tmp_path, "late.pbtxt", NODE + NODE.replace(b'"a"', b'"b"') + b"}\n")
+    r = run("nodes", path)
+    assert r.stdout == "1\ta\tConst\n5\tb\tConst\n"
+    assert_one_line_error(r, path + ":9:1: unexpected '}': no message is open here (one '}' too many?)")
+
+
+def test_every_command_reports_bad_input_the_same_way(tmp_path: Path) -> None:
+    path = write(tmp_path, "bad.pbtxt", b"}\n" + NODE)  # before any node: `show` stops at its node
+    want = path + ":1:1: unexpected '}': no message is open here (one '}' too many?)"
+    for args in (["check", path], ["nodes", path], ["nodes", "--jsonl", path], ["stats", path], ["show", path, "a"],
+                 ["show", "--json", path, "a"], ["fp", path], ["bp", path], ["points", path]):
+        r = run(*args)
+        assert_one_line_error(r, want)
+
+
+# --- files that cannot be read ---------------------------------------------------------------------
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    path = str(tmp_path / "nope.pbtxt")
+    for cmd in ("check", "nodes", "stats"):
+        assert_one_line_error(run(cmd, path), path + ": no such file")
+
+
+def test_directory(tmp_path: Path) -> None:
+    for cmd in ("check", "nodes", "stats"):
+        assert_one_line_error(run(cmd, str(tmp_path)), str(tmp_path) + ": is a directory, not a file")
+
+
+def test_no_read_permission(tmp_path: Path) -> None:
+    p = tmp_path / "secret.pbtxt"
+    p.write_bytes(NODE)
+    p.chmod(0)
+    try:
+        if os.access(p, os.R_OK):
+            pytest.skip("running as root: permissions do not stop reading")
+        for cmd in ("check", "nodes"):
+            assert_one_line_error(run(cmd, str(p)), str(p) + ": permission denied (cannot read the file)")
+    finally:
+        p.chmod(0o644)
+
+
+_GZ = gzip.compress(NODE * 2000)
+
+
+@pytest.mark.parametrize(
+    "name, data, detail",
+    [
+        ("truncated", _GZ[: len(_GZ) // 2], "Compressed file ended before the end-of-stream marker was reached"),
+        ("bad_header", b"\x1f\x8b" + b"X" * 30, "Unknown compression method"),
+        ("bad_crc", _GZ[:-8] + b"\0" * 8, "CRC check failed 0x0 != 0x%x" % (gzip.zlib.crc32(NODE * 2000))),
+    ],
+)
+def test_corrupt_gzip(tmp_path: Path, name: str, data: bytes, detail: str) -> None:
+    path = write(tmp_path, name + ".pbtxt.gz", data)
+    for cmd in ("check", "nodes"):
+        r = run(cmd, path)
+        assert_one_line_error(r, "%s: corrupt gzip data: %s" % (path, detail))
+
+
+def test_good_gzip_reads_like_the_plain_file(tmp_path: Path) -> None:
+    path = write(tmp_path, "g.pbtxt.gz", gzip.compress(MLP.read_bytes()))
+    assert run("nodes", path).stdout == run("nodes", str(MLP)).stdout
+
+
+# --- valid oddities -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("data", [b"", b"# just a comment\n", b"\n\n  \t\n", b"# c1\n# c2", b"\xef\xbb\xbf"],
+                         ids=["empty", "comment", "blank", "comments_no_newline", "bom_only"])
+def test_empty_and_comment_only_files(tmp_path: Path, data: bytes) -> None:
+    path = write(tmp_path, "e.pbtxt", data)
+    r = run("check", path)
+    assert r.exit_code == 0 and r.stderr == ""
+    assert r.stdout.startswith(path + ": ok (") and r.stdout.endswith(" 0 nodes)\n")
+    r = run("nodes", path)
+    assert (r.exit_code, r.stdout, r.stderr) == (1, "", path + ": no nodes found\n")
+
+
+def test_crlf_and_bom_give_the_same_nodes_and_lines(tmp_path: Path) -> None:
+    lf = MLP.read_bytes()
+    want = run("nodes", "--jsonl", str(MLP)).stdout.splitlines()
+    for name, data in (("crlf", lf.replace(b"\n", b"\r\n")), ("bom", b"\xef\xbb\xbf" + lf),
+                       ("both", b"\xef\xbb\xbf" + lf.replace(b"\n", b"\r\n"))):
+        path = write(tmp_path, name + ".pbtxt", data)
+        r = run("nodes", "--jsonl", path)
+        assert r.exit_code == 0, r.stderr
+        got = [json.loads(x) for x in r.stdout.splitlines()]
+        exp = [json.loads(x) for x in want]
+        assert [(o["name"], o["op"], o["line"], o["name_line"], o["inputs"]) for o in got] == \
+               [(o["name"], o["op"], o["line"], o["name_line"], o["inputs"]) for o in exp]
+        for o in got:  # offsets are true byte offsets of this file
+            assert data[o["offset"] : o["offset"] + 6] == b"node {"
+        r = run("check", path)
+        assert r.exit_code == 0, r.stderr
+
+
+def test_crlf_error_positions_match_lf(tmp_path: Path) -> None:
+    data = b'node {\n  name: "a"\n  op: "Const"\n  x: 1e\n}\n'
+    lf = write(tmp_path, "lf.pbtxt", data)
+    crlf = write(tmp_path, "crlf.pbtxt", b"\xef\xbb\xbf" + data.replace(b"\n", b"\r\n"))
+    msg = ":4:6: invalid number (a number cannot be followed directly by a letter or digit)"
+    assert_one_line_error(run("check", lf), lf + msg)
+    assert_one_line_error(run("check", crlf), crlf + msg)
+
+
+DEPTH = 200_000
+
+
+def test_deep_nesting_no_recursion_error(tmp_path: Path) -> None:
+    # The scanner keeps an explicit stack; 200,000 open messages are just list items.
+    path = write(tmp_path, "deep.pbtxt", b"a {" * DEPTH + b"}" * DEPTH)
+    r = run("check", path)
+    assert (r.exit_code, r.stdout, r.stderr) == (0, path + ": ok (1 lines, 0 nodes)\n", "")
+    r = run("nodes", path)
+    assert (r.exit_code, r.stderr) == (1, path + ": no nodes found\n")
+    inside = write(tmp_path, "deep_node.pbtxt", b'node {\n  name: "n"\n  op: "Deep"\n  ' + b"a {" * DEPTH + b"}" * DEPTH + b"\n}\n")
+    r = run("nodes", inside)
+    assert (r.exit_code, r.stdout, r.stderr) == (0, "1\tn\tDeep\n", "")
+    bad = write(tmp_path, "deep_bad.pbtxt", b"a {" * DEPTH + b"}" * (DEPTH - 1))
+    assert_one_line_error(run("check", bad), bad + ":1:%d: unexpected end of input: message 'a' is not closed (expected '}')" % (4 * DEPTH))
+
+
+# --- huge tokens: a real process, time and peak memory -----------------------------------------------
+
+_RSS_WRAPPER = textwrap.dedent(
+    """
+    import resource, runpy, sys
+    out = sys.argv.pop(1)
+    sys.argv[0] = "pbtxt-scan"
+    try:
+        runpy.run_module("pbtxt_scan", run_name="__main__")
+    finally:
+        with open(out, "w") as f:
+            f.write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))  # KiB on Linux
+    """
+)
+
+
+def run_measured(tmp_path: Path, *args: str, timeout: float = 60):
+    rss = tmp_path / "rss.txt"
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    t0 = time.perf_counter()
+    p = subprocess.run([sys.executable, "-c", _RSS_WRAPPER, str(rss), *args], capture_output=True, timeout=timeout, env=env)
+    return p, time.perf_counter() - t0, int(rss.read_text()) // 1024
+
+
+BIG = 50 << 20
+
+
+def test_50mb_string_streams_in_bounded_memory(tmp_path: Path) -> None:
+    path = tmp_path / "bigstr.pbtxt"
+    with open(path, "wb") as f:
+        f.write(b'node {\n  name: "w"\n  op: "Const"\n  attr {\n    key: "value"\n    value {\n      tensor_content: "')
+        f.write(b"\\000\\377ab" * (BIG // 10))
+        f.write(b'"\n    }\n  }\n}\nnode {\n  name: "x"\n  op: "Identity"\n  input: "w"\n}\n')
+    base, _, base_mb = run_measured(tmp_path, "check", str(MLP))
+    assert base.returncode == 0
+    p, secs, mb = run_measured(tmp_path, "nodes", str(path))
+    assert (p.returncode, p.stdout, p.stderr) == (0, b"1\tw\tConst\n11\tx\tIdentity\n", b"")
+    assert secs < 30
+    assert mb < base_mb + 40, (mb, base_mb)  # the 50 MB literal is never held whole
+    p, _, _ = run_measured(tmp_path, "check", str(path))
+    assert (p.returncode, p.stderr) == (0, b"")
+
+
+def test_50mb_identifier_is_refused_quickly(tmp_path: Path) -> None:
+    path = tmp_path / "bigident.pbtxt"
+    with open(path, "wb") as f:
+        f.write(b'node {\n  name: "w"\n  op: ')
+        f.write(b"A" * BIG)
+        f.write(b"\n}\n")
+    p, secs, mb = run_measured(tmp_path, "check", str(path))
+    want = "%s:3:7: identifier longer than 1048576 bytes (only a string may be this long)\n" % path
+    assert (p.returncode, p.stdout, p.stderr.decode()) == (2, b"", want)
+    assert secs < 30 and mb < 200
+
+
+def test_50mb_line_without_newline_truncated(tmp_path: Path) -> None:
+    path = tmp_path / "cut.pbtxt"
+    with open(path, "wb") as f:
+        f.write(b'node { name: "w" s: "')
+        f.write(b"x" * BIG)
+    p, secs, _ = run_measured(tmp_path, "check", str(path))
+    assert (p.returncode, p.stderr.decode()) == (2, "%s:1:21: unterminated string at end of input\n" % path)
+    assert secs < 30
+
+
+# --- pipes, real processes, read-only input ----------------------------------------------------------
+
+
+def _env() -> dict:
+    return dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+
+
+def test_real_process_bad_input(tmp_path: Path) -> None:
+    path = write(tmp_path, "bad.pbtxt", b'node {\n  name: "a\n}\n')
+    p = subprocess.run([sys.executable, "-m", "pbtxt_scan", "check", path], capture_output=True, env=_env(), timeout=60)
+    assert p.returncode == 2 and p.stdout == b""
+    assert p.stderr.decode() == path + ":2:9: unterminated string (a string cannot span lines)\n"
+
+
+def test_nodes_into_head_exits_quietly(tmp_path: Path) -> None:
+    path = tmp_path / "many.pbtxt"
+    path.write_bytes(b"".join(b'node {\n  name: "n%d"\n  op: "Const"\n}\n' % i for i in range(100_000)))
+    p = subprocess.Popen([sys.executable, "-m", "pbtxt_scan", "nodes", str(path)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=_env())
+    assert p.stdout is not None and p.stderr is not None
+    first = p.stdout.readline()
+    p.stdout.close()  # like `head -1` exiting
+    err = p.stderr.read()
+    code = p.wait(timeout=60)
+    assert first == b"1\tn0\tConst\n"
+    assert err == b"" and code == 0
+
+
+def test_shell_pipe_into_head(tmp_path: Path) -> None:
+    if shutil.which("sh") is None or shutil.which("head") is None:
+        pytest.skip("no sh/head")
+    path = tmp_path / "many.pbtxt"
+    path.write_bytes(b"".join(b'node {\n  name: "n%d"\n  op: "Const"\n}\n' % i for i in range(50_000)))
+    cmd = '"%s" -m pbtxt_scan nodes "%s" | head -3; exit ${PIPESTATUS:-0}' % (sys.executable, path)
+    p = subprocess.run(["sh", "-c", cmd], capture_output=True, env=_env(), timeout=60)
+    assert p.stdout == b"1\tn0\tConst\n5\tn1\tConst\n9\tn2\tConst\n"
+    assert p.stderr == b""
+
+
+def _snapshot(d: Path) -> List[tuple]:
+    return sorted((p.name, p.read_bytes(), p.stat().st_mtime_ns, stat.S_IMODE(p.stat().st_mode)) for p in d.iterdir())
+
+
+def test_never_writes_to_input(tmp_path: Path) -> None:
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    shutil.copy(MLP, ro / "g.pbtxt")
+    shutil.copy(DATA / "ge" / "ge_proto_00000013_graph_3_Build.txt", ro / "ge_proto_00000013_graph_3_Build.txt")
+    (ro / "g.pbtxt.gz").write_bytes(gzip.compress(MLP.read_bytes()))
+    (ro / "bad.pbtxt").write_bytes(NODE + b"}\n")
+    for p in ro.iterdir():
+        p.chmod(0o444)
+    ro.chmod(0o555)
+    before = _snapshot(ro)
+    g, ge = str(ro / "g.pbtxt"), str(ro / "ge_proto_00000013_graph_3_Build.txt")
+    try:
+        commands = [
+            ["check", g, str(ro / "g.pbtxt.gz"), str(ro / "bad.pbtxt")],
+            ["nodes", g], ["nodes", "--jsonl", str(ro / "g.pbtxt.gz")], ["nodes", ge],
+            ["show", g, "dense/MatMul"], ["show", "--json", g, "dense/MatMul"],
+            ["stats", g], ["stats", "--json", ge],
+            ["fp", g], ["bp", g], ["points", g],
+            ["resolve", "dense/MatMul", "--ge", ge], ["ge-auto", ge],
+            ["nodes", str(ro / "bad.pbtxt")],
+        ]
+        for args in commands:
+            r = run(*args)
+            assert r.exit_code in (0, 1, 2), (args, r.exit_code)
+            assert "Traceback" not in r.stderr, args
+            assert _snapshot(ro) == before, args
+    finally:
+        ro.chmod(0o755)
