@@ -7,7 +7,7 @@ from typing import Any, Dict, List, Optional
 import typer
 
 from ._errors import PbtxtError
-from .cli import _EPILOG, EXIT_BAD_INPUT, EXIT_NOT_FOUND, _fail, _out, app
+from .cli import _EPILOG, EXIT_NOT_FOUND, _fail, _out, app
 
 _GE_HELP = (
     "A GE dump: ge_proto_<idx>_graph_<gid>_Build.txt (or ge_proto_<idx>_PreRunAfterBuild.txt, or a "
@@ -136,4 +136,4 @@ def ge_auto(
         raise typer.Exit(EXIT_NOT_FOUND)
 
 
-__all__ = ["resolve", "ge_auto", "EXIT_BAD_INPUT"]
+__all__ = ["ge_auto", "resolve"]

@@ -237,8 +237,8 @@ def test_cli_ge_auto():
     assert r.exit_code == 0, r.output
     assert r.stdout.splitlines()[:2] == [
         "fp  trans_Cast_4  (Cast, id 5, line 308)",
-        "bp  gradients/resnet_model/batch_normalization/FusedBatchNormV3_grad/FusedBatchNormGradV3_Update  "
-        "(BNTrainingUpdateGrad, id 45, line 1345)",
+        ("bp  gradients/resnet_model/batch_normalization/FusedBatchNormV3_grad/FusedBatchNormGradV3_Update  "
+         "(BNTrainingUpdateGrad, id 45, line 1345)"),
     ]
     r = run("ge-auto", TRAIN, "--explain")
     assert "dropped    ge_global_step" in r.stdout
@@ -273,3 +273,48 @@ def test_cli_bad_input_exits_2(tmp_path: Path):
     bad.write_text('graph {\n  op {\n    name: "a"\n    type: \n  }\n}\n')
     r = run("ge-auto", bad)
     assert r.exit_code == 2 and len(r.stderr.strip().splitlines()) == 1 and r.stderr.startswith(str(bad) + ":")
+
+
+class _Chunks:
+    def __init__(self, data: bytes, size: int) -> None:
+        self.data, self.size, self.pos = data, size, 0
+
+    def read(self, n: int = -1) -> bytes:
+        out = self.data[self.pos : self.pos + self.size]
+        self.pos += len(out)
+        return out
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_squash_cuts_strings_safely(seed: int, monkeypatch: pytest.MonkeyPatch):
+    """The string cutter before the skim's lexer: same tokens, bodies cut to a prefix, never
+    leaving a backslash that would escape the closing quote, whatever the chunk edges."""
+    import io
+    import random
+
+    from pbtxt_scan._lexer import Lexer
+
+    rng = random.Random(seed)
+    keep = rng.choice([1, 2, 3, 5, 8])
+    monkeypatch.setattr(_ge, "_STRING_KEEP", keep)
+    atoms = ["\\\\", '\\"', "\\'", "\\n", "\\345", "a", "b", "#"]
+    parts = []
+    for i in range(rng.randint(1, 12)):
+        q = rng.choice(['"', "'"])
+        other = "'" if q == '"' else '"'  # the other quote may appear raw
+        body = "".join(rng.choice(atoms + [other]) for _ in range(rng.randint(0, 12)))
+        parts.append('f%d: %s%s%s  # c "x\' \\\n' % (i, q, body, q))
+    text = ("op {\n" + "".join(parts) + "}\n").encode()
+
+    def toks(src):
+        return [(k, t) for k, _, _, t in Lexer(src, 4096).tokens()]
+
+    want = toks(io.BytesIO(text))
+    got = toks(_ge._Squash(_Chunks(text, rng.randint(1, 7))))
+    assert [k for k, _ in got] == [k for k, _ in want]
+    for (k, g), (_, w) in zip(got, want):
+        if k != "STRING":
+            assert g == w
+            continue
+        gb, wb = g[1:-1], w[1:-1]
+        assert wb.startswith(gb) and (gb == wb or len(gb) >= keep - 1)
