@@ -568,9 +568,26 @@ def _match_kind(op: GeOp, tf: str) -> Optional[str]:
     n = len(tf)
     if op.name.startswith(tf) and len(op.name) > n + 1 and op.name[n] == "_" and op.name[n + 1:].isdigit():
         return "suffix"
-    if tf in op.name:
+    if _contains_whole(op.name, tf):
         return "fused"
     return None
+
+
+def _contains_whole(ge: str, tf: str) -> bool:
+    """``tf`` is a whole member of the fused name ``ge``: not a scope above or below another op.
+
+    UB fusion glues member names together (``a/Conv2Db/FusedBatchNormV3_Reduce``) and other passes
+    add prefixes and suffixes (``PartitionedCall_x_2``, ``_Reduce``); a ``/`` right before or
+    after the match would instead make it a different op in a scope (``gradients/x_grad/...``,
+    ``x/shape``), which GE did not make from ``tf``.
+    """
+    i = ge.find(tf)
+    while i >= 0:
+        j = i + len(tf)
+        if (i == 0 or ge[i - 1] != "/") and (j == len(ge) or ge[j] != "/"):
+            return True
+        i = ge.find(tf, i + 1)
+    return False
 
 
 def resolve(build: Union[GeBuild, PathLike], names: Sequence[str]) -> List[Dict[str, Any]]:
