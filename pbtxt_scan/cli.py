@@ -429,8 +429,11 @@ def points(
             raise _fail(e)
         for kind in ("fp", "bp"):
             m = mapped.get(kind) or {}
-            if m.get("ge_name") and m.get("ge_name") != (fp_name if kind == "fp" else bp_name):
-                typer.echo("%s: GE renamed %s to %s (%s)" % (kind, fp_name if kind == "fp" else bp_name, m["ge_name"], m.get("kind")), err=True)
+            tf_name = fp_name if kind == "fp" else bp_name
+            if tf_name and not m.get("ge_name"):
+                typer.echo("%s: no GE op matches %s: GE will not find this point (is it the training graph's dump?)" % (kind, tf_name), err=True)
+            elif m.get("ge_name") and m.get("ge_name") != tf_name:
+                typer.echo("%s: GE renamed %s to %s (%s)" % (kind, tf_name, m["ge_name"], m.get("kind")), err=True)
         auto = mapped.get("auto") or {}
         for kind in ("fp", "bp"):
             a = auto.get(kind) or {}
