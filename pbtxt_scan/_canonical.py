@@ -133,14 +133,39 @@ def _field_starts_re(d: int, names: Tuple[str, ...]) -> "re.Pattern[bytes]":
 
 
 @functools.lru_cache(maxsize=None)
+def _field_re(d: int, names: Tuple[str, ...]) -> "re.Pattern[bytes]":
+    """One whole field at depth ``d``: (name, scalar value, the run of ``names`` scalar lines that
+    opens a block, an empty group where a later ``names`` line is). Each line is checked as
+    anywhere else; the groups only say where the heads are."""
+    ident, scalar = _terms()
+    alt = "|".join(re.escape(n) for n in names) or "(?!)"
+    head = "%s(?:%s): " % (_ind(d + 1), alt)
+    inner = "(?:%s)" % _line_text(d + 1, d + _REL_DEPTH)
+    text = "%s(%s)(?:: (%s)\\n| \\{\\n((?:%s%s\\n)*+)(?:(?!%s)%s)*+(?:(?=%s)()%s*+)?%s\\}\\n)" % (
+        _ind(d), ident, scalar, head, scalar, head, inner, head, inner, _ind(d),
+    )
+    return re.compile(text.encode("ascii"))
+
+
+@functools.lru_cache(maxsize=None)
 def _run_heads_re(d: int, names: Tuple[str, ...]) -> "re.Pattern[bytes]":
     """The head lines of a run: (name, a string without escapes, or any other scalar)."""
     alt = "|".join(re.escape(n) for n in names)
-    return re.compile(('%s(%s): (?:("[^"\\\\\\n]*")|([^\\n]*))\\n' % (_ind(d), alt)).encode("ascii"))
+    return re.compile('%s(%s): (?:("[^"\\\\\\n]*")|([^\\n]*))\\n' % (_ind(d), alt))
 
 
 _NEXT_CHAR = re.compile(rb" *+([^ ])")
 _IDENT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def _text_value(raw: str) -> str:
+    """``_value`` of a scalar already decoded (with surrogateescape) as text."""
+    q = raw[:1]
+    if q == '"' or q == "'":
+        if "\\" not in raw:
+            return raw[1:-1]
+        return decode(unescape(raw[1:-1]))
+    return raw
 
 
 def _value(raw: bytes) -> str:
@@ -313,7 +338,7 @@ class _Walker:
                     return  # a complete file
                 raise _HandOver(self.base + pos, self.line)
             d = len(stack)
-            if pos and self.base + pos >= self.no_batch and (not d or stack[-1].kind != TARGET):
+            if pos and self.base + pos >= self.no_batch:
                 yield from self._batch(d)
                 if self.pos != pos:
                     continue
@@ -380,10 +405,11 @@ class _Walker:
                 self.after = True
 
     def _batch(self, d: int) -> Iterator[Block]:
-        """Step 2 for many fields at once: match every whole field at depth ``d`` that the buffer
-        holds with one regex, then read blocks and heads off the verified text. Stops (leaving
-        ``pos`` at its line) before a block it leaves to the line-by-line walk: an ancestor to
-        enter, a ``signature`` that labels its parent, a head too long to take from here."""
+        """Step 2 for the lines at depth ``d`` that the buffer holds: each field matched with one
+        regex call that also verifies it, blocks and heads read off the verified text. Stops
+        (leaving ``pos`` at a line start, for the line-by-line walk) at a field that does not
+        match (not canonical, too deep, or cut by the buffer's end), an ancestor to enter, a
+        ``name`` or ``signature`` that may label an open message, a head too long to take here."""
         buf = self.buf
         pos = self.pos
         stack = self.stack
@@ -392,113 +418,83 @@ class _Walker:
         k = len(path)
         on_path = d < k and (top is None or top.kind == ANCESTOR)
         target = path[d].encode("ascii") if on_path and d == k - 1 else None
-        ancestor = path[d].encode("ascii") + b" {" if on_path and d < k - 1 else None
-        if ancestor is not None and buf.startswith(ancestor, pos + 2 * d):
-            return
-        stop = self.lim
-        if d:
-            fe = buf.find(_closer(d - 1), pos - 1, stop)  # the end of the open message
-            if fe >= 0:
-                stop = fe + 1
-        r = buf.rfind(_closer(d), pos - 1, stop)
-        if r < 0:
-            return
-        end = r + 2 * d + 3
-        if _run_re(d).fullmatch(buf, pos, end) is None:
-            self.no_batch = self.base + end
-            return
-        if ancestor is not None:
-            ancestor = ancestor[:-2]
+        ancestor = path[d].encode("ascii") if on_path and d < k - 1 else None
+        in_target = top is not None and top.kind == TARGET
+        fe = buf.find(_closer(d - 1), pos - 1, self.lim) if d else -1  # the open message's end
+        end = fe + 1 if fe >= 0 else buf.rfind(b"\n", pos, self.lim) + 1
         names = self._head_names
         name_of = self._name_of
         run_heads = _run_heads_re(d + 1, names).findall if names else None
         more = _fields_re(d + 1, names).search if names else None
+        field = _field_re(d, names).match
         count = buf.count
         new = tuple.__new__
         col = 2 * d + 1
         base = self.base
         line = self.line
-        last = pos
         after = self.after
         parents = tuple([f.label for f in stack]) if d else ()
-        pend = None  # the target block before this field: [start, line, heads, run end, after]
-        for m in _field_starts_re(d, names).finditer(buf, pos - 1, end):
-            s = m.start()
-            if pend is not None:
-                b = pend
-                pend = None
-                hs = b[2]
-                if more is not None:
-                    j = more(buf, b[3] - 1, s)
-                    if j is not None:
-                        hs = self._more_heads(more, j, s, b[1] + 1 + len(hs), b[3], hs)
-                        if hs is None:  # stop: let the line walk take this block
-                            self.line = b[1]
-                            self.pos = b[0] - base - 2 * d
-                            self.after = b[4]
-                            self.no_batch = base + s
-                            return
-                yield new(Block, (path, b[0], base + s, b[1], col, tuple(hs), parents))
-            line += count(b"\n", last, s + 1)
-            last = s + 1
-            fname = m.group(1)
-            if m.group(2) is not None:
-                if fname == target:
-                    hs = []
-                    if run_heads is not None:
-                        i = line
-                        for nm, simple, other in run_heads(m.group(3)):
-                            i += 1
-                            if simple:
-                                hs.append(new(Head, (name_of[nm], simple[1:-1].decode("utf-8", "surrogateescape"), i)))
-                            elif len(other) < _MAX_LITERAL:
-                                hs.append(new(Head, (name_of[nm], _value(other), i)))
-                            else:
-                                fname = b""  # stop below
-                    if fname != b"signature" and fname:
-                        pend = [base + s + 1 + 2 * d, line, hs, m.end(3), after]
-                        after = True
-                        continue
-                elif fname == ancestor or (fname != b"signature" or top is None or top.label is not None):
-                    if fname != ancestor:
-                        after = True
-                        continue
-                # Stop before this block: the line walk takes it.
-                self.line = line
-                self.pos = s + 1
-                self.after = after
-                if fname != ancestor:
-                    self.no_batch = base + s + 2
-                return
-            elif fname == b"name" and top is not None:
-                raw = m.group(4)
-                if len(raw) >= _MAX_LITERAL:
-                    self.line = line
-                    self.pos = s + 1
-                    self.after = after
-                    self.no_batch = base + s + 2
-                    return
-                self._label(top, d, _value(raw), raw)
-                parents = tuple([f.label for f in stack])
+        p = pos
+        prev_str = None  # (pos, line, after, head taken) of a string scalar line just read
+        while p < end:
+            m = field(buf, p, end)
+            if m is None:
+                break
+            fname, sc, run, later = m.groups()
+            e = m.end()
+            # Branches in order of frequency: the blocks to yield, other blocks, scalars.
+            if fname == target and fname != b"signature":
+                if run_heads is not None:
+                    if len(run) >= _MAX_LITERAL:
+                        break
+                    hs = [
+                        new(Head, (nm, simple[1:-1] if simple else _text_value(other), i))
+                        for i, (nm, simple, other) in enumerate(run_heads(run.decode("utf-8", "surrogateescape")), line + 1)
+                    ]
+                    if later is not None:
+                        hs = self._more_heads(more, more(buf, m.start(4) - 1, e - 1), e - 1, line + 1 + len(hs), m.end(3), hs)  # type: ignore[misc,assignment]
+                        if hs is None:
+                            break
+                    yield new(Block, (path, base + p + 2 * d, base + e - 1, line, col, tuple(hs), parents))
+                else:
+                    yield new(Block, (path, base + p + 2 * d, base + e - 1, line, col, (), parents))
+                prev_str = None
+            elif sc is None:
+                if fname == ancestor or fname == target:  # (a target named signature: line walk)
+                    break
+                if fname == b"signature" and top is not None and top.label is None:
+                    break
+                prev_str = None
+            else:  # a scalar
+                taken = False
+                if in_target:
+                    if fname == b"name" and top.name == "signature":  # type: ignore[union-attr]
+                        break
+                    if fname in name_of:
+                        if len(sc) >= _MAX_LITERAL:
+                            break
+                        top.block[3].append(new(Head, (name_of[fname], _value(sc), line)))  # type: ignore[union-attr]
+                        taken = True
+                elif fname == b"name" and top is not None:
+                    break
+                prev_str = (p, line, after, taken) if sc[:1] in b"\"'" else None
+                p = e
+                line += 1
+                after = True
+                continue
+            line += count(b"\n", p, e)
+            p = e
             after = True
-        if pend is not None:
-            b = pend
-            hs = b[2]
-            s = end - 1
-            if more is not None:
-                j = more(buf, b[3] - 1, s)
-                if j is not None:
-                    hs = self._more_heads(more, j, s, b[1] + 1 + len(hs), b[3], hs)
-                    if hs is None:
-                        self.line = b[1]
-                        self.pos = b[0] - base - 2 * d
-                        self.after = b[4]
-                        self.no_batch = base + s
-                        return
-            yield new(Block, (path, b[0], base + s, b[1], col, tuple(hs), parents))
-        self.line = line + count(b"\n", last, end)
-        self.pos = end
-        self.after = True
+        if prev_str is not None:  # the line after a string may go on with an adjacent literal
+            p, line, after, taken = prev_str
+            if taken:
+                top.block[3].pop()  # type: ignore[union-attr]
+        if p != pos:
+            self.line = line
+            self.pos = p
+            self.after = after
+        if p < end or p == pos:
+            self.no_batch = base + p + 1  # the line walk takes the next line
 
     def _more_heads(self, more, m, e: int, n: int, last: int, hs: List[Head]) -> Optional[List[Head]]:  # type: ignore[no-untyped-def]
         """Heads after a block's opening run (GE: id, stream_id ... after the attrs), from match
