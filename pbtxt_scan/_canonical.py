@@ -443,7 +443,7 @@ class _Walker:
             fname, sc, run, later = m.groups()
             e = m.end()
             # Branches in order of frequency: the blocks to yield, other blocks, scalars.
-            if fname == target and fname != b"signature":
+            if sc is None and fname == target and fname != b"signature":
                 if run_heads is not None:
                     if len(run) >= _MAX_LITERAL:
                         break

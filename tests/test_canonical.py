@@ -1,0 +1,305 @@
+"""The canonical-layout fast path (``_canonical.scan_canonical``) against the general scanner.
+
+``scan`` is the reference (it is itself proved against the Lark grammar in test_scanner.py): for
+every input, the fast path must yield the same blocks (offsets, lines, columns, heads, parents) and
+raise the same error (class, line, column, message), whatever the chunk size, the stream kind, and
+wherever it hands over to the general scanner.
+"""
+from __future__ import annotations
+
+import gzip
+import io
+import re
+from pathlib import Path
+from typing import Any, List, Optional, Tuple
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pbtxt_scan import _canonical
+from pbtxt_scan._canonical import scan_canonical
+from pbtxt_scan._errors import PbtxtError
+from pbtxt_scan._scan import scan
+
+DATA = Path(__file__).parent / "data"
+FIXTURES = sorted(
+    list((DATA / "graphs").glob("*.pbtxt")) + list((DATA / "ge").glob("*_Build.*")) + list((DATA / "ge" / "dump_dir").glob("*.txt"))
+)
+PATHS = [("node",), ("library", "function", "node_def"), ("graph", "op"), ("graph", "node")]
+HEADS = frozenset({"name", "op", "input", "device", "type", "id", "stream_id", "subgraph_name", "op_type", "output"})
+DEFAULT = 1 << 20
+
+
+class _Unseekable(io.RawIOBase):
+    """A pipe-like stream (stdin, gzip): reads only."""
+
+    def __init__(self, data: bytes) -> None:
+        self._b = io.BytesIO(data)
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, n: int = -1) -> bytes:
+        return self._b.read(n)
+
+
+def _run(data: bytes, path: Tuple[str, ...], chunk: int = DEFAULT, fast: bool = True, seekable: bool = True) -> List[Any]:
+    """The blocks, then the error (if any) as a tuple, then (fast path only) the end state."""
+    f: Any = io.BytesIO(data) if seekable else _Unseekable(data)
+    out: List[Any] = []
+    end: dict = {}
+    try:
+        it = scan_canonical(f, path, HEADS, chunk, "t", end) if fast else scan(f, path, HEADS, chunk)
+        for b in it:
+            out.append(b)
+    except PbtxtError as e:
+        out.append(("error", type(e).__name__, e.line, e.column, e.msg))
+        return out
+    if fast:
+        out.append(("end", end["bytes"], end["lines"]))
+    else:
+        lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") and data != b"\xef\xbb\xbf" else 0)
+        out.append(("end", len(data), lines))
+    return out
+
+
+def _same(data: bytes, paths=PATHS, chunks=(DEFAULT,), seekable=(True,)) -> None:
+    for path in paths:
+        ref = _run(data, path, fast=False)
+        for c in chunks:
+            for s in seekable:
+                got = _run(data, path, c, seekable=s)
+                assert got == ref, (path, c, s, _first_diff(ref, got))
+
+
+def _first_diff(a: List[Any], b: List[Any]) -> Any:
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return i, x, y
+    return len(a), len(b), a[-1:], b[-1:]
+
+
+def test_fixtures_found() -> None:
+    assert len(FIXTURES) >= 15
+
+
+@pytest.mark.parametrize("fixture", FIXTURES, ids=lambda p: p.name)
+def test_fixture_agrees(fixture: Path) -> None:
+    data = fixture.read_bytes()
+    _same(data, chunks=(DEFAULT, 4096), seekable=(True, False))
+    small = data[: data.find(b"\n}\n", 12000) + 3] if len(data) > 15000 else data  # a valid prefix
+    _same(small, chunks=(1, 7))
+
+
+@pytest.fixture()
+def tiny_limits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make "big" blocks and "long" lines small, so the fixtures take every path: blocks entered
+    line by line, long strings streamed (seekable) or handed over (pipes)."""
+    monkeypatch.setattr(_canonical, "_BIG", 300)
+    monkeypatch.setattr(_canonical, "_LONG", 90)
+
+
+@pytest.mark.parametrize("fixture", FIXTURES, ids=lambda p: p.name)
+def test_fixture_agrees_with_tiny_limits(fixture: Path, tiny_limits: None) -> None:
+    _same(fixture.read_bytes(), chunks=(DEFAULT, 4096, 97), seekable=(True, False))
+
+
+def _variants(data: bytes) -> List[bytes]:
+    """Broken copies: cut at several points, a brace flipped, a bad escape, invalid UTF-8 ..."""
+    out = []
+    n = len(data)
+    for frac in (0.13, 0.5, 0.77, 0.999):
+        out.append(data[: int(n * frac)])
+    i = data.find(b"}\n", n // 3)
+    out.append(data[:i] + b"{" + data[i + 1 :])
+    i = data.find(b'"\n', n // 2)
+    out.append(data[:i] + b"\\q" + data[i:])
+    out.append(data[:i] + b"\n" + data[i:])  # an unterminated string
+    out.append(data[:i] + b"\xff" + data[i:])  # invalid UTF-8 inside a string
+    i = data.find(b"\n", 2 * n // 3)
+    out.append(data[: i + 1] + b"  ;\n" + data[i + 1 :])  # a separator after a field: valid or not
+    out.append(data[: i + 1] + b"#c\n" + data[i + 1 :])  # a comment (valid: hands over)
+    out.append(data[:i] + b"\r" + data[i:])
+    return out
+
+
+@pytest.mark.parametrize("fixture", FIXTURES[::2], ids=lambda p: p.name)
+def test_broken_variants_fail_alike(fixture: Path) -> None:
+    for v in _variants(fixture.read_bytes()):
+        _same(v, paths=PATHS[:3], chunks=(DEFAULT, 4096), seekable=(True, False))
+
+
+def test_mixed_file_hands_over_mid_file() -> None:
+    data = (DATA / "graphs" / "mlp_sgd.pbtxt").read_bytes()
+    cut = data.find(b"\nnode {", len(data) // 2) + 1
+    mixed = data[:cut] + b'node { name: "x" op: "Y" input: "a" }\n' + data[cut:]
+    _same(mixed, chunks=(DEFAULT, 7), seekable=(True, False))
+    ref = _run(mixed, ("node",), fast=False)
+    assert any(getattr(b, "name", None) == "x" for b in ref)
+
+
+TRICKY = [
+    b'node {\n  name: "a" } x {\n}\n',  # a line-based splitter would take `x {` as inside node
+    b"node {\n  }\n  x {\n}\n",  # the indented `}` closes node; x is top-level
+    b'node {\n  name: "a"\n  "b"\n  op: "c"\n}\n',  # adjacent literals across lines: name is "ab"
+    b'node {\n  name: "a"\n  # c\n  "b"\n}\n',
+    b'node {\n  name: "a"\n;\n}\n',  # a separator on its own line
+    b'node {\n  name: "a"\n}\n;\nnode {\n  name: "b"\n}\n',
+    b'node {\n  name: "a"\n}\n,\n',
+    b'node {\n  name: 1\n  op: -inf\n  input: -0x1F\n}\n',
+    b'node {\n  name: 1e\n}\n',  # invalid number
+    b'node {\n  name: 0800\n}\n',
+    b'node {\n  name: "a"\n}',  # no final newline
+    b'node {\n  name: "a"\n}\n  ',
+    b'node {\n  name: "a"\n  attr {\n  }\n  }\n',  # wrong indentation but valid
+    b'node {\n  name: "a"\n  attr {\n    key: "b"\n}\n}\n',
+    b'node {\n  name: "a"\n}\n}\n',
+    b'node {\n  name: "a"\n',
+    b'node <\n  name: "a"\n>\n',
+    b'node {\n  name: "\\303\\251\xc3\xa9"\n  op: \'q\'\n}\n',
+    b"\xef\xbb\xbfnode {\n  name: \"bom\"\n}\n",
+    b"\xef\xbb\xbf",
+    b"",
+    b"\n",
+    b'node {\r\n  name: "crlf"\r\n}\r\n',
+    b'graph {\n  name: "g"\n  op {\n    name: "o"\n  }\n}\ngraph {\n  op {\n    name: "p"\n  }\n  name: "late"\n}\n',
+    b'library {\n  function {\n    node_def {\n      name: "n"\n    }\n    signature {\n      name: "f"\n    }\n    node_def {\n      name: "m"\n    }\n  }\n}\n',
+    b'library {\n  function {\n    signature {\n      name: "f"\n    }\n    name: "own"\n    node_def {\n      name: "m"\n    }\n  }\n}\n',
+    b'graph {\n  name: "g"\n  name: "h"\n  op {\n    name: "o"\n    attr {\n      name: "deep"\n    }\n    id: 3\n  }\n}\n',
+    b'node {\n  name: "a"\n  name: "b"\n  input: ""\n  input: "\\"q\\""\n}\n',
+    b'node {\n  name: "\\q"\n}\n',
+    b'node {\n  name: "\\400"\n}\n',
+    b'node {\n  name: "a\x00"\n}\n',
+    b'node {\n  name: "a"\n  op {\n  }\n  op: "b"\n}\n',
+    b'node {\n  _: 1\n}\n',
+    b"node {\n  name: -\n  5\n}\n",
+    b'node {\n  na\xffme: "a"\n}\n',
+    b'x: 1\nnode {\n  name: "a"\n}\ny: "z"\n',
+]
+
+
+@pytest.mark.parametrize("text", TRICKY, ids=range(len(TRICKY)))
+def test_tricky_layouts(text: bytes) -> None:
+    _same(text, chunks=(DEFAULT, 7, 3, 4), seekable=(True, False))
+
+
+def test_tricky_layouts_have_the_grammars_answer() -> None:
+    assert [b.name for b in _run(TRICKY[0], ("node",))[:-1]] == ["a"]
+    assert _run(TRICKY[2], ("node",))[0].name == "ab"
+    blocks = _run(TRICKY[23], ("graph", "op"))
+    assert [b.parents for b in blocks[:-1]] == [("g",), (None,)]
+    blocks = _run(TRICKY[24], ("library", "function", "node_def"))
+    assert [b.parents for b in blocks[:-1]] == [(None, None), (None, "f")]
+
+
+def _long_file(n: int, bad: Optional[bytes] = None) -> bytes:
+    blob = b"\\303\\251ab" * (n // 10)
+    if bad is not None:
+        blob = blob[: len(blob) // 2] + bad + blob[len(blob) // 2 :]
+    return (
+        b'node {\n  name: "c"\n  op: "Const"\n  attr {\n    key: "value"\n    value {\n      tensor {\n'
+        b'        tensor_content: "' + blob + b'"\n      }\n    }\n  }\n}\n'
+        b'node {\n  name: "d"\n  op: "Identity"\n  input: "c"\n}\n'
+    )
+
+
+@pytest.mark.parametrize("bad", [None, b"\\q", b"\n", b"\xff", b"\x00", b'"'])
+def test_long_string_lines(bad: Optional[bytes]) -> None:
+    data = _long_file(3 << 20, bad)
+    _same(data, paths=[("node",)], chunks=(DEFAULT, 300_000), seekable=(True, False))
+
+
+def test_long_head_string_is_left_to_the_general_scanner() -> None:
+    data = b'node {\n  name: "' + b"n" * (3 << 20) + b'"\n  op: "x"\n}\nnode {\n  name: "m"\n}\n'
+    _same(data, paths=[("node",)], chunks=(DEFAULT,), seekable=(True, False))
+
+
+def test_big_block_with_many_heads() -> None:
+    inputs = b"".join(b'  input: "^v%d"\n' % i for i in range(400_000))
+    data = b'node {\n  name: "a"\n}\nnode {\n  name: "init"\n  op: "NoOp"\n' + inputs + b'  device: "d"\n}\n'
+    _same(data, paths=[("node",)], chunks=(DEFAULT,))
+
+
+def test_gzip_stream(tmp_path: Path) -> None:
+    from pbtxt_scan._source import open_binary
+
+    data = (DATA / "ge" / "dump_dir" / "ge_proto_00000042_graph_1_Build.txt").read_bytes()
+    p = tmp_path / "g.txt.gz"
+    p.write_bytes(gzip.compress(data))
+    f, _ = open_binary(str(p))
+    end: dict = {}
+    got = list(scan_canonical(f, ("graph", "op"), HEADS, 4096, "g", end))
+    assert got == _run(data, ("graph", "op"), fast=False)[:-1]
+    assert end == {"bytes": len(data), "lines": data.count(b"\n")}
+
+
+# --- random canonical messages, and the same with the layout disturbed -------------------------
+
+NAMES = ["node", "name", "op", "input", "graph", "library", "function", "node_def", "signature", "attr", "x", "device", "_"]
+
+
+def _scalars() -> st.SearchStrategy[bytes]:
+    esc = st.sampled_from([b"\\n", b'\\"', b"\\'", b"\\\\", b"\\303", b"\\0", b"\\x4a", b"\\u00e9", "é".encode()])
+    plain = st.text(alphabet="ab/:_^ 0.-", max_size=6).map(lambda s: s.encode())
+    string = st.lists(st.one_of(plain, esc), max_size=4).map(lambda xs: b'"' + b"".join(xs) + b'"')
+    number = st.sampled_from([b"0", b"12", b"-3", b"1.5", b"-0.5e-3", b"0x1F", b"017", b"1e+20", b".5"])
+    ident = st.sampled_from([b"true", b"DT_FLOAT", b"inf", b"-inf", b"nan", b"x_1"])
+    return st.one_of(string, string, number, ident)
+
+
+def _fields(depth: int) -> st.SearchStrategy[list]:
+    scalar = st.tuples(st.sampled_from(NAMES), _scalars())
+    if depth == 0:
+        return st.lists(scalar, max_size=4)
+    msg = st.tuples(st.sampled_from(NAMES), st.deferred(lambda: _fields(depth - 1)))
+    return st.lists(st.one_of(scalar, msg, msg), max_size=4)
+
+
+def _print(fields: list, d: int = 0) -> bytes:
+    out = []
+    for name, v in fields:
+        if isinstance(v, bytes):
+            out.append(b"  " * d + name.encode() + b": " + v + b"\n")
+        else:
+            out.append(b"  " * d + name.encode() + b" {\n" + _print(v, d + 1) + b"  " * d + b"}\n")
+    return b"".join(out)
+
+
+RANDOM_PATHS = [("node",), ("graph", "op"), ("library", "function", "node_def"), ("x", "node"), ("signature",)]
+PERTURB = [b" ", b"\n", b";", b",", b"#c\n", b"\t", b'"z"', b"}", b"{", b"  ", b"\n\n", b"-", b"[", b"<"]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_fields(5))
+def test_random_canonical_messages(fields: list) -> None:
+    _same(_print(fields), paths=RANDOM_PATHS, chunks=(DEFAULT, 5))
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_fields(4), st.lists(st.tuples(st.floats(0, 1), st.sampled_from(PERTURB), st.booleans()), min_size=1, max_size=3))
+def test_random_messages_with_layout_disturbed(fields: list, edits: list) -> None:
+    data = _print(fields)
+    for where, what, replace in edits:
+        i = int(where * len(data))
+        data = data[:i] + what + data[i + (1 if replace else 0) :]
+    _same(data, paths=RANDOM_PATHS, chunks=(DEFAULT, 6))
+
+
+def test_the_fast_path_is_taken() -> None:
+    """A guard against a silent fall back to the general scanner for the whole file."""
+    data = (DATA / "graphs" / "mlp_sgd.pbtxt").read_bytes()
+    taken = []
+    orig = _canonical._Walker._hand_over
+
+    def spy(self: Any, h: Any) -> Any:
+        taken.append(h.at)
+        return orig(self, h)
+
+    _canonical._Walker._hand_over = spy  # type: ignore[method-assign]
+    try:
+        assert len(_run(data, ("node",))) > 10
+    finally:
+        _canonical._Walker._hand_over = orig  # type: ignore[method-assign]
+    assert taken == []
+    assert re.search(rb"^library \{", data, re.M)
