@@ -272,9 +272,10 @@ class _Backward:
         self.seen[b.name or ""] = b
         return b
 
-    def lookup(self, name: str) -> Optional[Block]:
+    def lookup(self, name: str, window: Optional[int] = None) -> Optional[Block]:
         n = 0
-        while name not in self.seen and n < self._window:
+        limit = self._window if window is None else window
+        while name not in self.seen and n < limit:
             try:
                 b = next(self._it)
             except StopIteration:
@@ -292,13 +293,21 @@ def _shape_only(name: str, back: _Backward, memo: Dict[str, bool], depth: int = 
     b = back.lookup(name)
     if b is None or depth > 64:
         return False
-    op = b.op
-    if op in ("Const", "HostConst") or op in METADATA:
+    op = _op(b)
+    if op in ("Const", "HostConst", "Constant") or op in METADATA:
         res = True
     else:
         prods = [p for p in map(_producer, b.inputs) if p is not None]
         memo[name] = False  # cycles (while loops) are data
-        res = bool(prods) and all(_shape_only(p, back, memo, depth + 1) for p in prods)
+        # Producers come earlier in the file, so later in a backward read: look for the near ones
+        # first, so that one data input settles it before a long read-ahead for a far one.
+        for p in prods:
+            near = back.lookup(p, window=256)
+            if near is not None and not _shape_only(p, back, memo, depth + 1):
+                res = False
+                break
+        else:
+            res = bool(prods) and all(_shape_only(p, back, memo, depth + 1) for p in prods)
     memo[name] = res
     return res
 
