@@ -304,3 +304,17 @@ def test_deep_nesting_parses_without_recursion() -> None:
         msg = msg[0].value
         depth += 1
     assert depth == n
+
+
+@pytest.mark.parametrize("escape", ["\\322", "\\32", "\\3", "\\x4", "\\x41", "\\1234"])
+def test_unterminated_string_of_escapes_fails_fast(escape: str) -> None:
+    # A file cut inside a tensor_content literal: each escape must match one way only, or the
+    # regex backtracks 3**n ways before it can say "unterminated" (found by the fuzz run).
+    import time
+
+    for tail in ("", "\n}"):
+        t0 = time.perf_counter()
+        with pytest.raises(PbtxtError) as ei:
+            parse_text('s: "' + (escape + ";?") * 200 + tail)
+        assert ei.value.msg == "unterminated string (a string cannot span lines)"
+        assert time.perf_counter() - t0 < 1.0
