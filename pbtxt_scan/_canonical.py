@@ -154,6 +154,21 @@ def _run_heads_re(d: int, names: Tuple[str, ...]) -> "re.Pattern[bytes]":
     return re.compile('%s(%s): (?:("[^"\\\\\\n]*")|([^\\n]*))\\n' % (_ind(d), alt))
 
 
+_IDENT_AT = re.compile(rb" *([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _last_name(buf: bytes, end: int) -> bytes:
+    """The last field name written in the canonical lines before ``end``: the general scanner
+    names it in "the last field ... is incomplete" (closers do not change it)."""
+    j = end - 1
+    while True:
+        k = buf.rfind(b"\n", 0, j)
+        m = _IDENT_AT.match(buf, k + 1, j)
+        if m is not None:
+            return m.group(1)
+        j = k
+
+
 _NEXT_CHAR = re.compile(rb" *+([^ ])")
 _IDENT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
@@ -248,7 +263,6 @@ class _Walker:
         names = tuple(sorted(h for h in heads if _IDENT_NAME.match(h)))
         self._head_names = names
         self._name_of = {n.encode("ascii"): n for n in names}
-        self._dummy = next(n for n in ("_" * i for i in range(1, 1000)) if n not in heads)
 
     # --- input ---------------------------------------------------------------------------------
 
@@ -273,7 +287,11 @@ class _Walker:
             self.pos = 1
         else:
             self.buf += data
-        self._check_utf8()
+        if self._checked == self.base + len(self.buf) - len(data) and data.isascii():
+            self._checked += len(data)  # (the common case, without copying the chunk)
+            self.lim = len(self.buf)
+        else:
+            self._check_utf8()
         return True
 
     def _check_utf8(self) -> None:
@@ -309,6 +327,7 @@ class _Walker:
         self.stack: List[_Frame] = []
         self.line = 1
         self.after = False  # the previous token ended a field (the general scanner's AFTER_FIELD)
+        self.last_name = b"_"  # the last field name read (see _last_name)
         self.no_batch = 0  # below this offset, go line by line (a batch failed to match there)
         try:
             yield from self._walk()
@@ -366,6 +385,7 @@ class _Walker:
                     pos = self.pos
                     nl = buf.find(b"\n", pos)
                 # Enter the block (an ancestor, or a block too big, too deep or not canonical).
+                self.last_name = ident
                 block = [self.base + pos + 2 * d, self.line, 2 * d + 1, []] if kind == TARGET else None
                 stack.append(_Frame(fname, kind, block))
                 self.pos = nl + 1
@@ -387,6 +407,7 @@ class _Walker:
                             top.block[3].append(Head(fname, value, self.line))  # type: ignore[index]
                         if fname == "name":
                             self._label(top, d, value, scalar)
+                self.last_name = ident
                 self.pos = nl + 1
                 self.line += 1
                 self.after = True
@@ -493,6 +514,7 @@ class _Walker:
             self.line = line
             self.pos = p
             self.after = after
+            self.last_name = _last_name(buf, p)
         if p < end or p == pos:
             self.no_batch = base + p + 1  # the line walk takes the next line
 
@@ -582,6 +604,7 @@ class _Walker:
         self.line = line + buf.count(b"\n", start, end)
         self.pos = end
         self.after = True
+        self.last_name = _last_name(buf, end)
         return out
 
     def _long_line(self) -> None:
@@ -612,6 +635,7 @@ class _Walker:
                 self.pos = nl + 1
                 self.line = line + 1
                 self.after = True
+                self.last_name = m.group(1)
                 return
             if j >= lim - 12 and lim == len(buf) and not self.eof:
                 self.pos = j
@@ -637,8 +661,8 @@ class _Walker:
                 open_block = fr.block
             elif open_block is None and fr.raw is not None:
                 parts.append(b"name: " + fr.raw)
-        if self.after:
-            parts.append(self._dummy.encode("ascii") + b": 0")
+        if self.after:  # an empty list: the general scanner's AFTER_FIELD, and its last field name
+            parts.append(self.last_name + b": []")
         synth = b" ".join(parts) + b"\n" if parts else b""
         if h.seek:
             self.f.seek(h.at)
