@@ -3,7 +3,7 @@
 It follows ``grammar/pbtxt.lark`` token by token (a hand-written LL(1) reading of the same
 rules, so it needs no tree and holds only the stack of open messages) and yields every message at
 the requested path as a :class:`Block`, with its head fields. It accepts exactly what the Lark
-grammar accepts; ``tests/test_agreement.py`` proves it on the conformance corpus, on every fixture
+grammar accepts; ``tests/test_scanner.py`` proves it on the conformance corpus, on every fixture
 and on random inputs. It works on any layout; ``_canonical.py`` is the faster path for files laid
 out the way ``tf.io.write_graph`` and GE write them, and falls back to this one.
 """
