@@ -61,6 +61,7 @@ def detect_dialect(path: PathLike) -> Dialect:
     """Tell a TF GraphDef from a GE ge_proto or ge_onnx dump by its first fields."""
     f, name = open_binary(path)
     try:
+        # stdin is read once: look at its first bytes without taking them
         head = f.read(_HEAD_BYTES) if str(path) != "-" else f.peek(_HEAD_BYTES)[:_HEAD_BYTES]  # type: ignore[attr-defined]
     except OSError as e:
         raise PbtxtError("read error: %s" % (e.strerror or e), path=name) from None

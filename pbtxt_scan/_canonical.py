@@ -341,7 +341,6 @@ class _Walker:
         k = len(path)
         stack = self.stack
         heads = self.heads
-        head_names = self._head_names
         line_res: List["re.Pattern[bytes]"] = []
         while True:
             buf = self.buf

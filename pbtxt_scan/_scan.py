@@ -74,7 +74,6 @@ def scan(
     colon = False
     ext_parts: List[str] = []
     svalue: List[bytes] = []  # pieces of the current scalar string value
-    neg = False
 
     def unexpected(tok: Token, expected: str) -> Exception:
         text = tok[3].decode("utf-8", "replace") if tok[3] else tok[0]

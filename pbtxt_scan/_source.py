@@ -4,10 +4,12 @@ The tool never writes to, renames or locks what it reads: files are opened ``rb`
 """
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
 import os
 import sys
+import tempfile
 import zlib
 from typing import BinaryIO, Iterator, Optional, Tuple, Union
 
@@ -27,7 +29,7 @@ def open_binary(path: PathLike) -> Tuple[BinaryIO, str]:
     """Open ``path`` for reading bytes (gunzipping if it is gzip). Errors become :class:`PbtxtError`."""
     name = display_name(path)
     if str(path) == "-":
-        raw: BinaryIO = sys.stdin.buffer
+        return _stdin(), name
     else:
         try:
             if os.path.isdir(path):
@@ -45,6 +47,37 @@ def open_binary(path: PathLike) -> Tuple[BinaryIO, str]:
     if head == b"\x1f\x8b":
         return _GzipReader(raw, name), name  # type: ignore[return-value]
     return raw, name
+
+
+_STDIN: Optional[Tuple[object, BinaryIO]] = None
+
+
+def _stdin() -> BinaryIO:
+    """Standard input, opened once per process with a peekable buffer: the format is detected
+    from its first bytes, and later readers must still get those bytes."""
+    global _STDIN
+    src = getattr(sys.stdin, "buffer", sys.stdin)
+    if _STDIN is None or _STDIN[0] is not src:  # (a test harness may swap sys.stdin)
+        buffered: BinaryIO = io.BufferedReader(_ReadOnly(src), 1 << 16)  # type: ignore[arg-type,assignment]
+        if _peek(buffered, 2) == b"\x1f\x8b":
+            buffered = io.BufferedReader(_GzipReader(buffered, "<stdin>"), 1 << 16)  # type: ignore[arg-type,assignment]
+        _STDIN = (src, buffered)
+    return _STDIN[1]
+
+
+class _ReadOnly(io.RawIOBase):
+    """Any object with ``read`` as a raw stream (what ``io.BufferedReader`` wants)."""
+
+    def __init__(self, src: object) -> None:
+        self._src = src
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: "bytearray | memoryview") -> int:  # type: ignore[override]
+        data = self._src.read(len(b))  # type: ignore[attr-defined]
+        b[: len(data)] = data
+        return len(data)
 
 
 def _peek(f: BinaryIO, n: int) -> bytes:
@@ -66,6 +99,11 @@ class _GzipReader(io.RawIOBase):
 
     def readable(self) -> bool:
         return True
+
+    def readinto(self, b: "bytearray | memoryview") -> int:  # type: ignore[override]
+        data = self.read(len(b))
+        b[: len(data)] = data
+        return len(data)
 
     def read(self, n: int = -1) -> bytes:
         try:
@@ -140,3 +178,29 @@ def _is_text(prefix: bytes) -> bool:
     except UnicodeDecodeError as e:
         return e.start >= len(prefix) - 3 and e.reason == "unexpected end of data"
     return True
+
+
+@contextlib.contextmanager
+def spooled(path: PathLike) -> Iterator[str]:
+    """A path that can be read more than once: stdin is copied to a temporary file first.
+
+    For the commands that read twice or backward (fp and bp together, show, bp). Errors name
+    ``<stdin>``, not the temporary file, which is removed afterwards.
+    """
+    if str(path) != "-":
+        yield str(path)
+        return
+    fd, tmp = tempfile.mkstemp(prefix="pbtxt-scan-stdin-")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            for chunk in iter_chunks(_stdin()):
+                out.write(chunk)
+        try:
+            yield tmp
+        except PbtxtError as e:
+            if e.path == tmp:
+                e.path = "<stdin>"
+                e.args = (str(e),)
+            raise
+    finally:
+        os.unlink(tmp)

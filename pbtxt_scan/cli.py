@@ -211,27 +211,37 @@ def show(
 
     Example: pbtxt-scan show graph.pbtxt dense/MatMul
     """
-    from ._api import iter_nodes, parse_block, read_block_bytes
+    from ._source import spooled
 
     try:
-        hit = next((b for b in iter_nodes(file, _fmt(fmt)) if b.name == name), None)
-        if hit is None:
-            typer.echo("%s: no node named %r" % (file, name), err=True)
-            raise typer.Exit(EXIT_NOT_FOUND)
-        if as_json:
-            msg = parse_block(file, hit)
-            out = {"name": hit.name, "op": hit.op, "line": hit.line, "offset": hit.start}
-            out["block"] = msg[0].value.to_data(lines=True)
-            _out(json.dumps(out, ensure_ascii=False, indent=2))
-            return
-        text = read_block_bytes(file, hit).decode("utf-8", "replace")
-        width = len(str(hit.line + text.count("\n")))
-        lines = text.split("\n")
-        for i, line in enumerate(lines):
-            prefix = " " * (hit.column - 1) if i == 0 else ""
-            _out("%*d  %s%s" % (width, hit.line + i, prefix, line))
+        with spooled(file) as path:
+            _show(path, file, name, as_json, fmt)
     except PbtxtError as e:
         raise _fail(e)
+
+
+def _show(file: str, shown: str, name: str, as_json: bool, fmt: str) -> None:
+    from ._api import iter_nodes, parse_block, read_block_bytes
+
+    hit = next((b for b in iter_nodes(file, _fmt(fmt)) if b.name == name), None)
+    if hit is None:
+        typer.echo("%s: no node named %r" % (shown, name), err=True)
+        raise typer.Exit(EXIT_NOT_FOUND)
+    if as_json:
+        msg = parse_block(file, hit)
+        out = {"name": hit.name, "op": hit.op, "line": hit.line, "offset": hit.start}
+        try:
+            out["block"] = msg[0].value.to_data(lines=True)
+            text = json.dumps(out, ensure_ascii=False, indent=2)
+        except RecursionError:
+            raise PbtxtError("nested too deeply to print as JSON (use show without --json)", hit.line, hit.column, shown) from None
+        _out(text)
+        return
+    text = read_block_bytes(file, hit).decode("utf-8", "replace")
+    width = len(str(hit.line + text.count("\n")))
+    for i, line in enumerate(text.split("\n")):
+        prefix = " " * (hit.column - 1) if i == 0 else ""
+        _out("%*d  %s%s" % (width, hit.line + i, prefix, line))
 
 
 @app.command(epilog=_EPILOG)
@@ -320,11 +330,23 @@ def _print_explain(ans: Any) -> None:
     typer.echo("  => %s" % (ans.reason if ans.point is None else "%s at line %d: %s" % (ans.point.name, ans.point.line, ans.reason)), err=True)
 
 
+def _find(finder: Callable[..., Any], file: str, opts: Any, shown: Optional[str] = None) -> Any:
+    """Run a finder; stdin is spooled first (bp reads backward, points reads twice)."""
+    from ._source import display_name, spooled
+
+    with spooled(file) as path:
+        ans = finder(path, opts)
+    shown = display_name(shown or file)
+    if ans.point is not None and ans.point.file != shown:
+        ans = ans._replace(point=ans.point._replace(file=shown))
+    return ans
+
+
 def _one_point(kind: str, file: str, opts: Any, as_json: bool, explain: bool) -> None:
     from ._rules import find_bp, find_fp
 
     try:
-        ans = (find_fp if kind == "fp" else find_bp)(file, opts)
+        ans = _find(find_fp if kind == "fp" else find_bp, file, opts)
     except PbtxtError as e:
         raise _fail(e)
     if explain:
@@ -409,9 +431,12 @@ def points(
     if out_format not in ("text", "profiling", "env"):
         raise typer.BadParameter("choose from text, profiling, env", param_hint="--format")
     opts = _options(rule, skip_op, keep_op, name_filter, config)
+    from ._source import spooled
+
     try:
-        fa = find_fp(file, opts)
-        ba = find_bp(file, opts)
+        with spooled(file) as path:
+            fa = _find(find_fp, path, opts, file)
+            ba = _find(find_bp, path, opts, file)
     except PbtxtError as e:
         raise _fail(e)
     if explain:

@@ -116,3 +116,39 @@ def test_installed_console_script_from_another_folder(tmp_path):
     )
     assert piped.stdout.split("\t")[1] == "global_step/Initializer/zeros"
     assert piped.stderr == ""
+
+
+def test_stdin_and_gzip_stdin_for_every_kind_of_command():
+    import gzip
+
+    raw = MLP.read_bytes()
+    for data in (raw, gzip.compress(raw)):
+        # points reads forward then backward: stdin is spooled once, positions are the stream's
+        r = runner.invoke(app, ["points", "--json", "-"], input=data)
+        assert r.exit_code == 0, r.stderr
+        obj = json.loads(r.stdout)
+        assert (obj["fp"]["line"], obj["bp"]["line"]) == (944, 3227)
+        assert obj["bp"]["file"] == "<stdin>"
+        r = runner.invoke(app, ["nodes", "-"], input=data)
+        assert r.stdout.splitlines()[-1].split("\t")[1] == "GradientDescent"
+
+
+def test_stdin_errors_name_stdin():
+    r = runner.invoke(app, ["bp", "-"], input=b'node { name: "gradients/x" op: "Mul" ')
+    assert r.exit_code == 2
+    assert r.stderr.strip() == "<stdin>:1:38: unexpected end of input: message 'node' is not closed (expected '}')"
+
+
+def test_show_json_too_deep_is_one_line(tmp_path):
+    deep = tmp_path / "deep.pbtxt"
+    deep.write_text('node { name: "x" ' + "a {" * 5000 + "}" * 5000 + "}\n")
+    import sys
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(1000)  # the same failure as 200,000 levels, at a test-friendly size
+    try:
+        r = run("show", "--json", str(deep), "x")
+    finally:
+        sys.setrecursionlimit(limit)
+    assert r.exit_code == 2
+    assert r.stderr.strip() == "%s:1:1: nested too deeply to print as JSON (use show without --json)" % deep
