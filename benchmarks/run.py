@@ -428,15 +428,16 @@ def bench_input(meta: Dict[str, Any], commands: List[str], args, log) -> List[Di
             jobs.append(("resolve", "pbtxt-scan", None, False, "no such command"))
     jobs.append(("grep -c", "peer", ["grep", "-c", "^node {", path], True, None))
     jobs.append(("naive", "peer", [PY, "-c", NAIVE, path], True, None))
-    big = meta["bytes"] > FULL_PARSE_LIMIT
+    big = meta["bytes"] > args.full_parse_max
+    limit = "%dMB" % (args.full_parse_max >> 20)
     jobs.append(("lark", "peer", [PY, "-c", LARK, path], True,
-                 "skipped: > 100MB (tens of minutes)" if big else None))
+                 "skipped: > %s (--full-parse-max)" % limit if big else None))
     if kind == "ge":
         pb_skip = "skipped: GraphDef types only (no ge.proto)"
     elif not args.protobuf:
         pb_skip = "skipped: protobuf not installed"
     elif big:
-        pb_skip = "skipped: > 100MB"
+        pb_skip = "skipped: > %s (--full-parse-max)" % limit
     else:
         pb_skip = None
     jobs.append(("protobuf", "peer", [PY, "-c", PROTOBUF, path], True, pb_skip))
@@ -533,6 +534,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.run",
                                 description="Benchmark pbtxt-scan commands against peers.")
     p.add_argument("--sizes", default="3MB,100MB", help="comma list, e.g. 3MB,100MB,1GB,2GB")
+    p.add_argument("--full-parse-max", default=str(FULL_PARSE_LIMIT), type=parse_size,
+                   help="largest input the whole-file Lark and protobuf peers parse (slow: ~0.3-1 MB/s)")
     p.add_argument("--kinds", default=",".join(KINDS), help="comma list of dense,const,ge")
     p.add_argument("--repeat", type=int, default=3, help="runs per measurement (median reported)")
     p.add_argument("--seed", type=int, default=0)
