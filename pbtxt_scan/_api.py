@@ -6,13 +6,15 @@ The pipeline: bytes (``_source``) -> tokens (``_lexer``) -> blocks with lines an
 from __future__ import annotations
 
 import collections
+import io
+import os
 import re
+import stat
 import time
 from typing import Any, Callable, Dict, FrozenSet, Iterator, NamedTuple, Optional, Sequence, Tuple, Union
 
 from ._errors import PbtxtError
 from ._grammar import parse_text
-from ._lexer import Lexer
 from ._model import Block, Message
 from ._source import DEFAULT_CHUNK, PathLike, display_name, looks_binary, open_binary
 
@@ -108,20 +110,53 @@ def iter_blocks(
     The whole stream is validated as it is read; a syntax error met on the way raises
     :class:`PbtxtError` with the file, line and column.
     """
+    return _scan_file(path, tuple(block_path), heads, chunk_size, on_progress, None)
+
+
+def _scan_file(
+    path: PathLike,
+    block_path: Tuple[str, ...],
+    heads: FrozenSet[str],
+    chunk_size: int,
+    on_progress: Optional[Callable[[int], None]],
+    end_state: Optional[Dict[str, int]],
+) -> Iterator[Block]:
+    from ._canonical import scan_canonical
+
     f, name = open_binary(path)
+    before = _stat(f)
     try:
         _refuse_binary(f, name)
-        from ._canonical import scan_canonical
-
-        for b in scan_canonical(f, tuple(block_path), heads, chunk_size, name):
+        for b in scan_canonical(f, block_path, heads, chunk_size, name, end_state):
             yield b
             if on_progress is not None:
                 on_progress(b.end)
+        after = _stat(f)
+        if before != after:
+            raise PbtxtError(_CHANGED % (before[0], after[0]), path=name)
     except PbtxtError as e:
+        # A file cut short while we read it looks like a truncated file: say what really happened.
+        after = _stat(f)
+        if before != after:
+            raise PbtxtError(_CHANGED % (before[0], after[0]), path=name) from None
         raise e.with_path(name) from None
     finally:
         if str(path) != "-":
             f.close()
+
+
+_CHANGED = "the file changed while it was being read (%s bytes when opened, %s now): run again when it is complete"
+
+
+def _stat(f: Any) -> Tuple[Optional[int], Optional[int]]:
+    """Size and mtime of a regular file (``(None, None)`` for streams)."""
+    try:
+        st = os.fstat(f.fileno())
+    except (OSError, AttributeError, ValueError, io.UnsupportedOperation):
+        return None, None
+    if not stat.S_ISREG(st.st_mode):
+        return None, None
+    return st.st_size, st.st_mtime_ns
 
 
 def _refuse_binary(f: Any, name: str) -> None:
@@ -218,23 +253,8 @@ def stats(
     ops: Dict[str, int] = collections.Counter()
     n = 0
     end_state: Dict[str, int] = {}
-    f, name = open_binary(path)
-    try:
-        _refuse_binary(f, name)
-        from ._canonical import scan_canonical
+    for b in _scan_file(path, d.path, d.heads, chunk_size, on_progress, end_state):
+        n += 1
+        ops[b.op or "?"] += 1
+    return Stats(display_name(path), d.name, end_state["bytes"], end_state["lines"], n, dict(ops), time.perf_counter() - t0)
 
-        for b in scan_canonical(f, d.path, d.heads, chunk_size, name, end_state):
-            n += 1
-            ops[b.op or "?"] += 1
-            if on_progress is not None:
-                on_progress(b.end)
-    except PbtxtError as e:
-        raise e.with_path(name) from None
-    finally:
-        if str(path) != "-":
-            f.close()
-    return Stats(name, d.name, end_state["bytes"], end_state["lines"], n, dict(ops), time.perf_counter() - t0)
-
-
-def lexer_for(f: Any, chunk_size: int, name: str) -> Lexer:
-    return Lexer(f, chunk_size, path=name)

@@ -363,3 +363,27 @@ def test_never_writes_to_input(tmp_path: Path) -> None:
             assert _snapshot(ro) == before, args
     finally:
         ro.chmod(0o755)
+
+
+def test_a_file_that_changes_while_read_is_named_as_such(tmp_path):
+    """A dump still being written: growing or cut short under the reader is said, not misread."""
+    import pbtxt_scan
+    from pbtxt_scan import PbtxtError
+
+    g = tmp_path / "g.pbtxt"
+    body = 'node {\n  name: "n%d"\n  op: "Add"\n}\n'
+    g.write_text("".join(body % i for i in range(20000)))
+    for change in ("grow", "shrink"):
+        it = pbtxt_scan.iter_nodes(str(g), chunk_size=4096)
+        next(it)
+        if change == "grow":
+            with g.open("a") as out:
+                out.write(body % 99999)
+        else:
+            with g.open("r+") as out:
+                out.truncate(1000)
+        with pytest.raises(PbtxtError) as e:
+            for _ in it:
+                pass
+        assert "the file changed while it was being read" in str(e.value)
+        g.write_text("".join(body % i for i in range(20000)))
