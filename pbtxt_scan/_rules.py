@@ -21,8 +21,9 @@ has no compute op or no gradients scope but a ``library`` function does (Gradien
 """
 from __future__ import annotations
 
+import collections
 import re
-from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
+from typing import Any, Deque, Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 from ._catalog import DATA_SOURCES, METADATA, PLACEHOLDERS, Catalog
 from ._model import Block
@@ -51,13 +52,47 @@ class Point(NamedTuple):
 
 
 class Step(NamedTuple):
-    """One node the search looked at, and what it made of it."""
+    """One node the search looked at, and what it made of it (or, verdict "more", a run of
+    ``count`` skipped nodes, lines ``line`` to ``upto``, left out of the trail)."""
 
     line: int
     name: str
     op: Optional[str]
-    verdict: str  # "skip", "pass", "chosen"
+    verdict: str  # "skip", "pass", "chosen", "more"
     why: str
+    upto: int = 0
+    count: int = 0
+
+
+class Trail(List[Step]):
+    """The steps of a search, in bounded memory: of a run of skips for one reason it keeps the
+    first and last ``KEEP`` steps and counts the ones between (a bp search may pass millions)."""
+
+    KEEP = 3
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._run = 0  # steps in the current run of skips sharing a reason
+
+    def append(self, s: Step) -> None:
+        if s.verdict != "skip" or not self or self[-1].verdict != "skip" or self[-1].why != s.why:
+            self._run = 1 if s.verdict == "skip" else 0
+            super().append(s)
+            return
+        self._run += 1
+        k = self.KEEP
+        if self._run <= 2 * k + 1:
+            super().append(s)
+            return
+        # The run holds k head steps, then (once it is long) a "more" marker, then k tail steps.
+        if self._run == 2 * k + 2:  # first overflow: the oldest tail step becomes the marker
+            old = self[-(k + 1)]
+            self[-(k + 1)] = Step(old.line, "", None, "more", old.why, old.line, 1)
+        old = self[-k]  # the oldest tail step joins the marker
+        m = self[-(k + 1)]
+        self[-(k + 1)] = m._replace(upto=old.line, count=m.count + 1)
+        del self[-k]
+        super().append(s)
 
 
 class Answer(NamedTuple):
@@ -65,7 +100,7 @@ class Answer(NamedTuple):
     point: Optional[Point]
     rule: str
     reason: str  # why this answer (or why none)
-    trail: List[Step]
+    trail: List[Step]  # a Trail
 
 
 class Options(NamedTuple):
@@ -103,7 +138,7 @@ def _fp_scan(blocks: Iterable[Block], opts: Options, sources: FrozenSet[str] = f
     first compute op fed by a dequeue whose data reaches no enqueue.
     """
     cat = opts.catalog
-    trail: List[Step] = []
+    trail = Trail()
     data: Dict[str, str] = {n: n for n in sources}  # node -> the data source it is downstream of
     ph: Set[str] = set()  # downstream of a placeholder
     found: Dict[str, Any] = {"doc": None, "placeholder": None, "dataflow": None}
@@ -254,28 +289,44 @@ def _point(kind: str, b: Block, rule: str, file: str, fn: Optional[str]) -> Poin
 
 
 class _Backward:
-    """Blocks in reverse order, with look-up of names not yet reached (read ahead, bounded)."""
+    """Blocks in reverse order, with look-up of names not yet reached (read ahead, bounded).
 
-    def __init__(self, it: Iterator[Block], window: int = 20000) -> None:
+    Producers come before their consumers in a GraphDef, so a look-up reads ahead; the blocks
+    already handed out are forgotten after ``recent`` more, keeping memory flat on long tails.
+    """
+
+    def __init__(self, it: Iterator[Block], window: int = 20000, recent: int = 4096) -> None:
         self._it = it
-        self._ahead: List[Block] = []  # read but not yet handed out (reverse order)
+        self._ahead: Deque[Block] = collections.deque()  # read but not yet handed out
+        self._recent: Deque[Block] = collections.deque()
         self.seen: Dict[str, Block] = {}
         self._window = window
+        self._keep = recent
+        self._recent_heads = 0
 
     def __iter__(self) -> "_Backward":
         return self
 
     def __next__(self) -> Block:
         if self._ahead:
-            return self._ahead.pop(0)
-        b = next(self._it)
-        self.seen[b.name or ""] = b
+            b = self._ahead.popleft()
+        else:
+            b = next(self._it)
+            self.seen[b.name or ""] = b
+        self._recent.append(b)
+        self._recent_heads += len(b.heads)
+        # Forget by count and by size: a NoOp like `init` can carry 100,000 control inputs.
+        while len(self._recent) > self._keep or (self._recent_heads > 20000 and len(self._recent) > 1):
+            old = self._recent.popleft()
+            self._recent_heads -= len(old.heads)
+            if self.seen.get(old.name or "") is old:
+                del self.seen[old.name or ""]
         return b
 
     def lookup(self, name: str, window: Optional[int] = None) -> Optional[Block]:
         n = 0
         limit = self._window if window is None else window
-        while name not in self.seen and n < limit:
+        while name not in self.seen and n < limit and len(self._ahead) < self._window:
             try:
                 b = next(self._it)
             except StopIteration:
@@ -316,7 +367,7 @@ def _bp_scan(blocks: Iterator[Block], opts: Options, rule: str) -> Tuple[Optiona
     cat = opts.catalog
     back = _Backward(blocks)
     memo: Dict[str, bool] = {}
-    trail: List[Step] = []
+    trail = Trail()
     any_grad = False
     for b in back:
         name = b.name or ""
@@ -405,27 +456,13 @@ def _function_args(blocks: Sequence[Block]) -> FrozenSet[str]:
 # --- explain --------------------------------------------------------------------------------
 
 
-def format_trail(trail: List[Step], keep: int = 3) -> List[str]:
-    """The trail as lines, collapsing runs of skips that share a reason."""
-    out: List[str] = []
-    i = 0
-    while i < len(trail):
-        j = i
-        while j + 1 < len(trail) and trail[j + 1].verdict == "skip" and trail[i].verdict == "skip" and trail[j + 1].why == trail[i].why:
-            j += 1
-        run = trail[i : j + 1]
-        if len(run) > 2 * keep + 1:
-            for s in run[:keep]:
-                out.append(_fmt_step(s))
-            out.append("  ... %d more: %s (lines %d-%d)" % (len(run) - 2 * keep, run[0].why, run[keep].line, run[-keep - 1].line))
-            for s in run[-keep:]:
-                out.append(_fmt_step(s))
-        else:
-            out.extend(_fmt_step(s) for s in run)
-        i = j + 1
-    return out
+def format_trail(trail: List[Step]) -> List[str]:
+    """The trail as lines (long runs of skips are already collapsed by :class:`Trail`)."""
+    return [_fmt_step(st) for st in trail]
 
 
 def _fmt_step(s: Step) -> str:
+    if s.verdict == "more":
+        return "  ... %d more: %s (lines %d-%d)" % (s.count, s.why, s.line, s.upto)
     mark = {"skip": "skip  ", "pass": "pass  ", "chosen": "CHOSEN"}[s.verdict]
     return "%s line %-7d %s (%s): %s" % (mark, s.line, s.name, s.op, s.why)

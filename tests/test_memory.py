@@ -1,0 +1,38 @@
+"""Opt-in: peak memory stays flat on big generated files (run with `python -m pytest -m memory`).
+
+Not in the default run: it writes about 1 GB to a temporary folder and takes a few minutes.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchmarks.gen_graph import generate
+from test_hostile import run_measured
+
+BOUND_MB = 100  # the project's goal for every command at every size
+SIZE = 512 << 20
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory):
+    d = tmp_path_factory.mktemp("big")
+    return {kind: (d / ("%s.pbtxt" % kind), generate(kind, str(d / ("%s.pbtxt" % kind)), SIZE, seed=0)) for kind in ("dense", "const")}
+
+
+@pytest.mark.memory
+@pytest.mark.parametrize("kind", ["dense", "const"])
+@pytest.mark.parametrize("command", ["stats", "fp", "bp"])
+def test_peak_rss_is_bounded(big, tmp_path, monkeypatch, kind, command):
+    monkeypatch.setenv("PBTXT_SCAN_CACHE_DIR", str(tmp_path / "cache"))
+    path, meta = big[kind]
+    args = [command, "--json", str(path)]
+    p, seconds, rss_mb = run_measured(tmp_path, *args, timeout=1800)
+    assert p.returncode == 0, p.stderr
+    if command in ("fp", "bp"):
+        assert json.loads(p.stdout)["name"] == meta["expected"][command]
+    else:
+        assert json.loads(p.stdout)["nodes"] == meta["nodes"]
+    assert rss_mb <= BOUND_MB, "%s %s: peak %d MB in %.1f s" % (command, kind, rss_mb, seconds)
