@@ -122,6 +122,18 @@ def scan(
 
     for tok in lx.tokens():
         kind = tok[0]
+        if state == STRINGS or state == LIST_STRINGS:
+            if kind == "STRING":  # adjacent literals concatenate
+                svalue.append(unescape(tok[3][1:-1].decode("utf-8", "surrogateescape")))
+                continue
+            finish_scalar(decode(b"".join(svalue)))
+            svalue = []
+            # The string is complete: this token is read as what follows any scalar.
+            state = AFTER_FIELD if state == STRINGS else LIST_SCALAR_NEXT
+        elif state == LIST_FIRST and kind != "]" and kind != "{" and kind != "<":
+            if not colon or any_name:
+                raise unexpected(tok, "expected a message or ']' (a list of scalars needs ':')")
+            state = LIST_SCALAR  # the first item of a list of scalars
         # Branches ordered by how often they are taken in real files.
         if state == FIELD or state == AFTER_FIELD:
             if kind == "IDENT":
@@ -183,43 +195,6 @@ def scan(
                 state = NEG
             else:
                 raise unexpected(tok, "expected a message" if any_name else _EXPECT_VALUE)
-        elif state == STRINGS:
-            if kind == "STRING":
-                svalue.append(unescape(tok[3][1:-1].decode("utf-8", "surrogateescape")))
-                continue
-            finish_scalar(decode(b"".join(svalue)))
-            svalue = []
-            # The token after the string starts the next field (or closes the message).
-            if kind == "IDENT":
-                field = tok[3].decode("ascii")
-                field_start = tok[1]
-                if len(stack) in lc_depths:
-                    field_lc = lx.linecol(tok[1])
-                    field_line = field_lc[0]
-                any_name = False
-                state = NAME
-            elif stack and kind == stack[-1].closer:
-                fr = stack.pop()
-                names.pop()
-                if fr.block is not None:
-                    b = fr.block
-                    yield Block(target, b[0], tok[2], b[1], b[2], tuple(b[3]), tuple(s.label for s in stack))
-                if fr.in_list:
-                    field = fr.name  # the list's field name, for its next item
-                    state = LIST_MSG_NEXT
-                else:
-                    state = AFTER_FIELD
-            elif kind == "[":
-                field_start = tok[1]
-                if len(stack) in lc_depths:
-                    field_lc = lx.linecol(tok[1])
-                ext_parts = []
-                any_name = False
-                state = EXT_IDENT
-            elif kind == ";" or kind == ",":
-                state = FIELD
-            else:
-                raise not_a_field(tok)
         elif state == NEG:
             if kind == "NUMBER" or kind == "IDENT":
                 finish_scalar("-" + tok[3].decode("ascii"))
@@ -248,39 +223,20 @@ def scan(
         elif state == LIST_FIRST:
             if kind == "]":
                 state = AFTER_FIELD
-            elif kind == "{" or kind == "<":
+            else:  # kind is "{" or "<" (a scalar item switched to LIST_SCALAR above)
                 open_msg(tok, True)
                 state = FIELD
-            elif not colon or any_name:
-                raise unexpected(tok, "expected a message or ']' (a list of scalars needs ':')")
-            else:
-                state = _list_scalar(tok, kind)
-                if state == LIST_SCALAR_NEXT:
-                    finish_scalar(tok[3].decode("ascii"))
-                elif state == LIST_STRINGS:
-                    svalue = [unescape(tok[3][1:-1].decode("utf-8", "surrogateescape"))]
-                elif state < 0:
-                    raise unexpected(tok, _EXPECT_VALUE)
         elif state == LIST_SCALAR:
-            state = _list_scalar(tok, kind)
-            if state == LIST_SCALAR_NEXT:
+            if kind == "NUMBER" or kind == "IDENT":
                 finish_scalar(tok[3].decode("ascii"))
-            elif state == LIST_STRINGS:
+                state = LIST_SCALAR_NEXT
+            elif kind == "STRING":
                 svalue = [unescape(tok[3][1:-1].decode("utf-8", "surrogateescape"))]
-            elif state < 0:
-                raise unexpected(tok, _EXPECT_VALUE)
-        elif state == LIST_STRINGS:
-            if kind == "STRING":
-                svalue.append(unescape(tok[3][1:-1].decode("utf-8", "surrogateescape")))
-                continue
-            finish_scalar(decode(b"".join(svalue)))
-            svalue = []
-            if kind == ",":
-                state = LIST_SCALAR
-            elif kind == "]":
-                state = AFTER_FIELD
+                state = LIST_STRINGS
+            elif kind == "-":
+                state = LIST_NEG
             else:
-                raise unexpected(tok, "expected ',' or ']'")
+                raise unexpected(tok, _EXPECT_VALUE)
         elif state == LIST_NEG:
             if kind == "NUMBER" or kind == "IDENT":
                 finish_scalar("-" + tok[3].decode("ascii"))
@@ -323,13 +279,3 @@ def scan(
             what = "the last field %r is incomplete" % field
         raise lx.error("unexpected end of input: " + what, end, incomplete=True)
 
-
-def _list_scalar(tok: Token, kind: str) -> int:
-    """The state after a scalar list item starts with ``tok`` (or -1: not a scalar)."""
-    if kind == "NUMBER" or kind == "IDENT":
-        return LIST_SCALAR_NEXT
-    if kind == "STRING":
-        return LIST_STRINGS
-    if kind == "-":
-        return LIST_NEG
-    return -1
