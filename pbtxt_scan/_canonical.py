@@ -237,28 +237,38 @@ def scan_canonical(
     chunk_size: int,
     name: str,
     end_state: Optional[Dict[str, int]] = None,
+    start_offset: int = 0,
+    start_line: int = 1,
 ) -> Iterator[Block]:
-    """The blocks ``scan(f, path, heads)`` yields, validated as strictly, mostly at C speed."""
-    w = _Walker(f, tuple(path), heads, chunk_size, name)
+    """The blocks ``scan(f, path, heads)`` yields, validated as strictly, mostly at C speed.
+
+    ``start_offset``/``start_line``: where ``f``'s first byte sits in the file (a slice read
+    backward by ``_reverse``), so positions come out as the file's own."""
+    w = _Walker(f, tuple(path), heads, chunk_size, name, start_offset, start_line)
     yield from w.run()
     if end_state is not None:
         end_state.update(w.end_state)
 
 
 class _Walker:
-    def __init__(self, f: BinaryIO, path: Tuple[str, ...], heads: FrozenSet[str], chunk_size: int, name: str) -> None:
+    def __init__(
+        self, f: BinaryIO, path: Tuple[str, ...], heads: FrozenSet[str], chunk_size: int, name: str,
+        start_offset: int = 0, start_line: int = 1,
+    ) -> None:
         self.f = f
+        self.origin = start_offset  # the file offset of f's first byte
+        self.first_line = start_line
         self.path = path
         self.heads = heads
         self.chunk = max(1, chunk_size)
         self.name = name
         self.buf = b""
-        self.base = 0  # absolute offset of buf[0]
+        self.base = start_offset  # absolute offset of buf[0]
         self.pos = 0  # start of the current line in buf (nothing before it is needed again)
         self.lim = 0  # bytes of buf known to be valid UTF-8 text (or all of it but a cut character)
         self.eof = False
         self.bad: Optional[int] = None  # absolute offset of the first invalid UTF-8 byte
-        self._checked = 0  # absolute offset up to which UTF-8 is validated
+        self._checked = start_offset  # absolute offset up to which UTF-8 is validated
         self.end_state: Dict[str, int] = {}
         names = tuple(sorted(h for h in heads if _IDENT_NAME.match(h)))
         self._head_names = names
@@ -319,13 +329,13 @@ class _Walker:
         # Start: skip a BOM (offsets stay file offsets).
         while len(self.buf) < 3 and self._more() and not self.eof:
             pass
-        if self.buf.startswith(BOM):
+        if self.origin == 0 and self.buf.startswith(BOM):
             self.buf = self.buf[3:]
             self.base = 3
             self._checked = 3
             self._check_utf8()
         self.stack: List[_Frame] = []
-        self.line = 1
+        self.line = self.first_line
         self.after = False  # the previous token ended a field (the general scanner's AFTER_FIELD)
         self.last_name = b"_"  # the last field name read (see _last_name)
         self.no_batch = 0  # below this offset, go line by line (a batch failed to match there)
@@ -664,7 +674,7 @@ class _Walker:
             parts.append(self.last_name + b": []")
         synth = b" ".join(parts) + b"\n" if parts else b""
         if h.seek:
-            self.f.seek(h.at)
+            self.f.seek(h.at - self.origin)
             stream = _Chain(synth, self.f)
         else:
             stream = _Chain(synth + self.buf[h.at - self.base :], self.f)
