@@ -387,3 +387,45 @@ def test_a_file_that_changes_while_read_is_named_as_such(tmp_path):
                 pass
         assert "the file changed while it was being read" in str(e.value)
         g.write_text("".join(body % i for i in range(20000)))
+
+
+def test_ctrl_c_exits_130_without_a_traceback(tmp_path: Path) -> None:
+    import signal
+
+    from benchmarks.gen_graph import generate
+
+    big = tmp_path / "big.pbtxt"
+    generate("dense", str(big), 60 << 20, seed=1)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    p = subprocess.Popen([sys.executable, "-m", "pbtxt_scan", "stats", str(big)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=env)
+    time.sleep(0.8)  # well inside a scan that takes seconds
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 130
+    assert b"Traceback" not in err and len(err.splitlines()) <= 1
+
+
+@pytest.mark.parametrize("data", [b"", b"# only a comment\n"])
+def test_fp_bp_on_an_empty_graph_say_why(tmp_path: Path, data: bytes) -> None:
+    g = tmp_path / "empty.pbtxt"
+    g.write_bytes(data)
+    for cmd, why in (("fp", "no compute op found"), ("bp", "no node in a gradients scope")):
+        r = CliRunner().invoke(app, [cmd, str(g)])
+        assert r.exit_code == 1
+        assert r.stderr.startswith("%s: no %s: %s" % (g, cmd, why))
+
+
+def test_two_concurrent_runs_share_the_index_cache(tmp_path: Path) -> None:
+    # One-line layout: bp takes the index path, and both runs race to write the same cache file.
+    g = tmp_path / "oneline.pbtxt"
+    g.write_text("".join('node { name: "gradients/n%d" op: "Mul" input: "x" }\n' % i for i in range(30000)))
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PBTXT_SCAN_CACHE_DIR=str(tmp_path / "cache"))
+    runs = [subprocess.Popen([sys.executable, "-m", "pbtxt_scan", "bp", str(g)], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, env=env) for _ in range(2)]
+    for p in runs:
+        out, err = p.communicate(timeout=300)
+        assert (p.returncode, out.strip(), err) == (0, b"gradients/n29999", b"")
+    assert not [p for p in (tmp_path / "cache").iterdir() if p.name.startswith(".tmp-")]  # no leftovers
+    again = subprocess.run([sys.executable, "-m", "pbtxt_scan", "bp", str(g)], capture_output=True, env=env)
+    assert again.stdout.strip() == b"gradients/n29999"
