@@ -167,18 +167,25 @@ def _refuse_binary(f: Any, name: str) -> None:
         raise PbtxtError(why, path=name)
 
 
+# Enough to name a node and its op: what listings need. A NoOp such as `init` can carry 100,000+
+# control inputs; leaving `input` out keeps those commands' memory flat.
+NAME_AND_OP = frozenset({"name", "op", "type", "op_type"})
+
+
 def iter_nodes(
     path: PathLike,
     dialect: Union[None, str, Dialect] = None,
     chunk_size: int = DEFAULT_CHUNK,
     on_progress: Optional[Callable[[int], None]] = None,
+    heads: Optional[FrozenSet[str]] = None,
 ) -> Iterator[Block]:
     """The operator blocks of a graph file: TF ``node``, GE ``graph.op`` or ONNX ``graph.node``.
 
-    ``dialect`` is detected from the file's first fields unless given (see :data:`DIALECTS`).
+    ``dialect`` is detected from the file's first fields unless given (see :data:`DIALECTS`);
+    ``heads`` narrows the head fields read (default: the dialect's, inputs included).
     """
     d = resolve_dialect(path, dialect)
-    return iter_blocks(path, d.path, d.heads, chunk_size, on_progress)
+    return iter_blocks(path, d.path, d.heads if heads is None else heads, chunk_size, on_progress)
 
 
 def read_block_bytes(path: PathLike, block: Block) -> bytes:
@@ -253,7 +260,7 @@ def stats(
     ops: Dict[str, int] = collections.Counter()
     n = 0
     end_state: Dict[str, int] = {}
-    for b in _scan_file(path, d.path, d.heads, chunk_size, on_progress, end_state):
+    for b in _scan_file(path, d.path, NAME_AND_OP, chunk_size, on_progress, end_state):
         n += 1
         ops[b.op or "?"] += 1
     return Stats(display_name(path), d.name, end_state["bytes"], end_state["lines"], n, dict(ops), time.perf_counter() - t0)

@@ -608,7 +608,7 @@ class _Walker:
                         raise _HandOver(start_abs, line)
                     n += buf.count(b"\n", last, m.start()) + 1
                     last = m.start() + 1
-                    hs.append(Head(m.group(1).decode("ascii"), _value(raw), n))
+                    hs.append(Head(self._name_of[m.group(1)], _value(raw), n))  # (one str per name)
             out = Block(self.path, start_abs + 2 * d, self.base + end - 1, line, 2 * d + 1, tuple(hs), tuple(s.label for s in stack))
         self.line = line + buf.count(b"\n", start, end)
         self.pos = end

@@ -182,12 +182,12 @@ def nodes(
 
     Example: pbtxt-scan nodes --jsonl graph.pbtxt | grep MatMul
     """
-    from ._api import iter_nodes
+    from ._api import NAME_AND_OP, iter_nodes
 
     found = False
     try:
         with _bar(file) as on_progress:
-            for b in iter_nodes(file, _fmt(fmt), on_progress=on_progress):
+            for b in iter_nodes(file, _fmt(fmt), on_progress=on_progress, heads=None if jsonl else NAME_AND_OP):
                 found = True
                 if jsonl:
                     _out(json.dumps(b.to_json(), ensure_ascii=False))
@@ -221,9 +221,9 @@ def show(
 
 
 def _show(file: str, shown: str, name: str, as_json: bool, fmt: str) -> None:
-    from ._api import iter_nodes, parse_block, read_block_bytes
+    from ._api import NAME_AND_OP, iter_nodes, parse_block, read_block_bytes
 
-    hit = next((b for b in iter_nodes(file, _fmt(fmt)) if b.name == name), None)
+    hit = next((b for b in iter_nodes(file, _fmt(fmt), heads=NAME_AND_OP) if b.name == name), None)
     if hit is None:
         typer.echo("%s: no node named %r" % (shown, name), err=True)
         raise typer.Exit(EXIT_NOT_FOUND)
