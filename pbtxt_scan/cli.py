@@ -36,7 +36,8 @@ app = typer.Typer(
         "  pbtxt-scan nodes graph.pbtxt | head\n\n"
         "  pbtxt-scan show graph.pbtxt dense/MatMul\n\n"
         "  pbtxt-scan stats --top 5 graph.pbtxt\n\n"
-        "  pbtxt-scan check graph.pbtxt ge_proto_00000042_graph_1_Build.txt"
+        "  pbtxt-scan check graph.pbtxt ge_proto_00000042_graph_1_Build.txt\n\n"
+        "  pbtxt-scan points graph.pbtxt --ge ge_dump_dir/ --format env"
     ),
     epilog=_EPILOG,
     no_args_is_help=True,
@@ -138,145 +139,6 @@ FileArg = typer.Argument(..., help="A graph.pbtxt or GE dump: a path, '-' for st
 
 
 # --- commands ------------------------------------------------------------------------------
-
-
-@app.command(epilog=_EPILOG)
-def check(
-    files: List[str] = typer.Argument(..., help="Files to validate ('-' for stdin, .gz accepted).", show_default=False),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing on success."),
-) -> None:
-    """Validate whole files against the protobuf text format grammar.
-
-    Prints 'FILE: ok (N lines)' per valid file; for the first error in a file, prints
-    'FILE:LINE:COL: message' on stderr. Exit 2 if any file is invalid or unreadable.
-
-    Example: pbtxt-scan check graph.pbtxt
-    """
-    from ._api import check as _check
-
-    bad = False
-    for path in files:
-        try:
-            with _bar(path) as on_progress:
-                st = _check(path, on_progress=on_progress)
-        except PbtxtError as e:
-            typer.echo(str(e), err=True)
-            bad = True
-            continue
-        if not quiet:
-            _out("%s: ok (%d lines, %d nodes)" % (st.path, st.lines, st.nodes))
-    if bad:
-        raise typer.Exit(EXIT_BAD_INPUT)
-
-
-@app.command(epilog=_EPILOG)
-def nodes(
-    file: str = FileArg,
-    jsonl: bool = typer.Option(False, "--jsonl", help="One JSON object per node: name, op, line, name_line, offset, inputs."),
-    fmt: str = typer.Option("auto", "--format", help="What the file is: %s." % FORMATS),
-) -> None:
-    """List every node: its line, name and op, in file order.
-
-    Works on TF GraphDef node blocks, GE ge_proto op blocks and ge_onnx node blocks
-    (detected from the first fields). Pipes cleanly: pbtxt-scan nodes graph.pbtxt | head
-
-    Example: pbtxt-scan nodes --jsonl graph.pbtxt | grep MatMul
-    """
-    from ._api import NAME_AND_OP, iter_nodes
-
-    found = False
-    try:
-        with _bar(file) as on_progress:
-            for b in iter_nodes(file, _fmt(fmt), on_progress=on_progress, heads=None if jsonl else NAME_AND_OP):
-                found = True
-                if jsonl:
-                    _out(json.dumps(b.to_json(), ensure_ascii=False))
-                else:
-                    _out("%d\t%s\t%s" % (b.line, b.name, b.op))
-    except PbtxtError as e:
-        raise _fail(e)
-    if not found:
-        typer.echo("%s: no nodes found" % file, err=True)
-        raise typer.Exit(EXIT_NOT_FOUND)
-
-
-@app.command(epilog=_EPILOG)
-def show(
-    file: str = FileArg,
-    name: str = typer.Argument(..., help="The node's exact name (as in its name: field).", show_default=False),
-    as_json: bool = typer.Option(False, "--json", help="Print the parsed block as JSON (every field a list, with lines)."),
-    fmt: str = typer.Option("auto", "--format", help="What the file is: %s." % FORMATS),
-) -> None:
-    """Print a node's own text with its line numbers (or, with --json, the parsed block).
-
-    Example: pbtxt-scan show graph.pbtxt dense/MatMul
-    """
-    from ._source import spooled
-
-    try:
-        with spooled(file) as path:
-            _show(path, file, name, as_json, fmt)
-    except PbtxtError as e:
-        raise _fail(e)
-
-
-def _show(file: str, shown: str, name: str, as_json: bool, fmt: str) -> None:
-    from ._api import NAME_AND_OP, iter_nodes, parse_block, read_block_bytes
-
-    hit = next((b for b in iter_nodes(file, _fmt(fmt), heads=NAME_AND_OP) if b.name == name), None)
-    if hit is None:
-        typer.echo("%s: no node named %r" % (shown, name), err=True)
-        raise typer.Exit(EXIT_NOT_FOUND)
-    if as_json:
-        msg = parse_block(file, hit)
-        out = {"name": hit.name, "op": hit.op, "line": hit.line, "offset": hit.start}
-        try:
-            out["block"] = msg[0].value.to_data(lines=True)
-            text = json.dumps(out, ensure_ascii=False, indent=2)
-        except RecursionError:
-            raise PbtxtError("nested too deeply to print as JSON (use show without --json)", hit.line, hit.column, shown) from None
-        _out(text)
-        return
-    text = read_block_bytes(file, hit).decode("utf-8", "replace")
-    width = len(str(hit.line + text.count("\n")))
-    for i, line in enumerate(text.split("\n")):
-        prefix = " " * (hit.column - 1) if i == 0 else ""
-        _out("%*d  %s%s" % (width, hit.line + i, prefix, line))
-
-
-@app.command(epilog=_EPILOG)
-def stats(
-    file: str = FileArg,
-    top: int = typer.Option(15, "--top", "-n", help="How many op types to list (0 for all)."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
-    fmt: str = typer.Option("auto", "--format", help="What the file is: %s." % FORMATS),
-) -> None:
-    """Bytes, lines, node count and the most common op types (validates the file on the way).
-
-    Example: pbtxt-scan stats --top 5 graph.pbtxt
-    """
-    from ._api import stats as _stats
-
-    try:
-        with _bar(file) as on_progress:
-            st = _stats(file, _fmt(fmt), on_progress=on_progress)
-    except PbtxtError as e:
-        raise _fail(e)
-    if as_json:
-        _out(json.dumps(st.to_json(top or None), ensure_ascii=False))
-        return
-    _out("file     %s" % st.path)
-    _out("format   %s" % st.format)
-    _out("bytes    %d" % st.bytes)
-    _out("lines    %d" % st.lines)
-    _out("nodes    %d" % st.nodes)
-    _out("seconds  %.3f" % st.seconds)
-    ops = sorted(st.ops.items(), key=lambda kv: (-kv[1], kv[0]))
-    if top:
-        ops = ops[:top]
-    width = max((len(k) for k, _ in ops), default=0)
-    for k, v in ops:
-        _out("  %-*s %d" % (width, k, v))
 
 
 RuleOpt = typer.Option(
@@ -488,6 +350,145 @@ def points(
                 _out("%s_point  %s  (%s, %s, rule %s)" % (kind, name, ans.point.op, where, ans.rule))
     if fa.point is None or ba.point is None:
         raise typer.Exit(EXIT_NOT_FOUND)
+
+
+@app.command(epilog=_EPILOG)
+def check(
+    files: List[str] = typer.Argument(..., help="Files to validate ('-' for stdin, .gz accepted).", show_default=False),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing on success."),
+) -> None:
+    """Validate whole files against the protobuf text format grammar.
+
+    Prints 'FILE: ok (N lines)' per valid file; for the first error in a file, prints
+    'FILE:LINE:COL: message' on stderr. Exit 2 if any file is invalid or unreadable.
+
+    Example: pbtxt-scan check graph.pbtxt
+    """
+    from ._api import check as _check
+
+    bad = False
+    for path in files:
+        try:
+            with _bar(path) as on_progress:
+                st = _check(path, on_progress=on_progress)
+        except PbtxtError as e:
+            typer.echo(str(e), err=True)
+            bad = True
+            continue
+        if not quiet:
+            _out("%s: ok (%d lines, %d nodes)" % (st.path, st.lines, st.nodes))
+    if bad:
+        raise typer.Exit(EXIT_BAD_INPUT)
+
+
+@app.command(epilog=_EPILOG)
+def nodes(
+    file: str = FileArg,
+    jsonl: bool = typer.Option(False, "--jsonl", help="One JSON object per node: name, op, line, name_line, offset, inputs."),
+    fmt: str = typer.Option("auto", "--format", help="What the file is: %s." % FORMATS),
+) -> None:
+    """List every node: its line, name and op, in file order.
+
+    Works on TF GraphDef node blocks, GE ge_proto op blocks and ge_onnx node blocks
+    (detected from the first fields). Pipes cleanly: pbtxt-scan nodes graph.pbtxt | head
+
+    Example: pbtxt-scan nodes --jsonl graph.pbtxt | grep MatMul
+    """
+    from ._api import NAME_AND_OP, iter_nodes
+
+    found = False
+    try:
+        with _bar(file) as on_progress:
+            for b in iter_nodes(file, _fmt(fmt), on_progress=on_progress, heads=None if jsonl else NAME_AND_OP):
+                found = True
+                if jsonl:
+                    _out(json.dumps(b.to_json(), ensure_ascii=False))
+                else:
+                    _out("%d\t%s\t%s" % (b.line, b.name, b.op))
+    except PbtxtError as e:
+        raise _fail(e)
+    if not found:
+        typer.echo("%s: no nodes found" % file, err=True)
+        raise typer.Exit(EXIT_NOT_FOUND)
+
+
+@app.command(epilog=_EPILOG)
+def show(
+    file: str = FileArg,
+    name: str = typer.Argument(..., help="The node's exact name (as in its name: field).", show_default=False),
+    as_json: bool = typer.Option(False, "--json", help="Print the parsed block as JSON (every field a list, with lines)."),
+    fmt: str = typer.Option("auto", "--format", help="What the file is: %s." % FORMATS),
+) -> None:
+    """Print a node's own text with its line numbers (or, with --json, the parsed block).
+
+    Example: pbtxt-scan show graph.pbtxt dense/MatMul
+    """
+    from ._source import spooled
+
+    try:
+        with spooled(file) as path:
+            _show(path, file, name, as_json, fmt)
+    except PbtxtError as e:
+        raise _fail(e)
+
+
+def _show(file: str, shown: str, name: str, as_json: bool, fmt: str) -> None:
+    from ._api import NAME_AND_OP, iter_nodes, parse_block, read_block_bytes
+
+    hit = next((b for b in iter_nodes(file, _fmt(fmt), heads=NAME_AND_OP) if b.name == name), None)
+    if hit is None:
+        typer.echo("%s: no node named %r" % (shown, name), err=True)
+        raise typer.Exit(EXIT_NOT_FOUND)
+    if as_json:
+        msg = parse_block(file, hit)
+        out = {"name": hit.name, "op": hit.op, "line": hit.line, "offset": hit.start}
+        try:
+            out["block"] = msg[0].value.to_data(lines=True)
+            text = json.dumps(out, ensure_ascii=False, indent=2)
+        except RecursionError:
+            raise PbtxtError("nested too deeply to print as JSON (use show without --json)", hit.line, hit.column, shown) from None
+        _out(text)
+        return
+    text = read_block_bytes(file, hit).decode("utf-8", "replace")
+    width = len(str(hit.line + text.count("\n")))
+    for i, line in enumerate(text.split("\n")):
+        prefix = " " * (hit.column - 1) if i == 0 else ""
+        _out("%*d  %s%s" % (width, hit.line + i, prefix, line))
+
+
+@app.command(epilog=_EPILOG)
+def stats(
+    file: str = FileArg,
+    top: int = typer.Option(15, "--top", "-n", help="How many op types to list (0 for all)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    fmt: str = typer.Option("auto", "--format", help="What the file is: %s." % FORMATS),
+) -> None:
+    """Bytes, lines, node count and the most common op types (validates the file on the way).
+
+    Example: pbtxt-scan stats --top 5 graph.pbtxt
+    """
+    from ._api import stats as _stats
+
+    try:
+        with _bar(file) as on_progress:
+            st = _stats(file, _fmt(fmt), on_progress=on_progress)
+    except PbtxtError as e:
+        raise _fail(e)
+    if as_json:
+        _out(json.dumps(st.to_json(top or None), ensure_ascii=False))
+        return
+    _out("file     %s" % st.path)
+    _out("format   %s" % st.format)
+    _out("bytes    %d" % st.bytes)
+    _out("lines    %d" % st.lines)
+    _out("nodes    %d" % st.nodes)
+    _out("seconds  %.3f" % st.seconds)
+    ops = sorted(st.ops.items(), key=lambda kv: (-kv[1], kv[0]))
+    if top:
+        ops = ops[:top]
+    width = max((len(k) for k, _ in ops), default=0)
+    for k, v in ops:
+        _out("  %-*s %d" % (width, k, v))
 
 
 def _fmt(fmt: str) -> Optional[str]:
