@@ -283,3 +283,19 @@ def _skip(g: BinaryIO, n: int) -> None:
         if not got:
             return
         n -= got
+
+
+def block_again(f: BinaryIO, b: Block, field: str, heads: FrozenSet[str]) -> Optional[Block]:
+    """Scan one block found before again, for more of its heads (``None`` if it is not there)."""
+    src: BinaryIO = _Slice(f, b.start, b.end)  # type: ignore[assignment]
+    at = b.start
+    f.seek(b.start)
+    if f.read(1) in (b"{", b"<"):  # an item of a [...] list: give it a field name to scan alone
+        prefix = field.encode() + b" "
+        src = _Prefixed(prefix, src)  # type: ignore[assignment]
+        at -= len(prefix)
+    try:
+        got = list(scan(src, (field,), heads, start_offset=at, start_line=b.line))
+    except PbtxtError:
+        return None
+    return got[0] if len(got) == 1 else None

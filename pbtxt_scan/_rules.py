@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import collections
 import re
-from typing import Any, Deque, Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Deque, Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 from ._catalog import DATA_SOURCES, METADATA, PLACEHOLDERS, Catalog
 from ._model import Block
@@ -295,8 +295,15 @@ class _Backward:
     already handed out are forgotten after ``recent`` more, keeping memory flat on long tails.
     """
 
-    def __init__(self, it: Iterator[Block], window: int = 20000, recent: int = 4096) -> None:
+    def __init__(
+        self,
+        it: Iterator[Block],
+        window: int = 20000,
+        recent: int = 4096,
+        inputs_of: Optional[Callable[[Block], List[str]]] = None,
+    ) -> None:
         self._it = it
+        self.inputs = inputs_of or (lambda b: b.inputs)
         self._ahead: Deque[Block] = collections.deque()  # read but not yet handed out
         self._recent: Deque[Block] = collections.deque()
         self.seen: Dict[str, Block] = {}
@@ -348,7 +355,7 @@ def _shape_only(name: str, back: _Backward, memo: Dict[str, bool], depth: int = 
     if op in ("Const", "HostConst", "Constant") or op in METADATA:
         res = True
     else:
-        prods = [p for p in map(_producer, b.inputs) if p is not None]
+        prods = [p for p in map(_producer, back.inputs(b)) if p is not None]
         memo[name] = False  # cycles (while loops) are data
         # Producers come earlier in the file, so later in a backward read: look for the near ones
         # first, so that one data input settles it before a long read-ahead for a far one.
@@ -363,9 +370,11 @@ def _shape_only(name: str, back: _Backward, memo: Dict[str, bool], depth: int = 
     return res
 
 
-def _bp_scan(blocks: Iterator[Block], opts: Options, rule: str) -> Tuple[Optional[Block], List[Step], bool]:
+def _bp_scan(
+    blocks: Iterator[Block], opts: Options, rule: str, inputs_of: Optional[Callable[[Block], List[str]]] = None
+) -> Tuple[Optional[Block], List[Step], bool]:
     cat = opts.catalog
-    back = _Backward(blocks)
+    back = _Backward(blocks, inputs_of=inputs_of)
     memo: Dict[str, bool] = {}
     trail = Trail()
     any_grad = False
@@ -393,7 +402,11 @@ def find_bp(path: PathLike, opts: Options = Options()) -> Answer:
     file = display_name(path)
     rule = "doc" if opts.rule == "doc" else "dataflow"
     block_path, heads = _layout(path)
-    b, trail, any_grad = _bp_scan(reverse_blocks(str(path), block_path, heads), opts, rule)
+    # Backward, read names and ops only: most of a long tail is never a candidate, and a NoOp
+    # like `init` has 100,000+ inputs. The few blocks whose inputs matter are read again.
+    light = heads if _is_gzip(path) else frozenset(h for h in heads if h in ("name", "op", "type", "op_type"))
+    with _InputReader(path, block_path[-1], heads) as inputs_of:
+        b, trail, any_grad = _bp_scan(reverse_blocks(str(path), block_path, light), opts, rule, inputs_of)
     if b is not None:
         return Answer("bp", _point("bp", b, rule, file, None), rule, "last op in a gradients scope that computes", trail)
     fn = training_function(path)
@@ -409,6 +422,42 @@ def find_bp(path: PathLike, opts: Options = Options()) -> Answer:
         else "no node in a gradients scope: this looks like an inference graph"
     )
     return Answer("bp", None, rule, why, trail)
+
+
+def _is_gzip(path: PathLike) -> bool:
+    """(Offsets in a gzip file are in the unpacked stream: no seeking back to a block there.)"""
+    try:
+        with open(path, "rb") as f:
+            return f.read(2) == b"\x1f\x8b"
+    except OSError:
+        return False
+
+
+class _InputReader:
+    """The inputs of a block read without them: its bytes scanned again, on demand."""
+
+    def __init__(self, path: PathLike, field: str, heads: FrozenSet[str]) -> None:
+        self._path = path
+        self._field = field
+        self._heads = heads
+        self._f: Any = None
+
+    def __enter__(self) -> Callable[[Block], List[str]]:
+        return self.inputs
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._f is not None:
+            self._f.close()
+
+    def inputs(self, b: Block) -> List[str]:
+        if "input" in (h.name for h in b.heads):
+            return b.inputs
+        from ._reverse import block_again
+
+        if self._f is None:
+            self._f = open(self._path, "rb")  # bp read this file backward: it is a seekable file
+        again = block_again(self._f, b, self._field, self._heads)
+        return again.inputs if again is not None else []
 
 
 # --- TF2 functions --------------------------------------------------------------------------

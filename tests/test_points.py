@@ -169,3 +169,15 @@ def test_read_only_cache_folder_still_works(tmp_path, monkeypatch):
     alt = tmp_path / "g.pbtxt"
     _reprint(GRAPHS / "mlp_sgd.pbtxt", alt, True)
     assert find_bp(alt).point.name == "gradients/dense/MatMul_grad/MatMul_1"
+
+
+@pytest.mark.parametrize("stem", ["resource_vars", "rnn_while", "gan_two_optimizers"])
+def test_bp_from_gzip_matches_the_plain_file(tmp_path, stem):
+    # gzip offsets are in the unpacked stream: bp must not seek into the packed file for inputs
+    import gzip
+
+    exp = json.loads((GRAPHS / (stem + ".expected.json")).read_text())
+    gz = tmp_path / (stem + ".pbtxt.gz")
+    gz.write_bytes(gzip.compress((GRAPHS / (stem + ".pbtxt")).read_bytes()))
+    bp = find_bp(gz).point
+    assert (bp.name, bp.line) == (exp["bp"], exp["bp_line"])
