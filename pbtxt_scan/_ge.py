@@ -673,11 +673,16 @@ def _label(op: GeOp) -> str:
     return "%s (%s, id %d, stream %d, line %d)" % (op.name, op.type, op.id, op.stream, op.line)
 
 
+def _note(trail: List[Dict[str, Any]], step: str, op: Optional[GeOp], verdict: str, why: str, name: Optional[str]) -> None:
+    """One line of ge-auto's --explain trail."""
+    trail.append({"step": step, "name": op.name if op else name, "id": op.id if op else None,
+                  "stream": op.stream if op else None, "line": op.line if op else None,
+                  "verdict": verdict, "why": why})
+
+
 def _auto_fp(b: GeBuild, order: List[GeOp], trail: List[Dict[str, Any]]) -> Tuple[Optional[GeOp], Optional[GeOp], str]:
     def note(op: Optional[GeOp], verdict: str, why: str, name: Optional[str] = None) -> None:
-        trail.append({"step": "fp", "name": op.name if op else name, "id": op.id if op else None,
-                      "stream": op.stream if op else None, "line": op.line if op else None,
-                      "verdict": verdict, "why": why})
+        _note(trail, "fp", op, verdict, why, name)
 
     src = None
     for op in order:
@@ -739,9 +744,7 @@ def _is_global_step(b: GeBuild, op: GeOp, depth: int = 0) -> bool:
 
 def _auto_bp(b: GeBuild, order: List[GeOp], trail: List[Dict[str, Any]]) -> Tuple[Optional[GeOp], Optional[GeOp], str]:
     def note(op: Optional[GeOp], verdict: str, why: str, name: Optional[str] = None) -> None:
-        trail.append({"step": "bp", "name": op.name if op else name, "id": op.id if op else None,
-                      "stream": op.stream if op else None, "line": op.line if op else None,
-                      "verdict": verdict, "why": why})
+        _note(trail, "bp", op, verdict, why, name)
 
     tgt = None
     for op in order:
