@@ -397,16 +397,24 @@ def nodes(
     from ._api import NAME_AND_OP, iter_nodes
 
     found = False
+    rows: List[str] = []  # written in batches: one write per row costs a second per GB
     try:
         with _bar(file) as on_progress:
             for b in iter_nodes(file, _fmt(fmt), on_progress=on_progress, heads=None if jsonl else NAME_AND_OP):
                 found = True
                 if jsonl:
-                    _out(json.dumps(b.to_json(), ensure_ascii=False))
+                    rows.append(json.dumps(b.to_json(), ensure_ascii=False))
                 else:
-                    _out("%d\t%s\t%s" % (b.line, b.name, b.op))
+                    rows.append("%d\t%s\t%s" % (b.line, b.name, b.op))
+                if len(rows) >= 512:
+                    _out("\n".join(rows))
+                    rows.clear()
     except PbtxtError as e:
+        if rows:  # the nodes before the error, then the error
+            _out("\n".join(rows))
         raise _fail(e)
+    if rows:
+        _out("\n".join(rows))
     if not found:
         typer.echo("%s: no nodes found" % file, err=True)
         raise typer.Exit(EXIT_NOT_FOUND)
