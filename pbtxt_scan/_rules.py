@@ -26,7 +26,7 @@ import re
 from typing import Any, Callable, Deque, Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 from ._catalog import DATA_SOURCES, METADATA, PLACEHOLDERS, Catalog
-from ._model import Block
+from ._model import Block, Message
 from ._source import PathLike, display_name
 
 DOC_NAME_FILTERS = ("step", "Dataset", "seed", "kernel")
@@ -129,10 +129,16 @@ def _producer(inp: str) -> Optional[str]:
 # --- fp -------------------------------------------------------------------------------------
 
 
-def _fp_scan(blocks: Iterable[Block], opts: Options, sources: FrozenSet[str] = frozenset()) -> Tuple[Dict[str, Any], List[Step]]:
+def _fp_scan(
+    blocks: Iterable[Block],
+    opts: Options,
+    sources: FrozenSet[str] = frozenset(),
+    holds_data: Callable[[Block], bool] = lambda b: True,
+) -> Tuple[Dict[str, Any], List[Step]]:
     """One forward pass computing every rule's fp candidate, stopping once dataflow has its answer.
 
     ``sources``: names that count as data sources up front (a function's arguments).
+    ``holds_data``: whether a placeholder feeds a batch rather than a scalar hyper-parameter.
     Queue pipelines (Estimator input queues) chain queues: a dequeue whose data is enqueued into
     another queue is not the training input, so with queue sources the pass reads on and picks the
     first compute op fed by a dequeue whose data reaches no enqueue.
@@ -159,7 +165,11 @@ def _fp_scan(blocks: Iterable[Block], opts: Options, sources: FrozenSet[str] = f
             trail.append(Step(b.line, name, op, "pass", "data source"))
             continue
         if op in PLACEHOLDERS:
-            ph.add(name)
+            if holds_data(b):
+                ph.add(name)
+            else:
+                trail.append(Step(b.line, name, op, "skip", "a scalar placeholder (a hyper-parameter, not data)"))
+                continue
         # doc rule candidate (first only)
         doc_why = None
         if c is not None:
@@ -233,7 +243,7 @@ def find_fp(path: PathLike, opts: Options = Options()) -> Answer:
 
     file = display_name(path)
     block_path, heads = _layout(path)
-    found, trail = _fp_scan(iter_blocks(path, block_path, heads), opts)
+    found, trail = _fp_scan(iter_blocks(path, block_path, heads), opts, holds_data=lambda b: _holds_data(path, b))
     ans = _fp_pick(found, trail, opts, file, None)
     if ans.point is None or (ans.rule != "doc" and found["dataflow"] is None and found["placeholder"] is None):
         # No compute op at the top level: a TF2 graph runs its step inside a library function.
@@ -250,6 +260,25 @@ def find_fp(path: PathLike, opts: Options = Options()) -> Answer:
                 )
                 return Answer("fp", sub.point, sub.rule, reason, trail + t2)
     return ans
+
+
+def _holds_data(path: PathLike, b: Block) -> bool:
+    """A placeholder whose ``shape`` attr has a dimension (a batch) or an unknown rank holds data; a
+    scalar one (``learning_rate``, ``keep_prob``, ``is_training``) is a hyper-parameter."""
+    from ._api import parse_block
+    from ._errors import PbtxtError
+
+    try:
+        node = parse_block(path, b, max_bytes=1 << 20)[0].value
+    except PbtxtError:
+        return True  # cannot tell: keep it
+    for attr in node.all("attr"):
+        if attr.get("key") == "shape":
+            shape = (attr.get("value") or Message()).get("shape")
+            if shape is None:
+                return True
+            return bool(shape.all("dim")) or shape.get("unknown_rank") in ("true", "True", "t", 1)
+    return True
 
 
 def _fp_pick(found: Dict[str, Any], trail: List[Step], opts: Options, file: str, fn: Optional[str]) -> Answer:

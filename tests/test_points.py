@@ -181,3 +181,22 @@ def test_bp_from_gzip_matches_the_plain_file(tmp_path, stem):
     gz.write_bytes(gzip.compress((GRAPHS / (stem + ".pbtxt")).read_bytes()))
     bp = find_bp(gz).point
     assert (bp.name, bp.line) == (exp["bp"], exp["bp_line"])
+
+
+def test_scalar_placeholders_are_hyper_parameters_not_data(tmp_path):
+    # A learning-rate schedule computed from a scalar placeholder comes first in the file; the
+    # batch placeholder (a dimension of -1) is the data.
+    g = tmp_path / "feed.pbtxt"
+    g.write_text(
+        'node {\n  name: "lr"\n  op: "Placeholder"\n  attr {\n    key: "shape"\n    value {\n      shape {\n'
+        "      }\n    }\n  }\n}\n"
+        'node {\n  name: "lr_decayed"\n  op: "Mul"\n  input: "lr"\n  input: "lr"\n}\n'
+        'node {\n  name: "images"\n  op: "Placeholder"\n  attr {\n    key: "shape"\n    value {\n      shape {\n'
+        "        dim {\n          size: -1\n        }\n        dim {\n          size: 784\n        }\n      }\n    }\n  }\n}\n"
+        'node {\n  name: "w"\n  op: "Const"\n}\n'
+        'node {\n  name: "fc/MatMul"\n  op: "MatMul"\n  input: "images"\n  input: "w"\n}\n'
+    )
+    ans = find_fp(g)
+    opener = g.read_text().splitlines().index('  name: "fc/MatMul"')  # 0-based index of the name = opener's line
+    assert (ans.point.name, ans.point.line) == ("fc/MatMul", opener)
+    assert any(s.name == "lr" and "scalar placeholder" in s.why for s in ans.trail)
