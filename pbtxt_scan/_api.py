@@ -190,6 +190,8 @@ def iter_nodes(
 
 def read_block_bytes(path: PathLike, block: Block) -> bytes:
     """The block's own bytes, read again from the file (seekable files) or rescanned (gzip)."""
+    if str(path) == "-":  # (the CLI copies stdin to a temporary file before it reads twice)
+        raise PbtxtError("cannot read stdin a second time: pass a file", path=display_name(path))
     f, _ = open_binary(path)
     try:
         if f.seekable():
