@@ -35,7 +35,8 @@ def resolve(
     Match kinds, in trust order: exact (same name); original_op_names (the op lists the TF name in
     _datadump_original_op_names, so GE accepts the TF name as is for fp_point/bp_point);
     origin_name (an output_desc _datadump_origin_name); suffix (GE added _<N>); fused (the GE name
-    contains the TF name: UB-fused, _Reduce/_Update splits, PartitionedCall_...).
+    holds the TF name as a whole member: UB-fused, _Reduce/_Update splits, PartitionedCall_...;
+    never a scope above or below it, such as gradients/<name>_grad/...).
 
     Output per name: the name, then '  KIND  GE_NAME  (line N)' lines; ', no task' marks an op that
     generates no task (it cannot be a profiling point). Exit 1 if any name matches nothing.
