@@ -234,10 +234,18 @@ def fp(
 ) -> None:
     """Print fp_point: the first compute operator of forward propagation.
 
-    Reads forward and stops at the answer. stdout is the name alone, so
-    FP=$(pbtxt-scan fp graph.pbtxt) works.
+    The first op, in file order, that computes on the training data: fed by IteratorGetNext,
+    a queue dequeue or GetNext (or a batch placeholder), directly or through Identity, Reshape
+    and the like. Skipped: variables and their initializers, the input pipeline, summaries,
+    save/restore. Reads forward and stops at the answer; stdout is the name alone, so
+    FP=$(pbtxt-scan fp graph.pbtxt) works. A TF2 graph whose step runs in a tf.function is
+    answered from that function (named in --json).
 
-    Example: pbtxt-scan fp --explain graph.pbtxt
+    Examples:
+
+      pbtxt-scan fp --explain graph.pbtxt
+
+      pbtxt-scan fp --skip-op Cast graph.pbtxt   (when the input's Cast should not count)
     """
     _one_point("fp", file, _options(rule, skip_op, keep_op, name_filter, config), as_json, explain)
 
