@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
 from typing import BinaryIO, Dict, FrozenSet, Iterator, List, Optional, Tuple
 
 from ._grammar import decode, terminal_patterns, unescape
@@ -44,6 +45,10 @@ from ._lexer import Lexer, _possessive, _string_body
 from ._model import Block, Head
 from ._scan import scan
 from ._source import BOM
+
+# The layout regexes are written with possessive repeats and atomic groups, new in Python 3.11.
+# Older Pythons use the general scanner alone: the same blocks and errors, at its speed.
+FAST = sys.version_info >= (3, 11)
 
 _BIG = 4 << 20  # a block longer than this is entered (walked line by line), not matched whole
 _LONG = 1 << 20  # a line longer than this is streamed (a string) or handed to the general scanner
@@ -169,7 +174,7 @@ def _last_name(buf: bytes, end: int) -> bytes:
         j = k
 
 
-_NEXT_CHAR = re.compile(rb" *+([^ ])")
+_NEXT_CHAR = re.compile(rb" *([^ ])")
 _IDENT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
@@ -244,10 +249,32 @@ def scan_canonical(
 
     ``start_offset``/``start_line``: where ``f``'s first byte sits in the file (a slice read
     backward by ``_reverse``), so positions come out as the file's own."""
+    if not FAST:
+        yield from _general(f, tuple(path), heads, chunk_size, name, end_state, start_offset, start_line)
+        return
     w = _Walker(f, tuple(path), heads, chunk_size, name, start_offset, start_line)
     yield from w.run()
     if end_state is not None:
         end_state.update(w.end_state)
+
+
+def _general(
+    f: BinaryIO,
+    path: Tuple[str, ...],
+    heads: FrozenSet[str],
+    chunk_size: int,
+    name: str,
+    end_state: Optional[Dict[str, int]],
+    start_offset: int,
+    start_line: int,
+) -> Iterator[Block]:
+    """The general scanner alone, with the same end state (Python < 3.11)."""
+    lx = Lexer(f, chunk_size, start_offset, start_line, path=name)
+    yield from scan(f, path, heads, lexer=lx)
+    if end_state is not None:
+        end = lx.base + len(lx.buf)
+        line, col = lx.linecol(end)
+        end_state.update({"bytes": end, "lines": line - 1 if col == 1 else line})
 
 
 class _Walker:

@@ -31,6 +31,11 @@ PUNCT = "{}<>[]:;,/.-"
 _WORD_BYTES = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_.+-"
 
 
+# Before Python 3.11 (no possessive repeats) the regex engine keeps a backtracking record for
+# every repetition of a string's escape loop, so a long string is matched in windows there.
+_WINDOW = None if sys.version_info >= (3, 11) else 1 << 16
+
+
 def _possessive(pattern: str) -> str:
     # The string patterns are unrolled loops with disjoint alternatives, so making their repeats
     # possessive (Python >= 3.11) changes no match; it removes backtracking bookkeeping that made a
@@ -45,7 +50,8 @@ def _master() -> "re.Pattern[bytes]":
     t = terminal_patterns()
     parts = [
         "(?P<COMMENT>%s)" % t["COMMENT"],
-        "(?P<STRING>%s)" % _possessive(t["STRING"]),
+        # (Before 3.11 a string is matched by _long_string, in windows: see _WINDOW.)
+        "(?P<STRING>%s)" % _possessive(t["STRING"]) if _WINDOW is None else "(?P<QUOTE>[\"'])",
         # NUMBER before the punctuation: ".5" is a number, not "." then 5.
         "(?P<NUMBER>%s)" % t["NUMBER"],
         "(?P<IDENT>%s)" % t["IDENT"],
@@ -126,6 +132,7 @@ class Lexer:
         self.base = start_offset  # absolute offset of buf[0]
         self._eof = False
         self._keep = keep
+        self._string_start: Tuple[int, Tuple[int, int]] = (-1, (0, 0))
         self._long = max(long_token, keep + 16)
         self._first = start_offset == 0
         # line bookkeeping: everything before _nl_abs is counted
@@ -140,7 +147,10 @@ class Lexer:
     # --- positions ---------------------------------------------------------------------------
 
     def linecol(self, off: int) -> Tuple[int, int]:
-        """1-based line and column of absolute offset ``off`` (monotonic: never before the last ask)."""
+        """1-based line and column of absolute offset ``off`` (monotonic: never before the last ask,
+        except the start of the last string read by ``_long_string``, whose bytes may be gone)."""
+        if off < self.base and off == self._string_start[0]:
+            return self._string_start[1]
         b = self.base
         if off > self._nl_abs:
             seg_start = self._nl_abs - b
@@ -251,6 +261,7 @@ class Lexer:
             done = self._eof or limit < len(buf)
             safe = self._safe - base
             # 1. The fast loop: whole tokens of the buffer, in order.
+            again = False
             while True:
                 m = master.match(buf, pos, limit)
                 if m is None:
@@ -262,11 +273,19 @@ class Lexer:
                     if start > pos:  # keep the whitespace: the token may go on in the next chunk
                         pos = start
                     break
+                if kind == "QUOTE":  # Python < 3.11: the string is read in windows (it may refill)
+                    tok = self._long_string(start)
+                    yield tok
+                    pos = tok[2] - self.base
+                    again = True
+                    break
                 if kind == "P":
                     yield (chr(buf[start]), base + start, base + end, b"")
                 elif kind != "WS" and kind != "COMMENT":
                     yield (kind, base + start, base + end, buf[start:end])  # type: ignore[misc]
                 pos = end
+            if again:
+                continue
             # 2. The end of the buffer, of the input, or an error.
             if pos >= limit and done:
                 if self._bad_utf8 is not None and pos < len(buf):
@@ -326,17 +345,27 @@ class Lexer:
         body = _string_body(quote)
         start = self.base + pos
         start_lc = self.linecol(start)  # the start's bytes are dropped as the string streams by
-        head = bytearray(self.buf[pos : pos + 1 + self._keep])
+        self._string_start = (start, start_lc)  # (so linecol can still answer for this token)
+        head = bytearray()  # the literal's first keep + 1 bytes, gathered as the buffer moves on
+        seg = pos  # where the literal's bytes not yet in `head` start in the buffer
         i = pos + 1
         while True:
             limit = self._checked  # not past a character cut by the chunk edge: it is not judged yet
-            j = body.match(self.buf, i, limit).end()  # type: ignore[union-attr]
+            win = limit if _WINDOW is None else min(limit, i + _WINDOW)
+            j = body.match(self.buf, i, win).end()  # type: ignore[union-attr]
+            if win < limit and j >= win - 12:
+                i = j  # the window's end, maybe inside an escape: go on from where the match stopped
+                continue
             if j < limit and self.buf[j] == quote:
-                return ("STRING", start, self.base + j + 1, bytes(head[: self._keep]) + bytes([quote]))
+                head += self.buf[seg : j + 1][: max(0, self._keep + 1 - len(head))]
+                whole = self.base + j + 1 - start == len(head)
+                text = bytes(head) if whole else bytes(head[: self._keep]) + bytes([quote])
+                return ("STRING", start, self.base + j + 1, text)
             # An escape may be cut by the chunk edge: re-match from j once more data is in.
             if j >= limit - 12 and not self._eof and self._bad_utf8 is None:
+                head += self.buf[seg:j][: max(0, self._keep + 1 - len(head))]
                 self._drop(j)
-                i = 0
+                i = seg = 0
                 self._refill()
                 continue
             if j >= len(self.buf) and self._eof:
@@ -346,9 +375,14 @@ class Lexer:
             c = self.buf[j]
             if c == 0x0A:
                 raise self.error("unterminated string (a string cannot span lines)", start, at=start_lc)
+            # Like Lark, point at the string's start; in a string too long to hold (the only kind
+            # read here on Python >= 3.11), at the bad byte.
+            short = self.base + j - start < self._long
+            where, at = (start, start_lc) if short else (self.base + j, None)
             if c == 0:
-                raise self.error("NUL character inside a string", self.base + j)
+                raise self.error("NUL character inside a string", where, at=at)
             raise self.error(
                 lexical_error_message(self.buf[j : j + 12].decode("utf-8", "replace").join("\"\""), 0),
-                self.base + j,
+                where,
+                at=at,
             )

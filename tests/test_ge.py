@@ -10,7 +10,7 @@ import shlex
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from cli_runner import CliRunner
 
 from pbtxt_scan import _ge, iter_nodes, parse_block
 from pbtxt_scan.cli import app

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import List, Optional
 
 import pytest
-from typer.testing import CliRunner
+from cli_runner import CliRunner
 
 from pbtxt_scan.cli import app
 

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from cli_runner import CliRunner
 
 from pbtxt_scan import parse_text
 from pbtxt_scan._model import Message

@@ -5,7 +5,7 @@ import json
 import shlex
 from pathlib import Path
 
-from typer.testing import CliRunner
+from cli_runner import CliRunner
 
 from pbtxt_scan.cli import app
 
