@@ -27,6 +27,7 @@ from typing import BinaryIO, FrozenSet, Iterator, Optional, Tuple
 from ._errors import PbtxtError
 from ._model import Block
 from ._scan import scan
+from ._source import is_gzip
 
 _OPENER = re.compile(rb"\n([A-Za-z_][A-Za-z0-9_]*) [{<]\n")
 _CHUNK = 1 << 20
@@ -130,7 +131,7 @@ def reverse_blocks(path: str, block_path: Tuple[str, ...], heads: FrozenSet[str]
         open_binary(path)  # raises the right PbtxtError
         raise
     with f:
-        if f.read(2) == b"\x1f\x8b":  # gzip cannot seek backward cheaply: index path on a stream
+        if is_gzip(path):  # gzip cannot seek backward cheaply: index path on a stream
             yield from _indexed(path, block_path, heads)
             return
         size = os.fstat(f.fileno()).st_size
@@ -174,12 +175,13 @@ def _canonical_reverse(
         if m is None:
             continue  # a block longer than a chunk: the region grows
         found_any = True
-        yield from _region(f, m, seg_end, newlines - lines_after, block_name, heads, path)
-        lines_after += _count_newlines(f, m, seg_end)
+        n = _count_newlines(f, m, seg_end)
+        lines_after += n
+        yield from _region(f, m, seg_end, newlines - lines_after + 1, block_name, heads, path)
         seg_end = m
     if seg_end > 0:
         # Text before the first opener (comments, or a layout we do not know): verify it too.
-        yield from _region(f, 0, seg_end, newlines - lines_after, block_name, heads, path)
+        yield from _region(f, 0, seg_end, 1, block_name, heads, path)
     if not found_any and size > 0:
         raise _NotCanonical()
 
@@ -193,13 +195,12 @@ def _first_opener(buf: bytes, base: int, lo: int, hi: int) -> Optional[int]:
 
 
 def _region(
-    f: BinaryIO, start: int, end: int, last_line: int, block_name: str, heads: FrozenSet[str], path: str
+    f: BinaryIO, start: int, end: int, first: int, block_name: str, heads: FrozenSet[str], path: str
 ) -> Iterator[Block]:  # (a reversed list)
-    """The blocks of [start, end), last first. ``last_line``: the file line holding byte ``end - 1``
-    (counted from the end, since reading backward never counts the lines before ``start``)."""
+    """The blocks of [start, end), last first. ``first``: the file line of byte ``start`` (counted
+    from the end, since reading backward never counts the lines before ``start``)."""
     from ._canonical import scan_canonical
 
-    first = last_line - _count_newlines(f, start, end) + 1  # the file line of byte `start`
     try:
         blocks = list(scan_canonical(_Slice(f, start, end), (block_name,), heads, _CHUNK, path, None, start, first))
     except PbtxtError:

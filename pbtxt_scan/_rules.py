@@ -27,7 +27,7 @@ from typing import Any, Callable, Deque, Dict, FrozenSet, Iterable, Iterator, Li
 
 from ._catalog import DATA_SOURCES, METADATA, PLACEHOLDERS, Catalog
 from ._model import Block, Message
-from ._source import PathLike, display_name
+from ._source import PathLike, display_name, is_gzip
 
 DOC_NAME_FILTERS = ("step", "Dataset", "seed", "kernel")
 _GRAD_SCOPE = re.compile(r"^(?:gradients(?:_\d+)?|gradient_tape)$")
@@ -433,7 +433,7 @@ def find_bp(path: PathLike, opts: Options = Options()) -> Answer:
     block_path, heads = _layout(path)
     # Backward, read names and ops only: most of a long tail is never a candidate, and a NoOp
     # like `init` has 100,000+ inputs. The few blocks whose inputs matter are read again.
-    light = heads if _is_gzip(path) else frozenset(h for h in heads if h in ("name", "op", "type", "op_type"))
+    light = heads if is_gzip(path) else frozenset(h for h in heads if h in ("name", "op", "type", "op_type"))
     with _InputReader(path, block_path[-1], heads) as inputs_of:
         b, trail, any_grad = _bp_scan(reverse_blocks(str(path), block_path, light), opts, rule, inputs_of)
     if b is not None:
@@ -451,15 +451,6 @@ def find_bp(path: PathLike, opts: Options = Options()) -> Answer:
         else "no node in a gradients scope: this looks like an inference graph"
     )
     return Answer("bp", None, rule, why, trail)
-
-
-def _is_gzip(path: PathLike) -> bool:
-    """(Offsets in a gzip file are in the unpacked stream: no seeking back to a block there.)"""
-    try:
-        with open(path, "rb") as f:
-            return f.read(2) == b"\x1f\x8b"
-    except OSError:
-        return False
 
 
 class _InputReader:

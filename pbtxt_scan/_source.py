@@ -119,15 +119,23 @@ class _GzipReader(io.RawIOBase):
 
 def file_size(path: PathLike) -> Optional[int]:
     """The size on disk, or ``None`` for stdin and gzip input (unknown until read)."""
-    if str(path) == "-":
+    if str(path) == "-" or is_gzip(path):
         return None
     try:
-        with open(path, "rb") as f:
-            if f.read(2) == b"\x1f\x8b":
-                return None
         return os.path.getsize(path)
     except OSError:
         return None
+
+
+def is_gzip(path: PathLike) -> bool:
+    """A gzip file (offsets in it are offsets of the unpacked stream: no seeking back into it)."""
+    if str(path) == "-":
+        return False
+    try:
+        with open(path, "rb") as f:
+            return f.read(2) == b"\x1f\x8b"
+    except OSError:
+        return False
 
 
 def iter_chunks(f: BinaryIO, size: int = DEFAULT_CHUNK) -> Iterator[bytes]:
