@@ -221,18 +221,30 @@ def _one_point(kind: str, file: str, opts: Any, as_json: bool, explain: bool) ->
     _out(json.dumps(_answer_json(ans), ensure_ascii=False) if as_json else ans.point.name)
 
 
-@app.command(epilog=_EPILOG)
-def fp(
-    file: str = FileArg,
-    as_json: bool = typer.Option(False, "--json", help="One object: name, op, line, name_line, offset, rule, file, function, reason."),
-    explain: bool = typer.Option(False, "--explain", help="Show on stderr each node considered, its line, and why it was skipped."),
-    rule: str = RuleOpt,
-    skip_op: List[str] = SkipOpt,
-    keep_op: List[str] = KeepOpt,
-    name_filter: Optional[List[str]] = FilterOpt,
-    config: Optional[Path] = ConfigOpt,
-) -> None:
-    """Print fp_point: the first compute operator of forward propagation.
+def _point_command(kind: str, doc: str) -> Callable[..., None]:
+    """fp and bp: the same options, a different search."""
+
+    def command(
+        file: str = FileArg,
+        as_json: bool = typer.Option(
+            False, "--json", help="One object: name, op, line, name_line, offset, rule, file, function, reason."
+        ),
+        explain: bool = typer.Option(
+            False, "--explain", help="Show on stderr each node considered, its line, and why it was skipped."
+        ),
+        rule: str = RuleOpt,
+        skip_op: List[str] = SkipOpt,
+        keep_op: List[str] = KeepOpt,
+        name_filter: Optional[List[str]] = FilterOpt,
+        config: Optional[Path] = ConfigOpt,
+    ) -> None:
+        _one_point(kind, file, _options(rule, skip_op, keep_op, name_filter, config), as_json, explain)
+
+    command.__doc__ = doc
+    return command
+
+
+_FP_DOC = """Print fp_point: the first compute operator of forward propagation.
 
     The first op, in file order, that computes on the training data: fed by IteratorGetNext,
     a queue dequeue or GetNext (or a batch placeholder), directly or through Identity, Reshape
@@ -247,21 +259,8 @@ def fp(
 
       pbtxt-scan fp --skip-op Cast graph.pbtxt   (when the input's Cast should not count)
     """
-    _one_point("fp", file, _options(rule, skip_op, keep_op, name_filter, config), as_json, explain)
 
-
-@app.command(epilog=_EPILOG)
-def bp(
-    file: str = FileArg,
-    as_json: bool = typer.Option(False, "--json", help="One object: name, op, line, name_line, offset, rule, file, function, reason."),
-    explain: bool = typer.Option(False, "--explain", help="Show on stderr each node considered, its line, and why it was skipped."),
-    rule: str = RuleOpt,
-    skip_op: List[str] = SkipOpt,
-    keep_op: List[str] = KeepOpt,
-    name_filter: Optional[List[str]] = FilterOpt,
-    config: Optional[Path] = ConfigOpt,
-) -> None:
-    """Print bp_point: the last operator of backward propagation.
+_BP_DOC = """Print bp_point: the last operator of backward propagation.
 
     Reads backward from the end of the file and stops at the answer: the last op in a
     gradients scope (gradients/, gradients_N/, gradient_tape/, at any depth) that computes.
@@ -269,7 +268,9 @@ def bp(
 
     Example: pbtxt-scan bp --json graph.pbtxt
     """
-    _one_point("bp", file, _options(rule, skip_op, keep_op, name_filter, config), as_json, explain)
+
+app.command("fp", epilog=_EPILOG)(_point_command("fp", _FP_DOC))
+app.command("bp", epilog=_EPILOG)(_point_command("bp", _BP_DOC))
 
 
 @app.command(epilog=_EPILOG)
