@@ -5,13 +5,14 @@ Public API (everything else is private and may change):
 - :func:`iter_nodes` / :func:`iter_blocks`: blocks with byte offsets, lines and head fields
 - :func:`parse_block` / :func:`parse_text`: the Lark grammar's parse into plain data
 - :func:`check`, :func:`stats`: whole-file validation and statistics
+- :class:`GraphFile`: one input opened once (a path, ``-``, a pipe or ``.gz``), read through by every layer
 - :class:`PbtxtError`: the one error type (``line``, ``column``, ``path``)
 """
 from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from ._api import DIALECTS, Stats, check, detect_dialect, iter_blocks, iter_nodes, parse_block, read_block_bytes, stats
+from ._api import DIALECTS, GraphFile, Stats, check, detect_dialect, iter_blocks, iter_nodes, parse_block, read_block_bytes, stats
 from ._errors import IncompleteInputError, PbtxtError
 from ._grammar import parse_text
 from ._model import Block, Field, Head, Message
@@ -21,6 +22,7 @@ __all__ = [
     "DIALECTS",
     "Block",
     "Field",
+    "GraphFile",
     "Head",
     "IncompleteInputError",
     "Message",

@@ -16,7 +16,7 @@ _GE_HELP = (
 
 
 def _open(ge: str, names: Optional[List[str]] = None) -> Any:
-    from ._ge import open_ge
+    from .ge import open_ge
 
     b, pick = open_ge(ge, names)
     if pick is not None:  # a directory: say which file was used, and why (stderr: not a result)
@@ -47,7 +47,7 @@ def resolve(
 
       pbtxt-scan resolve dense/MatMul gradients/dense/MatMul_grad/MatMul_1 --ge ./ge_dump --json
     """
-    from ._ge import resolve as _resolve
+    from .ge import resolve as _resolve
 
     try:
         b, pick = _open(ge, names)
@@ -107,7 +107,7 @@ def ge_auto(
 
       pbtxt-scan ge-auto ge_proto_00000042_graph_1_Build.txt --json
     """
-    from ._ge import ge_auto as _ge_auto
+    from .ge import ge_auto as _ge_auto
 
     try:
         b, pick = _open(ge)

@@ -22,12 +22,13 @@ import json
 import os
 import re
 import tempfile
-from typing import BinaryIO, FrozenSet, Iterator, Optional, Tuple
+from typing import TYPE_CHECKING, BinaryIO, FrozenSet, Iterator, Optional, Tuple
 
 from ._errors import PbtxtError
 from ._model import Block
-from ._scan import scan
-from ._source import is_gzip
+
+if TYPE_CHECKING:
+    from ._input import GraphFile
 
 _OPENER = re.compile(rb"\n([A-Za-z_][A-Za-z0-9_]*) [{<]\n")
 _CHUNK = 1 << 20
@@ -66,15 +67,18 @@ def cache_dir() -> str:
     return base
 
 
-def _key(path: str, f: BinaryIO, size: int) -> str:
-    st = os.fstat(f.fileno())
+def _key(g: "GraphFile") -> Optional[str]:
+    """The cache key of a regular file: its real path, size, mtime and a hash of its head and tail
+    (``None`` for a stream: a spooled pipe or gzip has nothing stable to key on)."""
+    ident = g.identity()
+    if ident is None:
+        return None
+    path, size, mtime = ident
     h = hashlib.sha256()
-    h.update(os.path.realpath(path).encode("utf-8", "surrogateescape"))
-    h.update(b"%d:%d" % (size, st.st_mtime_ns))
-    f.seek(0)
-    h.update(f.read(65536))
-    f.seek(max(0, size - 65536))
-    h.update(f.read(65536))
+    h.update(path.encode("utf-8", "surrogateescape"))
+    h.update(b"%d:%d" % (size, mtime))
+    h.update(g.read_at(0, 65536))
+    h.update(g.read_at(max(0, size - 65536), 65536))
     return h.hexdigest()[:32]
 
 
@@ -99,8 +103,8 @@ def _cache_write(key: str, kind: str, data: bytes) -> None:
         pass
 
 
-def total_lines(f: BinaryIO, size: int, key: str) -> int:
-    cached = _cache_read(key, "lines")
+def total_lines(f: BinaryIO, size: int, key: Optional[str]) -> int:
+    cached = _cache_read(key, "lines") if key else None
     if cached:
         try:
             return int(json.loads(cached)["newlines"])
@@ -113,43 +117,34 @@ def total_lines(f: BinaryIO, size: int, key: str) -> int:
         if not chunk:
             break
         n += chunk.count(b"\n")
-    _cache_write(key, "lines", json.dumps({"newlines": n}).encode())
+    if key:
+        _cache_write(key, "lines", json.dumps({"newlines": n}).encode())
     return n
 
 
-def reverse_blocks(path: str, block_path: Tuple[str, ...], heads: FrozenSet[str]) -> Iterator[Block]:
+def reverse_blocks(g: "GraphFile", block_path: Tuple[str, ...], heads: FrozenSet[str]) -> Iterator[Block]:
     """The blocks at ``block_path`` from last to first, with lines and heads.
 
     Top-level blocks (``("node",)``) take the backward shortcut when the layout allows; nested ones
-    (GE's ``("graph", "op")``, inside one huge ``graph`` block) always take the index path.
+    (GE's ``("graph", "op")``, inside one huge ``graph`` block) always take the index path. A
+    stream (stdin, a pipe, gzip) is read backward from its spool.
     """
-    try:
-        f = open(path, "rb")
-    except OSError:
-        from ._source import open_binary
-
-        open_binary(path)  # raises the right PbtxtError
-        raise
-    with f:
-        if is_gzip(path):  # gzip cannot seek backward cheaply: index path on a stream
-            yield from _indexed(path, block_path, heads)
+    f, size = g.whole()
+    key = _key(g)
+    if len(block_path) == 1:
+        newlines = total_lines(f, size, key)
+        done = 0
+        try:
+            for b in _canonical_reverse(f, size, newlines, block_path[0], heads, g.name):
+                done += 1
+                yield b
             return
-        size = os.fstat(f.fileno()).st_size
-        key = _key(path, f, size)
-        if len(block_path) == 1:
-            newlines = total_lines(f, size, key)
-            done = 0
-            try:
-                for b in _canonical_reverse(f, size, newlines, block_path[0], heads, path):
-                    done += 1
-                    yield b
-                return
-            except _NotCanonical:
-                pass
-            # The index path hands out the same blocks in the same order: skip those already out.
-            yield from itertools.islice(_indexed(path, block_path, heads, key=key), done, None)
-            return
-        yield from _indexed(path, block_path, heads, key=key)
+        except _NotCanonical:
+            pass
+        # The index path hands out the same blocks in the same order: skip those already out.
+        yield from itertools.islice(_indexed(g, block_path, heads, key), done, None)
+        return
+    yield from _indexed(g, block_path, heads, key)
 
 
 def _canonical_reverse(
@@ -221,82 +216,21 @@ def _count_newlines(f: BinaryIO, start: int, end: int) -> int:
     return n
 
 
-def _indexed(path: str, block_path: Tuple[str, ...], heads: FrozenSet[str], key: Optional[str] = None) -> Iterator[Block]:
+def _indexed(g: "GraphFile", block_path: Tuple[str, ...], heads: FrozenSet[str], key: Optional[str]) -> Iterator[Block]:
     """The index path: block offsets from one forward pass (cached), then blocks read backward."""
-    from ._api import iter_blocks
-    from ._source import open_binary
-
     kind = "index-" + ".".join(block_path)
     data = _cache_read(key, kind) if key else None
     idx = array.array("q")
     if data and len(data) % (8 * 4) == 0:
         idx.frombytes(data)
     else:
-        for b in iter_blocks(path, block_path, frozenset()):
+        for b in g.blocks(block_path, frozenset()):
             idx.extend((b.start, b.end, b.line, b.column))
         if key:
             _cache_write(key, kind, idx.tobytes())
-    f, name = open_binary(path)
-    with f:
-        seekable = f.seekable()
-        for i in range(len(idx) // 4 - 1, -1, -1):
-            start, end, line, col = idx[4 * i : 4 * i + 4]
-            if seekable:
-                src: BinaryIO = _Slice(f, start, end)  # type: ignore[assignment]
-                f.seek(start)
-                first = f.read(1)
-            else:  # a gzip stream: reopen and read forward to it (slow, but bounded memory)
-                g, _ = open_binary(path)
-                _skip(g, start)
-                src = io.BytesIO(g.read(end - start))
-                g.close()
-                first = src.getvalue()[:1]  # type: ignore[attr-defined]
-            at = start
-            if first in (b"{", b"<"):
-                # An item of a [...] list starts at its "{": give it a field name so it scans alone.
-                prefix = block_path[-1].encode() + b" "
-                src = _Prefixed(prefix, src)  # type: ignore[assignment]
-                at -= len(prefix)
-            got = list(scan(src, block_path[-1:], heads, start_offset=at, start_line=line, display=name))
-            if len(got) != 1:
-                raise PbtxtError("the file changed while it was being read", line, col, name)
-            yield got[0]._replace(path=block_path, start=start, line=line, column=col)
-
-
-class _Prefixed(io.RawIOBase):
-    def __init__(self, head: bytes, rest: BinaryIO) -> None:
-        self._head = head
-        self._rest = rest
-
-    def readable(self) -> bool:
-        return True
-
-    def read(self, n: int = -1) -> bytes:
-        if self._head:
-            out, self._head = self._head, b""
-            return out
-        return self._rest.read(n)
-
-
-def _skip(g: BinaryIO, n: int) -> None:
-    while n > 0:
-        got = len(g.read(min(n, _CHUNK)))
-        if not got:
-            return
-        n -= got
-
-
-def block_again(f: BinaryIO, b: Block, field: str, heads: FrozenSet[str]) -> Optional[Block]:
-    """Scan one block found before again, for more of its heads (``None`` if it is not there)."""
-    src: BinaryIO = _Slice(f, b.start, b.end)  # type: ignore[assignment]
-    at = b.start
-    f.seek(b.start)
-    if f.read(1) in (b"{", b"<"):  # an item of a [...] list: give it a field name to scan alone
-        prefix = field.encode() + b" "
-        src = _Prefixed(prefix, src)  # type: ignore[assignment]
-        at -= len(prefix)
-    try:
-        got = list(scan(src, (field,), heads, start_offset=at, start_line=b.line))
-    except PbtxtError:
-        return None
-    return got[0] if len(got) == 1 else None
+    for i in range(len(idx) // 4 - 1, -1, -1):
+        start, end, line, col = idx[4 * i : 4 * i + 4]
+        got = g.rescan(Block(block_path, start, end, line, col, ()), heads)
+        if len(got) != 1:
+            raise PbtxtError("the file changed while it was being read", line, col, g.name)
+        yield got[0]

@@ -27,7 +27,8 @@ from typing import Any, Callable, Deque, Dict, FrozenSet, Iterable, Iterator, Li
 
 from ._catalog import DATA_SOURCES, METADATA, PLACEHOLDERS, Catalog
 from ._model import Block, Message
-from ._source import PathLike, display_name, is_gzip
+from ._dialect import operator_layout
+from ._input import GraphFile, Source, opened
 
 DOC_NAME_FILTERS = ("step", "Dataset", "seed", "kernel")
 _GRAD_SCOPE = re.compile(r"^(?:gradients(?:_\d+)?|gradient_tape)$")
@@ -230,29 +231,23 @@ def _fp_scan(
     return found, trail
 
 
-def _layout(path: PathLike) -> Tuple[Tuple[str, ...], FrozenSet[str]]:
-    """Where the operators are: TF ``node`` blocks, or a GE dump's ``graph.op`` / ``graph.node``."""
-    from ._api import detect_dialect
-
-    d = detect_dialect(path)
-    return (("node",), _HEADS) if d.name in ("graphdef", "function") else (d.path, d.heads)
+def find_fp(src: Source, opts: Options = Options()) -> Answer:
+    with opened(src) as g:
+        return _find_fp(g, opts)
 
 
-def find_fp(path: PathLike, opts: Options = Options()) -> Answer:
-    from ._api import iter_blocks
-
-    file = display_name(path)
-    block_path, heads = _layout(path)
-    found, trail = _fp_scan(iter_blocks(path, block_path, heads), opts, holds_data=lambda b: _holds_data(path, b))
-    ans = _fp_pick(found, trail, opts, file, None)
+def _find_fp(g: GraphFile, opts: Options) -> Answer:
+    block_path, heads = operator_layout(g.dialect)
+    found, trail = _fp_scan(g.blocks(block_path, heads), opts, holds_data=lambda b: _holds_data(g, b))
+    ans = _fp_pick(found, trail, opts, g.name, None)
     if ans.point is None or (ans.rule != "doc" and found["dataflow"] is None and found["placeholder"] is None):
         # No compute op at the top level: a TF2 graph runs its step inside a library function.
-        fn = training_function(path)
+        fn = training_function(g)
         if fn is not None:
             fname, fblocks = fn
             args = _function_args(fblocks)
             f2, t2 = _fp_scan(iter(fblocks), opts, args)
-            sub = _fp_pick(f2, t2, opts, file, fname)
+            sub = _fp_pick(f2, t2, opts, g.name, fname)
             if sub.point is not None:
                 reason = "no compute op fed by data at the top level; the training step runs in function %s: %s" % (
                     fname,
@@ -262,14 +257,13 @@ def find_fp(path: PathLike, opts: Options = Options()) -> Answer:
     return ans
 
 
-def _holds_data(path: PathLike, b: Block) -> bool:
+def _holds_data(g: GraphFile, b: Block) -> bool:
     """A placeholder whose ``shape`` attr has a dimension (a batch) or an unknown rank holds data; a
     scalar one (``learning_rate``, ``keep_prob``, ``is_training``) is a hyper-parameter."""
-    from ._api import parse_block
     from ._errors import PbtxtError
 
     try:
-        node = parse_block(path, b, max_bytes=1 << 20)[0].value
+        node = g.parse(b, max_bytes=1 << 20)[0].value
     except PbtxtError:
         return True  # cannot tell: keep it
     for attr in node.all("attr"):
@@ -425,26 +419,27 @@ def _bp_scan(
     return None, trail, any_grad
 
 
-def find_bp(path: PathLike, opts: Options = Options()) -> Answer:
-    from ._reverse import reverse_blocks
+def find_bp(src: Source, opts: Options = Options()) -> Answer:
+    with opened(src) as g:
+        return _find_bp(g, opts)
 
-    file = display_name(path)
+
+def _find_bp(g: GraphFile, opts: Options) -> Answer:
     rule = "doc" if opts.rule == "doc" else "dataflow"
-    block_path, heads = _layout(path)
+    block_path, heads = operator_layout(g.dialect)
     # Backward, read names and ops only: most of a long tail is never a candidate, and a NoOp
     # like `init` has 100,000+ inputs. The few blocks whose inputs matter are read again.
-    light = heads if is_gzip(path) else frozenset(h for h in heads if h in ("name", "op", "type", "op_type"))
-    with _InputReader(path, block_path[-1], heads) as inputs_of:
-        b, trail, any_grad = _bp_scan(reverse_blocks(str(path), block_path, light), opts, rule, inputs_of)
+    light = frozenset(h for h in heads if h in ("name", "op", "type", "op_type"))
+    b, trail, any_grad = _bp_scan(g.backward(block_path, light), opts, rule, lambda blk: _inputs_again(g, blk, heads))
     if b is not None:
-        return Answer("bp", _point("bp", b, rule, file, None), rule, "last op in a gradients scope that computes", trail)
-    fn = training_function(path)
+        return Answer("bp", _point("bp", b, rule, g.name, None), rule, "last op in a gradients scope that computes", trail)
+    fn = training_function(g)
     if fn is not None:
         fname, fblocks = fn
         b2, t2, _ = _bp_scan(reversed(fblocks), opts, rule)
         if b2 is not None:
             reason = "no gradients scope at the top level; the training step runs in function %s" % fname
-            return Answer("bp", _point("bp", b2, rule, file, fname), rule, reason, trail + t2)
+            return Answer("bp", _point("bp", b2, rule, g.name, fname), rule, reason, trail + t2)
     why = (
         "no compute op in a gradients scope"
         if any_grad
@@ -453,40 +448,19 @@ def find_bp(path: PathLike, opts: Options = Options()) -> Answer:
     return Answer("bp", None, rule, why, trail)
 
 
-class _InputReader:
-    """The inputs of a block read without them: its bytes scanned again, on demand."""
-
-    def __init__(self, path: PathLike, field: str, heads: FrozenSet[str]) -> None:
-        self._path = path
-        self._field = field
-        self._heads = heads
-        self._f: Any = None
-
-    def __enter__(self) -> Callable[[Block], List[str]]:
-        return self.inputs
-
-    def __exit__(self, *exc: Any) -> None:
-        if self._f is not None:
-            self._f.close()
-
-    def inputs(self, b: Block) -> List[str]:
-        if "input" in (h.name for h in b.heads):
-            return b.inputs
-        from ._reverse import block_again
-
-        if self._f is None:
-            self._f = open(self._path, "rb")  # bp read this file backward: it is a seekable file
-        again = block_again(self._f, b, self._field, self._heads)
-        return again.inputs if again is not None else []
+def _inputs_again(g: GraphFile, b: Block, heads: FrozenSet[str]) -> List[str]:
+    """The inputs of a block read without them: its bytes scanned again."""
+    if "input" in (h.name for h in b.heads):
+        return b.inputs
+    again = g.rescan(b, heads)
+    return again[0].inputs if len(again) == 1 else []
 
 
 # --- TF2 functions --------------------------------------------------------------------------
 
 
-def training_function(path: PathLike) -> Optional[Tuple[str, List[Block]]]:
+def training_function(g: GraphFile) -> Optional[Tuple[str, List[Block]]]:
     """The library function holding the most gradients-scope nodes, with its node blocks."""
-    from ._api import iter_blocks
-
     best: Optional[Tuple[int, str, List[Block]]] = None
     cur: Optional[str] = None
     nodes: List[Block] = []
@@ -497,7 +471,7 @@ def training_function(path: PathLike) -> Optional[Tuple[str, List[Block]]]:
         if cur is not None and count and (best is None or count > best[0]):
             best = (count, cur, nodes)
 
-    for b in iter_blocks(path, ("library", "function", "node_def"), _HEADS):
+    for b in g.blocks(("library", "function", "node_def"), _HEADS):
         fname = b.parents[-1] if b.parents else None
         if fname != cur:
             close()

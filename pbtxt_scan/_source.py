@@ -4,12 +4,10 @@ The tool never writes to, renames or locks what it reads: files are opened ``rb`
 """
 from __future__ import annotations
 
-import contextlib
 import gzip
 import io
 import os
 import sys
-import tempfile
 import zlib
 from typing import BinaryIO, Iterator, Optional, Tuple, Union
 
@@ -186,29 +184,3 @@ def _is_text(prefix: bytes) -> bool:
     except UnicodeDecodeError as e:
         return e.start >= len(prefix) - 3 and e.reason == "unexpected end of data"
     return True
-
-
-@contextlib.contextmanager
-def spooled(path: PathLike) -> Iterator[str]:
-    """A path that can be read more than once: stdin is copied to a temporary file first.
-
-    For the commands that read twice or backward (fp and bp together, show, bp). Errors name
-    ``<stdin>``, not the temporary file, which is removed afterwards.
-    """
-    if str(path) != "-":
-        yield str(path)
-        return
-    fd, tmp = tempfile.mkstemp(prefix="pbtxt-scan-stdin-")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            for chunk in iter_chunks(_stdin()):
-                out.write(chunk)
-        try:
-            yield tmp
-        except PbtxtError as e:
-            if e.path == tmp:
-                e.path = "<stdin>"
-                e.args = (str(e),)
-            raise
-    finally:
-        os.unlink(tmp)

@@ -192,23 +192,11 @@ def _print_explain(ans: Any) -> None:
     typer.echo("  => %s" % (ans.reason if ans.point is None else "%s at line %d: %s" % (ans.point.name, ans.point.line, ans.reason)), err=True)
 
 
-def _find(finder: Callable[..., Any], file: str, opts: Any, shown: Optional[str] = None) -> Any:
-    """Run a finder; stdin is spooled first (bp reads backward, points reads twice)."""
-    from ._source import display_name, spooled
-
-    with spooled(file) as path:
-        ans = finder(path, opts)
-    shown = display_name(shown or file)
-    if ans.point is not None and ans.point.file != shown:
-        ans = ans._replace(point=ans.point._replace(file=shown))
-    return ans
-
-
 def _one_point(kind: str, file: str, opts: Any, as_json: bool, explain: bool) -> None:
     from ._rules import find_bp, find_fp
 
     try:
-        ans = _find(find_fp if kind == "fp" else find_bp, file, opts)
+        ans = (find_fp if kind == "fp" else find_bp)(file, opts)
     except PbtxtError as e:
         raise _fail(e)
     if explain:
@@ -302,12 +290,12 @@ def points(
     if out_format not in ("text", "profiling", "env"):
         raise typer.BadParameter("choose from text, profiling, env", param_hint="--format")
     opts = _options(rule, skip_op, keep_op, name_filter, config)
-    from ._source import spooled
+    from ._input import GraphFile
 
     try:
-        with spooled(file) as path:
-            fa = _find(find_fp, path, opts, file)
-            ba = _find(find_bp, path, opts, file)
+        with GraphFile.open(file) as g:  # one input for both searches (stdin and pipes are spooled)
+            fa = find_fp(g, opts)
+            ba = find_bp(g, opts)
     except PbtxtError as e:
         raise _fail(e)
     if explain:
@@ -317,7 +305,7 @@ def points(
     bp_name = ba.point.name if ba.point else None
     mapped: Any = None
     if ge is not None:
-        from . import _ge
+        from . import ge as _ge
 
         try:
             mapped = _ge.map_points(fp_name, bp_name, ge)
@@ -339,7 +327,7 @@ def points(
         fp_name = (mapped.get("fp") or {}).get("ge_name") or fp_name
         bp_name = (mapped.get("bp") or {}).get("ge_name") or bp_name
     if out_format != "text":
-        from ._ge import format_env, format_profiling, profiling_options
+        from ._profiling import format_env, format_profiling, profiling_options
 
         popts = profiling_options(fp_name or "", bp_name or "", output=output, task_trace=task_trace, aic_metrics=aic_metrics)
         _out(format_profiling(popts) if out_format == "profiling" else format_env(popts))
@@ -440,33 +428,35 @@ def show(
 
     Example: pbtxt-scan show graph.pbtxt dense/MatMul
     """
-    from ._source import spooled
+    from ._input import GraphFile
 
     try:
-        with spooled(file) as path:
-            _show(path, file, name, as_json, fmt)
+        with GraphFile.open(file) as g:
+            _show(g, name, as_json, fmt)
     except PbtxtError as e:
         raise _fail(e)
 
 
-def _show(file: str, shown: str, name: str, as_json: bool, fmt: str) -> None:
-    from ._api import NAME_AND_OP, iter_nodes, parse_block, read_block_bytes
+def _show(g: Any, name: str, as_json: bool, fmt: str) -> None:
+    from ._dialect import NAME_AND_OP, named
 
-    hit = next((b for b in iter_nodes(file, _fmt(fmt), heads=NAME_AND_OP) if b.name == name), None)
+    f = _fmt(fmt)
+    d = g.dialect if f is None else named(f)
+    hit = next((b for b in g.blocks(d.path, NAME_AND_OP) if b.name == name), None)
     if hit is None:
-        typer.echo("%s: no node named %r" % (shown, name), err=True)
+        typer.echo("%s: no node named %r" % (g.name, name), err=True)
         raise typer.Exit(EXIT_NOT_FOUND)
     if as_json:
-        msg = parse_block(file, hit)
+        msg = g.parse(hit)
         out = {"name": hit.name, "op": hit.op, "line": hit.line, "offset": hit.start}
         try:
             out["block"] = msg[0].value.to_data(lines=True)
             text = json.dumps(out, ensure_ascii=False, indent=2)
         except RecursionError:
-            raise PbtxtError("nested too deeply to print as JSON (use show without --json)", hit.line, hit.column, shown) from None
+            raise PbtxtError("nested too deeply to print as JSON (use show without --json)", hit.line, hit.column, g.name) from None
         _out(text)
         return
-    text = read_block_bytes(file, hit).decode("utf-8", "replace")
+    text = g.read(hit).decode("utf-8", "replace")
     width = len(str(hit.line + text.count("\n")))
     for i, line in enumerate(text.split("\n")):
         prefix = " " * (hit.column - 1) if i == 0 else ""

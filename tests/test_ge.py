@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from cli_runner import CliRunner
 
-from pbtxt_scan import _ge, iter_nodes, parse_block
+from pbtxt_scan import GraphFile, _profiling, ge as _ge
+from pbtxt_scan.ge import _attrs, _skim
 from pbtxt_scan.cli import app
 
 GE = Path(__file__).parent / "data" / "ge"
@@ -69,11 +70,11 @@ def test_lines_are_op_openers(dump: Path):
 @pytest.mark.parametrize("dump", DUMPS, ids=lambda p: p.name)
 def test_skim_agrees_with_lark_on_every_op(dump: Path):
     """The fast path (chunked skim) reads the same attributes as the Lark parse, op by op."""
-    d = _ge.detect_dialect(dump).name
-    with open(dump, "rb") as fh:
-        for b in iter_nodes(dump, d):
-            lark = _ge._attrs_of(parse_block(dump, b)[0].value, d)
-            skim = _ge._attrs_of(_ge._skim_block(dump, b, d, fh), d)
+    with GraphFile.open(dump) as g:
+        d = g.dialect.name
+        for b in g.nodes():
+            lark = _attrs._attrs_of(g.parse(b)[0].value, d)
+            skim = _attrs._attrs_of(_skim.skim_block(g, b, d), d)
             assert skim == lark, b.name
 
 
@@ -137,12 +138,12 @@ def test_map_points():
 
 
 def test_profiling_options_and_env_quoting():
-    opts = _ge.profiling_options("user's_op/Relu", None, output="/tmp/prof dir")
+    opts = _profiling.profiling_options("user's_op/Relu", None, output="/tmp/prof dir")
     assert opts == {"output": "/tmp/prof dir", "training_trace": "on", "task_trace": "on",
                     "fp_point": "user's_op/Relu", "bp_point": "", "aic_metrics": "PipeUtilization"}
-    js = _ge.format_profiling(opts)
+    js = _profiling.format_profiling(opts)
     assert " " not in js.replace("/tmp/prof dir", "") and json.loads(js) == opts
-    env = _ge.format_env(opts).split("\n")
+    env = _profiling.format_env(opts).split("\n")
     assert env[0] == "export PROFILING_MODE=true"
     words = shlex.split(env[1])  # what the shell would see
     assert words[0] == "export" and words[1].startswith("PROFILING_OPTIONS=")
@@ -181,13 +182,13 @@ def test_20mb_weight_is_skimmed_not_parsed(tmp_path: Path, monkeypatch: pytest.M
     dump = tmp_path / "ge_proto_00000001_graph_1_Build.txt"
     _big_dump(dump, 20 << 20)
     assert dump.stat().st_size > 20 << 20
-    real = _ge.parse_block
+    real = GraphFile.parse
 
-    def small_only(path, block, *a, **k):
+    def small_only(g, block, *a, **k):
         assert block.end - block.start <= _ge.FULL_PARSE_MAX, "a big block went to the Lark parse"
-        return real(path, block, *a, **k)
+        return real(g, block, *a, **k)
 
-    monkeypatch.setattr(_ge, "parse_block", small_only)
+    monkeypatch.setattr(GraphFile, "parse", small_only)
     b = _ge.load_build(dump)
     w = b.by_name["w"]
     assert w.original_names == ("dense/kernel",) and w.origin_names == ("dense/kernel/read",)
@@ -296,7 +297,7 @@ def test_squash_cuts_strings_safely(seed: int, monkeypatch: pytest.MonkeyPatch):
 
     rng = random.Random(seed)
     keep = rng.choice([1, 2, 3, 5, 8])
-    monkeypatch.setattr(_ge, "_STRING_KEEP", keep)
+    monkeypatch.setattr(_skim, "_STRING_KEEP", keep)
     atoms = ["\\\\", '\\"', "\\'", "\\n", "\\345", "a", "b", "#"]
     parts = []
     for i in range(rng.randint(1, 12)):
@@ -310,7 +311,7 @@ def test_squash_cuts_strings_safely(seed: int, monkeypatch: pytest.MonkeyPatch):
         return [(k, t) for k, _, _, t in Lexer(src, 4096).tokens()]
 
     want = toks(io.BytesIO(text))
-    got = toks(_ge._Squash(_Chunks(text, rng.randint(1, 7))))
+    got = toks(_skim._Squash(_Chunks(text, rng.randint(1, 7))))
     assert [k for k, _ in got] == [k for k, _ in want]
     for (k, g), (_, w) in zip(got, want):
         if k != "STRING":

@@ -1,0 +1,425 @@
+"""One input, opened once per command: :class:`GraphFile`.
+
+Every layer above the scanner (the fp/bp rules, the reverse block index, the GE loader, the CLI)
+reads through the one ``GraphFile`` a command opened; none of them opens a path again. That is
+what makes pipes, FIFOs, ``/dev/fd/N`` and stdin work like files, what keeps gzip ``bp`` linear
+(the stream is decompressed once), and what keeps a file that changes between two opens from
+giving answers that mix two versions of it.
+
+How the bytes are reached depends on the source:
+
+- a regular, uncompressed file is read in place, at any offset (``seek`` + ``read``);
+- anything else (stdin, a pipe or FIFO, a ``.gz`` file) is a *stream*. With ``spool=True`` (the
+  default: commands that read twice, backward or a block again) every byte read from the stream
+  is also appended to an anonymous temporary file, so any offset already passed can be read
+  again and the rest can be read on demand; the spool is filled only as far as someone reads,
+  so ``fp`` spools little more than the text before its answer. With ``spool=False`` (one
+  forward pass: ``stats``, ``check``, ``nodes``) nothing is copied and the stream is read once.
+
+Memory is bounded by the read size (1 MiB) whatever the source: the spool lives on disk.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import stat
+import tempfile
+from typing import Any, BinaryIO, Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple, Union
+
+from ._dialect import HEAD_BYTES, NAME_AND_OP, TF_HEADS, Dialect, dialect_of_head, named
+from ._errors import PbtxtError
+from ._model import Block, Message
+from ._source import DEFAULT_CHUNK, PathLike, display_name, looks_binary, open_binary
+
+_CHANGED = "the file changed while it was being read (%s bytes when opened, %s now): run again when it is complete"
+
+
+class GraphFile:
+    """A graph file or dump, opened once. Use :meth:`open` (or :func:`opened`) and close it.
+
+    ``name`` is what errors and answers call it (``<stdin>`` for ``-``); ``dialect`` is detected
+    from the first fields; ``size`` is known for regular files only (``None`` for streams).
+    """
+
+    def __init__(self, raw: BinaryIO, name: str, spool: bool) -> None:
+        self.name = name
+        self._raw = raw
+        self._stat = _regular_stat(raw)
+        self.regular = self._stat is not None  # readable in place at any offset
+        self.size: Optional[int] = self._stat[0] if self._stat else None
+        self._spool: Optional[BinaryIO] = None
+        self._stored = 0  # stream bytes copied to the spool (or, unspooled, read so far)
+        self._eof = False
+        self._head = b""  # unspooled streams: the first bytes, kept to be read again from 0
+        self._dialect: Optional[Dialect] = None
+        if not self.regular:
+            if spool:
+                try:
+                    self._spool = tempfile.TemporaryFile(prefix="pbtxt-scan-spool-")  # unlinked at once
+                except OSError as e:
+                    raise PbtxtError("cannot make a temporary file to read the input through: %s" % (e.strerror or e), path=name) from None
+            else:
+                self._head = self._read_raw(HEAD_BYTES)
+                self._stored = len(self._head)
+
+    @classmethod
+    def open(cls, path: PathLike, spool: bool = True) -> "GraphFile":
+        """Open ``path`` (``-`` for stdin; gzip is unpacked), refusing what is not text format."""
+        raw, name = open_binary(path)
+        try:
+            g = cls(raw, name, spool)
+            why = looks_binary(g.head(4096))
+            if why:
+                raise PbtxtError(why, path=name)
+        except BaseException:
+            if str(path) != "-":
+                raw.close()
+            raise
+        g._owned = str(path) != "-"  # stdin stays open for the rest of the process
+        return g
+
+    _owned = False
+
+    def close(self) -> None:
+        if self._spool is not None:
+            self._spool.close()
+            self._spool = None
+        if self._owned:
+            self._raw.close()
+
+    def __enter__(self) -> "GraphFile":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return "GraphFile(%r)" % self.name
+
+    # --- bytes ---------------------------------------------------------------------------------
+
+    @property
+    def can_seek(self) -> bool:
+        """Whether any offset can be read again (a regular file, or a spooled stream)."""
+        return self.regular or self._spool is not None
+
+    def head(self, n: int = HEAD_BYTES) -> bytes:
+        return self.read_at(0, n)
+
+    def read_at(self, pos: int, n: int) -> bytes:
+        """Up to ``n`` bytes at offset ``pos`` (fewer at the end of the input)."""
+        try:
+            if self.regular:
+                self._raw.seek(pos)
+                return self._raw.read(n)
+            if self._spool is not None:
+                self._fill(pos + n)
+                self._spool.seek(pos)
+                return self._spool.read(max(0, min(n, self._stored - pos)))
+        except PbtxtError:
+            raise
+        except OSError as e:
+            raise PbtxtError("read error: %s" % (e.strerror or e), path=self.name) from None
+        # An unspooled stream: its first bytes, or the next ones; never a second look further back.
+        if pos < len(self._head):
+            out = self._head[pos : pos + n]
+            if len(out) == n or self._stored > len(self._head):
+                return out
+            return out + self.read_at(len(self._head), n - len(out))
+        if pos != self._stored:
+            raise PbtxtError("cannot read %s a second time: pass a file" % self.name, path=self.name)
+        data = self._read_raw(n)
+        self._stored += len(data)
+        return data
+
+    def _read_raw(self, n: int) -> bytes:
+        if self._eof:
+            return b""
+        try:
+            data = self._raw.read(n)
+        except PbtxtError as e:
+            raise e.with_path(self.name) from None
+        except OSError as e:
+            raise PbtxtError("read error: %s" % (e.strerror or e), path=self.name) from None
+        if not data:
+            self._eof = True
+        return data
+
+    def _fill(self, upto: Optional[int]) -> None:
+        """Copy the stream to the spool up to offset ``upto`` (``None``: to its end)."""
+        assert self._spool is not None
+        while not self._eof and (upto is None or self._stored < upto):
+            data = self._read_raw(DEFAULT_CHUNK)
+            if data:
+                self._spool.seek(self._stored)
+                try:
+                    self._spool.write(data)
+                except OSError as e:
+                    raise PbtxtError(
+                        "cannot spool the input to a temporary file (set TMPDIR to a folder with room): %s" % (e.strerror or e),
+                        path=self.name,
+                    ) from None
+                self._stored += len(data)
+
+    def reader(self, start: int = 0, end: Optional[int] = None) -> BinaryIO:
+        """A file-like view of bytes ``[start, end)`` (``end=None``: to the end of the input). It
+        keeps its own position, so views, block reads and scans can interleave."""
+        return _View(self, start, end)  # type: ignore[return-value]
+
+    def whole(self) -> Tuple[BinaryIO, int]:
+        """The input as a seekable file and its size, for reading backward (a stream is spooled
+        to its end first)."""
+        if self.regular:
+            return self._raw, self.size or 0
+        if self._spool is None:
+            raise PbtxtError("cannot read %s backward: pass a file" % self.name, path=self.name)
+        self._fill(None)
+        return self._spool, self._stored
+
+    def identity(self) -> Optional[Tuple[str, int, int]]:
+        """(real path, size, mtime in ns) of a regular file that has a path, for cache keys."""
+        path = getattr(self._raw, "name", None)
+        if not self.regular or not isinstance(path, str) or self._stat is None:
+            return None
+        return os.path.realpath(path), self._stat[0], self._stat[1]
+
+    def changed(self) -> Optional[PbtxtError]:
+        """An error if the file's size or mtime differ from when it was opened (regular files)."""
+        now = _regular_stat(self._raw)
+        if self._stat is not None and now != self._stat:
+            return PbtxtError(_CHANGED % (self._stat[0], now[0] if now else "?"), path=self.name)
+        return None
+
+    # --- blocks --------------------------------------------------------------------------------
+
+    @property
+    def dialect(self) -> Dialect:
+        if self._dialect is None:
+            self._dialect = dialect_of_head(self.head())
+        return self._dialect
+
+    def blocks(
+        self,
+        block_path: Sequence[str],
+        heads: FrozenSet[str] = TF_HEADS,
+        chunk_size: int = DEFAULT_CHUNK,
+        on_progress: Optional[Callable[[int], None]] = None,
+        end_state: Optional[Dict[str, int]] = None,
+    ) -> Iterator[Block]:
+        """Every message at ``block_path`` in file order, validated as it is read."""
+        from ._canonical import scan_canonical
+
+        try:
+            for b in scan_canonical(self.reader(), tuple(block_path), heads, chunk_size, self.name, end_state):
+                yield b
+                if on_progress is not None:
+                    on_progress(b.end)
+        except PbtxtError as e:
+            # A file cut short while we read it looks like a truncated file: say what really happened.
+            raise (self.changed() or e.with_path(self.name)) from None
+        err = self.changed()
+        if err is not None:
+            raise err
+
+    def nodes(self, heads: Optional[FrozenSet[str]] = None, **kw: Any) -> Iterator[Block]:
+        """The operator blocks of this file's dialect (heads: the dialect's, unless given)."""
+        d = self.dialect
+        return self.blocks(d.path, d.heads if heads is None else heads, **kw)
+
+    def backward(self, block_path: Sequence[str], heads: FrozenSet[str]) -> Iterator[Block]:
+        """The blocks at ``block_path`` last first (see ``_reverse``)."""
+        from ._reverse import reverse_blocks
+
+        return reverse_blocks(self, tuple(block_path), heads)
+
+    def read(self, block: Block) -> bytes:
+        """The block's own bytes."""
+        return self.read_at(block.start, block.end - block.start)
+
+    def rescan(self, block: Block, heads: FrozenSet[str]) -> List[Block]:
+        """Scan one block found before again (for heads it was read without); ``[]`` on failure."""
+        from ._scan import scan
+
+        src: BinaryIO = self.reader(block.start, block.end)
+        at = block.start
+        field = block.path[-1]
+        if self.read_at(block.start, 1) in (b"{", b"<"):
+            # An item of a [...] list starts at its "{": give it a field name so it scans alone.
+            prefix = field.encode() + b" "
+            src = _Prefixed(prefix, src)  # type: ignore[assignment]
+            at -= len(prefix)
+        try:
+            got = list(scan(src, (field,), heads, start_offset=at, start_line=block.line, display=self.name))
+        except PbtxtError:
+            return []
+        return [b._replace(path=block.path, start=block.start, line=block.line, column=block.column) for b in got]
+
+    def parse(self, block: Block, max_bytes: int = 64 << 20) -> Message:
+        """Parse one block with the Lark grammar: a one-field :class:`Message` (the block's field,
+        e.g. ``node``) whose positions are those of the file."""
+        from ._grammar import parse_text
+
+        size = block.end - block.start
+        if size > max_bytes:
+            raise PbtxtError(
+                "block is %d MB, over the %d MB limit for a full parse" % (size >> 20, max_bytes >> 20),
+                block.line,
+                block.column,
+                self.name,
+            )
+        text = self.read(block).decode("utf-8", "surrogateescape")
+        if text.startswith(("{", "<")):  # an item of a [..] list has no field name of its own
+            text = block.path[-1] + " " + text
+            pad = ""
+        else:
+            pad = " " * (block.column - 1)  # keep columns true on the first line
+        return parse_text(pad + text, first_line=block.line, path=self.name)
+
+
+Source = Union[PathLike, GraphFile]
+
+
+@contextlib.contextmanager
+def opened(src: Source, spool: bool = True) -> Iterator[GraphFile]:
+    """``src`` itself if it is already open (the caller closes it), else a new one, closed after."""
+    if isinstance(src, GraphFile):
+        yield src
+        return
+    with GraphFile.open(src, spool=spool) as g:
+        yield g
+
+
+class _View(io.RawIOBase):
+    """Bytes ``[start, end)`` of a :class:`GraphFile`, with a position of its own."""
+
+    def __init__(self, g: GraphFile, start: int, end: Optional[int]) -> None:
+        self._g = g
+        self._start = start
+        self._pos = start
+        self._end = end
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return self._g.can_seek
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        if whence != 0 or not self._g.can_seek:
+            raise io.UnsupportedOperation("seek")
+        self._pos = self._start + offset
+        return offset
+
+    def tell(self) -> int:
+        return self._pos - self._start
+
+    def read(self, n: int = -1) -> bytes:  # type: ignore[override]
+        if n is None or n < 0:
+            return b"".join(iter(lambda: self.read(DEFAULT_CHUNK), b""))
+        if self._end is not None:
+            n = min(n, self._end - self._pos)
+        if n <= 0:
+            return b""
+        data = self._g.read_at(self._pos, n)
+        self._pos += len(data)
+        return data
+
+    def readinto(self, b: "bytearray | memoryview") -> int:  # type: ignore[override]
+        data = self.read(len(b))
+        b[: len(data)] = data
+        return len(data)
+
+
+class _Prefixed(io.RawIOBase):
+    """Some bytes, then a stream."""
+
+    def __init__(self, head: bytes, rest: BinaryIO) -> None:
+        self._head = head
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, n: int = -1) -> bytes:  # type: ignore[override]
+        if self._head:
+            out, self._head = self._head, b""
+            return out
+        return self._rest.read(n)
+
+
+def _regular_stat(f: Any) -> Optional[Tuple[int, int]]:
+    """(size, mtime) of a regular file opened as ``f``; ``None`` for streams and gzip."""
+    if not isinstance(f, io.BufferedReader) and not isinstance(f, io.FileIO):
+        return None  # (a gzip reader, stdin's wrapper)
+    try:
+        st = os.fstat(f.fileno())
+    except (OSError, AttributeError, ValueError, io.UnsupportedOperation):
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return st.st_size, st.st_mtime_ns
+
+
+# --- the path-level API (each call opens the file once) -----------------------------------------
+
+
+def iter_blocks(
+    path: Source,
+    block_path: Sequence[str],
+    heads: FrozenSet[str] = TF_HEADS,
+    chunk_size: int = DEFAULT_CHUNK,
+    on_progress: Optional[Callable[[int], None]] = None,
+) -> Iterator[Block]:
+    """Every message at ``block_path`` (e.g. ``("graph", "op")``) in file order, in constant memory.
+
+    The whole stream is validated as it is read; a syntax error met on the way raises
+    :class:`PbtxtError` with the file, line and column.
+    """
+    with opened(path, spool=False) as g:
+        yield from g.blocks(block_path, heads, chunk_size, on_progress)
+
+
+def iter_nodes(
+    path: Source,
+    dialect: Union[None, str, Dialect] = None,
+    chunk_size: int = DEFAULT_CHUNK,
+    on_progress: Optional[Callable[[int], None]] = None,
+    heads: Optional[FrozenSet[str]] = None,
+) -> Iterator[Block]:
+    """The operator blocks of a graph file: TF ``node``, GE ``graph.op`` or ONNX ``graph.node``.
+
+    ``dialect`` is detected from the file's first fields unless given (see :data:`DIALECTS`);
+    ``heads`` narrows the head fields read (default: the dialect's, inputs included).
+    """
+    with opened(path, spool=False) as g:
+        d = g.dialect if dialect is None or dialect == "auto" else named(dialect)
+        yield from g.blocks(d.path, d.heads if heads is None else heads, chunk_size, on_progress)
+
+
+def detect_dialect(path: Source) -> Dialect:
+    """Tell a TF GraphDef from a GE ge_proto or ge_onnx dump by its first fields."""
+    with opened(path, spool=False) as g:
+        return g.dialect
+
+
+def _refuse_stdin(path: Source) -> None:
+    if not isinstance(path, GraphFile) and str(path) == "-":
+        raise PbtxtError("cannot read stdin a second time: pass a file", path=display_name(path))
+
+
+def read_block_bytes(path: Source, block: Block) -> bytes:
+    """The block's own bytes, read again from the file."""
+    _refuse_stdin(path)
+    with opened(path) as g:
+        return g.read(block)
+
+
+def parse_block(path: Source, block: Block, max_bytes: int = 64 << 20) -> Message:
+    """Parse one block with the Lark grammar (see :meth:`GraphFile.parse`)."""
+    _refuse_stdin(path)
+    with opened(path) as g:
+        return g.parse(block, max_bytes)
+
+
+__all__ = ["NAME_AND_OP", "GraphFile", "Source", "opened", "iter_blocks", "iter_nodes", "detect_dialect", "read_block_bytes", "parse_block"]

@@ -1,0 +1,36 @@
+"""Ascend profiling options (``PROFILING_OPTIONS`` / ``profiling_options``, ge.md §4.1) for both
+``points`` paths (TF names alone, or mapped onto a GE dump)."""
+from __future__ import annotations
+
+import json
+import shlex
+from typing import Any, Dict, Optional
+
+def profiling_options(
+    fp: Optional[str],
+    bp: Optional[str],
+    output: str = "/tmp/profiling",
+    training_trace: str = "on",
+    task_trace: str = "on",
+    aic_metrics: str = "PipeUtilization",
+) -> Dict[str, str]:
+    """The ``PROFILING_OPTIONS`` JSON object (ge.md §4.1); ``None`` fp/bp become ``""`` (GE auto)."""
+    return {
+        "output": output,
+        "training_trace": training_trace,
+        "task_trace": task_trace,
+        "fp_point": fp or "",
+        "bp_point": bp or "",
+        "aic_metrics": aic_metrics,
+    }
+
+
+def format_profiling(opts: Dict[str, Any]) -> str:
+    """Compact JSON to paste into ``PROFILING_OPTIONS`` / ``profiling_options``."""
+    return json.dumps(opts, ensure_ascii=False, separators=(",", ":"))
+
+
+def format_env(opts: Dict[str, Any]) -> str:
+    """Shell lines enabling profiling with ``opts``; the JSON is quoted safely for sh/bash."""
+    return "export PROFILING_MODE=true\nexport PROFILING_OPTIONS=%s" % shlex.quote(format_profiling(opts))
+

@@ -1,0 +1,35 @@
+"""Ascend Graph Engine (GE) dumps: TF name -> GE op resolution and GE's automatic fp/bp choice.
+
+In constant memory on multi-GB ``ge_proto_*_Build.txt`` dumps, by concern:
+
+- ``_load``: the dump model (:class:`GeOp` records, :class:`GeBuild`) and loading it from one
+  :class:`~pbtxt_scan._input.GraphFile`; ``_attrs``: the few attributes GE logic reads;
+  ``_skim``: reading those from blocks too big to parse (weights).
+- ``_resolve``: :func:`resolve` ranks the GE ops a TF name became.
+- ``_auto``: :func:`ge_auto` replays GE's automatic fp/bp search.
+- ``_dumps``: dump folders: :func:`find_build_files` lists the final-stage dumps,
+  :func:`pick_training_graph` chooses the training graph (files scanned in parallel),
+  :func:`open_ge` and :func:`map_points` for the ``points --ge`` command.
+"""
+from __future__ import annotations
+
+from ._auto import ge_auto
+from ._dumps import dump_files, find_build_files, map_points, open_ge, pick_training_graph
+from ._load import FULL_PARSE_MAX, GeBuild, GeOp, load_build
+from ._resolve import KINDS, best_match, resolve
+
+__all__ = [
+    "FULL_PARSE_MAX",
+    "KINDS",
+    "GeBuild",
+    "GeOp",
+    "best_match",
+    "dump_files",
+    "find_build_files",
+    "ge_auto",
+    "load_build",
+    "map_points",
+    "open_ge",
+    "pick_training_graph",
+    "resolve",
+]

@@ -1,0 +1,157 @@
+"""Dump folders: the final-stage dumps in a folder, and which of them is the training graph."""
+from __future__ import annotations
+
+import os
+import re
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+from .._errors import PbtxtError
+from .._source import PathLike
+from ._auto import ge_auto
+from ._load import GeBuild, load_build
+from ._resolve import best_match, resolve
+
+_DUMP_RE = re.compile(r"^ge_proto_([0-9]+)_([A-Za-z0-9_-]+)\.txt$")  # ge.md §2.1
+_ONNX_DUMP_RE = re.compile(r"^ge_onnx_([0-9]+)_([A-Za-z0-9_-]+)\.pbtxt$")
+_STAGE_RE = re.compile(r"^graph_([0-9]+)_(.+)$")
+FINAL_STAGES = frozenset({"Build", "PreRunAfterBuild"})
+
+def dump_files(directory: PathLike) -> List[Dict[str, Any]]:
+    """Every ``ge_proto_<idx>_<suffix>.txt`` in ``directory`` (ge.md §2.1), by index.
+
+    Each: ``{"file", "path", "index", "graph_id", "stage", "is_build"}``; ``is_build`` for the
+    final-graph stages ``Build`` (``ge_proto_<idx>_graph_<gid>_Build.txt``) and
+    ``PreRunAfterBuild`` (old naming, no graph id). ``ge_onnx_*.pbtxt`` dumps are listed only when
+    there is no ``ge_proto`` one (``DUMP_GRAPH_FORMAT=onnx``).
+    """
+    try:
+        entries = sorted(os.listdir(directory))
+    except OSError as e:
+        raise PbtxtError("cannot list directory: %s" % (e.strerror or e), path=str(directory)) from None
+    out = []
+    for regex in (_DUMP_RE, _ONNX_DUMP_RE):
+        for fn in entries:
+            m = regex.match(fn)
+            if not m or not os.path.isfile(os.path.join(directory, fn)):
+                continue
+            sm = _STAGE_RE.match(m.group(2))
+            gid, stage = (int(sm.group(1)), sm.group(2)) if sm else (None, m.group(2))
+            out.append({"file": fn, "path": os.path.join(str(directory), fn), "index": int(m.group(1)),
+                        "graph_id": gid, "stage": stage, "is_build": stage in FINAL_STAGES})
+        if out:
+            break
+    out.sort(key=lambda d: (d["index"], d["file"]))
+    return out
+
+
+def find_build_files(directory: PathLike) -> List[str]:
+    """The final-graph dumps (stage ``Build`` or ``PreRunAfterBuild``) in ``directory``, by index."""
+    return [d["path"] for d in dump_files(directory) if d["is_build"]]
+
+
+def _summarize(path: str, names: Sequence[str], keep_if_training: bool = True) -> Tuple[Dict[str, Any], Optional[GeBuild]]:
+    b = load_build(path)
+    s: Dict[str, Any] = {"file": os.path.basename(path), "path": path, "ops": len(b.ops),
+                         "has_gradients": b.has_gradients, "has_root_netoutput": b.root_netoutput is not None}
+    if names:
+        rs = resolve(b, names)
+        s["names_matched"] = sum(1 for r in rs if r["matches"])
+        s["names_accepted"] = sum(1 for r in rs if r["accepted_as_is"])
+    keep = keep_if_training and ((s["has_gradients"] and s["has_root_netoutput"]) or s.get("names_matched"))
+    return s, (b if keep else None)
+
+
+def _score(s: Dict[str, Any], index: int) -> Tuple[Any, ...]:
+    return (s.get("names_accepted", 0), s.get("names_matched", 0),
+            s["has_gradients"] and s["has_root_netoutput"], s["has_root_netoutput"], s["ops"], index)
+
+
+def _pick(files: Sequence[PathLike], names: Optional[Sequence[str]], workers: Optional[int] = None) -> Tuple[Dict[str, Any], GeBuild]:
+    files = [str(f) for f in files]
+    if not files:
+        raise PbtxtError("no GE Build dumps given")
+    names = [n for n in (names or ()) if n]
+    results: List[Tuple[Dict[str, Any], Optional[GeBuild]]]
+    n = workers if workers is not None else min(4, os.cpu_count() or 1, len(files))
+    if n > 1 and len(files) > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=max(2, n)) as pool:
+            results = list(pool.map(_summarize, files, [names] * len(files)))
+    else:
+        results = [_summarize(f, names) for f in files]
+    index = {f: i for i, f in enumerate(files)}
+    for f, (s, _) in zip(files, results):
+        m = _DUMP_RE.match(os.path.basename(f)) or _ONNX_DUMP_RE.match(os.path.basename(f))
+        index[f] = int(m.group(1)) if m else index[f]
+    best_i = max(range(len(files)), key=lambda i: _score(results[i][0], index[files[i]]))
+    s, b = results[best_i]
+    if b is None:
+        b = load_build(files[best_i])
+    s = dict(s)
+    why = []
+    if names:
+        why.append("%d of %d names resolve here (%d as is)" % (s["names_matched"], len(names), s["names_accepted"]))
+    if s["has_gradients"] and s["has_root_netoutput"]:
+        others = sum(1 for r, _ in results if r["has_gradients"] and r["has_root_netoutput"])
+        why.append("it has gradients ops and a root NetOutput (the training graph%s)"
+                   % ("" if others == 1 else "; %d files qualify, this one ranks first" % others))
+    else:
+        why.append("no file has both gradients ops and a root NetOutput; picked the largest graph")
+    rest = [r for i, (r, _) in enumerate(results) if i != best_i]
+    if rest:
+        why.append("others: " + ", ".join(
+            "%s (%s)" % (r["file"], "gradients" if r["has_gradients"] else "no gradients") for r in rest))
+    pick = {"file": files[best_i], "reason": "; ".join(why), "files": [r for r, _ in results]}
+    return pick, b
+
+
+def pick_training_graph(files: Sequence[PathLike], names: Optional[Sequence[str]] = None) -> Dict[str, Any]:
+    """Choose the training graph among Build dumps: ``{"file", "reason", "files": [summary]}``.
+
+    Ranking: most of ``names`` accepted as is, then resolved at all; then having gradients ops and
+    a root NetOutput; then the most ops; then the highest dump index. Files are scanned in
+    parallel (2-4 processes) when there are several.
+    """
+    return _pick(files, names)[0]
+
+
+def open_ge(build_or_dir: Union[GeBuild, PathLike], names: Optional[Sequence[str]] = None) -> Tuple[GeBuild, Optional[Dict[str, Any]]]:
+    """A loaded build from a dump file, a dump directory (the training graph is picked), or a build."""
+    if isinstance(build_or_dir, GeBuild):
+        return build_or_dir, None
+    if str(build_or_dir) != "-" and os.path.isdir(build_or_dir):
+        files = find_build_files(build_or_dir)
+        if not files:
+            raise PbtxtError("no GE Build dumps here (expected ge_proto_<idx>_graph_<gid>_Build.txt or "
+                             "ge_proto_<idx>_PreRunAfterBuild.txt)", path=str(build_or_dir))
+        pick, b = _pick(files, names)
+        return b, pick
+    return load_build(build_or_dir), None
+
+
+def map_points(fp_name: Optional[str], bp_name: Optional[str], ge: Union[GeBuild, PathLike]) -> Dict[str, Any]:
+    """Map TF fp/bp names onto a GE dump (file or directory) for the ``points`` command.
+
+    Returns ``{"file", "pick", "fp", "bp", "ge_auto": {"fp", "bp"}}``; ``fp``/``bp`` are ``None``
+    when no name was given, else ``{"tf_name", "ge_name", "kind", "line", "task", "accepted_as_is",
+    "matches"}`` with ``ge_name``/``kind``/``line`` ``None`` when nothing matched.
+    """
+    names = [n for n in (fp_name, bp_name) if n]
+    b, pick = open_ge(ge, names)
+    res = {r["tf_name"]: r for r in resolve(b, names)}
+    auto = ge_auto(b)
+
+    def one(tf: Optional[str]) -> Optional[Dict[str, Any]]:
+        if not tf:
+            return None
+        r = res[tf]
+        m = best_match(r)
+        return {"tf_name": tf, "ge_name": m["ge_name"] if m else None, "kind": m["kind"] if m else None,
+                "line": m["line"] if m else None, "task": m["task"] if m else None,
+                "accepted_as_is": r["accepted_as_is"], "matches": len(r["matches"])}
+
+    return {"file": b.path, "pick": pick, "fp": one(fp_name), "bp": one(bp_name),
+            "ge_auto": {"fp": auto["fp"], "bp": auto["bp"]}}
+
+
