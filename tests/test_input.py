@@ -1,0 +1,241 @@
+"""One input, opened once: every command reads the user's file through one GraphFile, and pipes,
+FIFOs, /dev/fd/N and gzip give the answers a plain file gives."""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).parent / "data"
+MLP = DATA / "graphs" / "mlp_sgd.pbtxt"
+TF2 = DATA / "graphs" / "tf2_gradient_tape.pbtxt"
+GE = DATA / "ge" / "ge_proto_00000013_graph_3_Build.txt"
+
+# Runs the CLI with an audit hook that counts the opens of one path (audit hooks cannot be
+# removed, so each run is its own process).
+_COUNT_OPENS = r"""
+import os, sys
+target = os.path.realpath(sys.argv[1])
+opens = []
+def hook(event, args):
+    if event == "open" and isinstance(args[0], (str, bytes)):
+        p = os.fsdecode(args[0])
+        if os.path.realpath(p) == target:
+            opens.append(args[1])
+sys.addaudithook(hook)
+sys.argv = ["pbtxt-scan"] + sys.argv[2:]
+from pbtxt_scan.cli import main
+try:
+    main()
+except SystemExit as e:
+    code = e.code
+else:
+    code = 0
+sys.stderr.write("\nOPENS=%d\n" % len(opens))
+sys.exit(code)
+"""
+
+needs_audit = pytest.mark.skipif(sys.version_info < (3, 8), reason="sys.addaudithook is new in Python 3.8")
+
+
+def _opens(target: Path, *args: str, tmp_path: Path) -> "tuple[int, subprocess.CompletedProcess[str]]":
+    env = dict(os.environ, PBTXT_SCAN_CACHE_DIR=str(tmp_path / "cache"))
+    r = subprocess.run(
+        [sys.executable, "-c", _COUNT_OPENS, str(target), *args],
+        capture_output=True, text=True, env=env, timeout=120,
+    )
+    tail = r.stderr.rstrip().rsplit("\n", 1)[-1]
+    assert tail.startswith("OPENS="), r.stderr
+    return int(tail[len("OPENS="):]), r
+
+
+@needs_audit
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["fp", "{f}"],
+        ["bp", "{f}"],
+        ["points", "{f}"],
+        ["points", "--json", "--explain", "{f}"],
+        ["show", "{f}", "dense/MatMul"],
+        ["show", "--json", "{f}", "dense/MatMul"],
+        ["nodes", "{f}"],
+        ["stats", "{f}"],
+        ["check", "{f}"],
+    ],
+    ids=lambda a: " ".join(a),
+)
+def test_tf_commands_open_the_input_once(tmp_path: Path, args: "list[str]") -> None:
+    n, r = _opens(MLP, *[a.format(f=MLP) for a in args], tmp_path=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert n == 1, "opened %d times" % n
+
+
+@needs_audit
+@pytest.mark.parametrize("command", ["fp", "bp", "points"])
+def test_tf2_function_search_opens_the_input_once(tmp_path: Path, command: str) -> None:
+    # The answer comes from a library function: a second pass over the file, same open.
+    n, r = _opens(TF2, command, "--json", str(TF2), tmp_path=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "__inference_train_step" in r.stdout
+    assert n == 1, "opened %d times" % n
+
+
+@needs_audit
+@pytest.mark.parametrize(
+    "args",
+    [["resolve", "dense/MatMul", "--ge", "{g}"], ["ge-auto", "{g}"], ["ge-auto", "--explain", "{g}"]],
+    ids=lambda a: " ".join(a),
+)
+def test_ge_commands_open_the_dump_once(tmp_path: Path, args: "list[str]") -> None:
+    n, r = _opens(GE, *[a.format(g=GE) for a in args], tmp_path=tmp_path)
+    assert r.returncode in (0, 1), r.stderr
+    assert "Traceback" not in r.stderr
+    assert n == 1, "opened %d times" % n
+
+
+def _run(*args: str, **kw: object) -> "subprocess.CompletedProcess[str]":
+    return subprocess.run([sys.executable, "-m", "pbtxt_scan", *args], capture_output=True, text=True, timeout=120, **kw)  # type: ignore[call-overload,no-any-return]
+
+
+def _feed(fd: int, data: bytes) -> threading.Thread:
+    def write() -> None:
+        with os.fdopen(fd, "wb") as w:
+            try:
+                w.write(data)
+            except BrokenPipeError:
+                pass
+
+    t = threading.Thread(target=write, daemon=True)
+    t.start()
+    return t
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev/fd"), reason="needs /dev/fd (process substitution)")
+@pytest.mark.parametrize("command", ["fp", "bp", "points", "stats", "nodes", "show"])
+def test_dev_fd_pipe_reads_like_the_file(tmp_path: Path, command: str) -> None:
+    """`pbtxt-scan bp <(cat graph.pbtxt)`: a pipe passed by path is read once, like stdin."""
+    extra = ["dense/MatMul"] if command == "show" else []
+    want = _run(command, str(MLP), *extra)
+    assert want.returncode == 0, want.stderr
+    r_fd, w_fd = os.pipe()
+    t = _feed(w_fd, MLP.read_bytes())
+    got = _run(command, "/dev/fd/%d" % r_fd, *extra, pass_fds=(r_fd,))
+    os.close(r_fd)
+    t.join(10)
+    assert got.returncode == 0, got.stderr
+
+    def same(out: str) -> "list[str]":  # (stats times itself)
+        return [x for x in out.replace("/dev/fd/%d" % r_fd, str(MLP)).splitlines() if not x.startswith("seconds")]
+
+    assert same(got.stdout) == same(want.stdout)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+@pytest.mark.parametrize("command", ["bp", "points"])
+def test_named_fifo_reads_like_the_file(tmp_path: Path, command: str) -> None:
+    fifo = tmp_path / "graph.fifo"
+    os.mkfifo(str(fifo))
+
+    def write() -> None:
+        with open(str(fifo), "wb") as w:  # blocks until the tool opens it: once
+            w.write(MLP.read_bytes())
+
+    t = threading.Thread(target=write, daemon=True)
+    t.start()
+    got = _run(command, "--json", str(fifo))
+    t.join(10)
+    want = _run(command, "--json", str(MLP))
+    assert got.returncode == 0, got.stderr
+    assert not t.is_alive(), "the writer was left blocked: the FIFO was opened twice"
+    assert got.stdout.replace(str(fifo), str(MLP)) == want.stdout
+
+
+@pytest.mark.parametrize("command", ["bp", "points", "show"])
+def test_gzip_reads_like_the_plain_file(tmp_path: Path, command: str) -> None:
+    gz = tmp_path / "mlp_sgd.pbtxt.gz"
+    with gzip.open(str(gz), "wb") as out:
+        out.write(MLP.read_bytes())
+    extra = ["dense/MatMul"] if command == "show" else []
+    want = _run(command, str(MLP), *extra)
+    got = _run(command, str(gz), *extra)
+    assert got.returncode == want.returncode == 0, got.stderr
+    assert got.stdout.replace(str(gz), str(MLP)) == want.stdout
+
+
+def test_gzip_bp_decompresses_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """bp on .gz used to re-open and decompress from the start for every block (quadratic)."""
+    import pbtxt_scan
+    from pbtxt_scan import _source
+
+    gz = tmp_path / "mlp_sgd.pbtxt.gz"
+    with gzip.open(str(gz), "wb") as out:
+        out.write(MLP.read_bytes())
+    opened = []
+    real = _source.open_binary
+
+    def counting(path):  # type: ignore[no-untyped-def]
+        opened.append(path)
+        return real(path)
+
+    monkeypatch.setattr(_source, "open_binary", counting)
+    monkeypatch.setattr("pbtxt_scan._input.open_binary", counting)
+    from pbtxt_scan._rules import find_bp
+
+    ans = find_bp(str(gz))
+    assert ans.point is not None and ans.point.name == "gradients/dense/MatMul_grad/MatMul_1"
+    assert ans.point.line == 3227
+    assert len(opened) == 1
+    assert pbtxt_scan.GraphFile  # the public name of the input object
+
+
+def test_stdin_is_spooled_for_bp(tmp_path: Path) -> None:
+    want = _run("bp", "--json", str(MLP))
+    got = _run("bp", "--json", "-", input=MLP.read_text())
+    assert got.returncode == 0, got.stderr
+    w, g = json.loads(want.stdout), json.loads(got.stdout)
+    assert g["file"] == "<stdin>"
+    assert (g["name"], g["line"], g["offset"]) == (w["name"], w["line"], w["offset"])
+
+
+def test_unspooled_stream_refuses_a_second_look() -> None:
+    """stats/check/nodes read a stream once and copy nothing; reading back is an error, not a
+    silent wrong answer."""
+    import io
+
+    from pbtxt_scan import GraphFile, PbtxtError
+
+    g = GraphFile(io.BufferedReader(io.BytesIO(b'node {\n  name: "a"\n  op: "Const"\n}\n' * 4000)), "<pipe>", spool=False)  # type: ignore[arg-type]
+    blocks = list(g.nodes())
+    assert len(blocks) == 4000
+    with pytest.raises(PbtxtError, match="a second time"):
+        g.read(blocks[len(blocks) // 2])  # (past the first bytes kept for detection)
+
+
+def test_spool_fills_only_as_far_as_read() -> None:
+    """fp on a stream stops at its answer: the spool holds little more than what was read."""
+    import io
+
+    from pbtxt_scan import GraphFile
+
+    body = MLP.read_bytes() * 20
+    g = GraphFile(io.BufferedReader(io.BytesIO(body)), "<pipe>", spool=True)  # type: ignore[arg-type]
+    first = next(iter(g.nodes()))
+    assert first.name
+    assert g._stored <= (1 << 20) + (1 << 16) < len(body)
+    assert g.read(first) == body[first.start : first.end]
+
+
+@pytest.mark.skipif(shutil.which("sh") is None, reason="needs a shell")
+def test_fp_from_a_shell_pipe(tmp_path: Path) -> None:
+    r = subprocess.run(
+        "cat %s | %s -m pbtxt_scan fp -" % (MLP, sys.executable), shell=True, capture_output=True, text=True, timeout=60
+    )
+    assert (r.returncode, r.stdout.strip()) == (0, "dense/MatMul"), r.stderr
