@@ -166,7 +166,12 @@ def _number(text: str) -> Any:
         return float(t.rstrip("f"))
     if len(t) > 1 and t.startswith("0"):
         return int(t, 8)
-    return int(t)
+    try:
+        return int(t)
+    except ValueError:
+        # Over Python's limit for decimal conversion (4,300 digits by default): no protobuf
+        # integer is that long, so keep it as written rather than change the interpreter's limit.
+        return text
 
 
 # --- parsing ----------------------------------------------------------------------------------
@@ -243,10 +248,17 @@ def lexical_error_message(text: str, pos: int) -> str:
 
 
 def _shift_lines(msg: Message, by: int) -> Message:
+    """``msg`` with every line moved by ``by``; iterative, since a block may nest thousands deep."""
     out = Message()
-    for f in msg:
-        v = _shift_lines(f.value, by) if isinstance(f.value, Message) else f.value
-        out.append(Field(f.name, v, f.line + by, f.column))
+    todo = [(msg, out)]
+    while todo:
+        src, dst = todo.pop()
+        for f in src:
+            v = f.value
+            if isinstance(v, Message):
+                todo.append((v, Message()))
+                v = todo[-1][1]
+            dst.append(Field(f.name, v, f.line + by, f.column))
     return out
 
 

@@ -177,12 +177,16 @@ class GraphFile:
         self._fill(None)
         return self._spool, self._stored
 
-    def identity(self) -> Optional[Tuple[str, int, int]]:
-        """(real path, size, mtime in ns) of a regular file that has a path, for cache keys."""
+    def identity(self) -> Optional[Tuple[str, int, int, int, int]]:
+        """(real path, size, mtime, inode, ctime) of a regular file that has a path, for cache keys."""
         path = getattr(self._raw, "name", None)
-        if not self.regular or not isinstance(path, str) or self._stat is None:
+        if not self.regular or not isinstance(path, str):
             return None
-        return os.path.realpath(path), self._stat[0], self._stat[1]
+        try:
+            st = os.fstat(self._raw.fileno())
+        except OSError:
+            return None
+        return os.path.realpath(path), st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns
 
     def changed(self) -> Optional[PbtxtError]:
         """An error if the file's size or mtime differ from when it was opened (regular files)."""

@@ -19,7 +19,8 @@ class Message(List[Field]):
     """A parsed message: its fields in file order. A list ``[a, b]`` becomes two fields of one name.
 
     Strings are unescaped and decoded as UTF-8 (undecodable bytes kept as surrogate escapes);
-    integers (decimal, octal, hex) are ``int``, floats ``float``; identifiers such as enum names,
+    integers (decimal, octal, hex) are ``int`` (a decimal one past Python's 4,300-digit conversion limit
+    stays ``str``: no protobuf integer is that long), floats ``float``; identifiers such as enum names,
     ``true`` or ``inf`` stay ``str`` because only a schema could say what they mean.
     """
 

@@ -6,8 +6,8 @@ then scanned by the general validating scanner as a complete sequence of top-lev
 check is what makes the shortcut safe rather than assumed: in a valid file, text after a
 column-0 token boundary that parses as whole top-level fields is at depth 0. A segment that fails
 it (another layout, or a broken file) drops to the index path: one forward pass records each
-block's offsets and line in a small cache file (under the user's cache folder, never beside the
-input), keyed by path, size, mtime and a hash of the head and tail, and later runs reuse it.
+block's offsets and line in a small cache file (``_cache``: under the user's cache folder, never
+beside the input; checksummed, keyed so that an in-place edit misses), and later runs reuse it.
 
 Line numbers when reading backward need the file's total line count: one C-speed newline count,
 cached with the same key.
@@ -15,15 +15,13 @@ cached with the same key.
 from __future__ import annotations
 
 import array
-import hashlib
 import itertools
 import io
 import json
-import os
 import re
-import tempfile
 from typing import TYPE_CHECKING, BinaryIO, FrozenSet, Iterator, Optional, Tuple
 
+from . import _cache
 from ._errors import PbtxtError
 from ._model import Block
 
@@ -32,6 +30,7 @@ if TYPE_CHECKING:
 
 _OPENER = re.compile(rb"\n([A-Za-z_][A-Za-z0-9_]*) [{<]\n")
 _CHUNK = 1 << 20
+_REGION_BLOCKS = 64  # blocks one backward region may hold (the writer layout: one)
 
 
 class _Slice(io.RawIOBase):
@@ -60,56 +59,13 @@ class _NotCanonical(Exception):
     pass
 
 
-def cache_dir() -> str:
-    base = os.environ.get("PBTXT_SCAN_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "pbtxt-scan"
-    )
-    return base
-
-
-def _key(g: "GraphFile") -> Optional[str]:
-    """The cache key of a regular file: its real path, size, mtime and a hash of its head and tail
-    (``None`` for a stream: a spooled pipe or gzip has nothing stable to key on)."""
-    ident = g.identity()
-    if ident is None:
-        return None
-    path, size, mtime = ident
-    h = hashlib.sha256()
-    h.update(path.encode("utf-8", "surrogateescape"))
-    h.update(b"%d:%d" % (size, mtime))
-    h.update(g.read_at(0, 65536))
-    h.update(g.read_at(max(0, size - 65536), 65536))
-    return h.hexdigest()[:32]
-
-
-def _cache_read(key: str, kind: str) -> Optional[bytes]:
-    try:
-        with open(os.path.join(cache_dir(), "%s.%s" % (key, kind)), "rb") as c:
-            return c.read()
-    except OSError:
-        return None
-
-
-def _cache_write(key: str, kind: str, data: bytes) -> None:
-    """Atomic (temp file + rename); a read-only or missing cache folder just means no cache."""
-    d = cache_dir()
-    try:
-        os.makedirs(d, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-")
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.replace(tmp, os.path.join(d, "%s.%s" % (key, kind)))
-    except OSError:
-        pass
-
-
 def total_lines(f: BinaryIO, size: int, key: Optional[str]) -> int:
-    cached = _cache_read(key, "lines") if key else None
+    cached = _cache.read(key, "lines")
     if cached:
         try:
             return int(json.loads(cached)["newlines"])
         except (ValueError, KeyError, TypeError):
-            pass  # corrupt cache: count again
+            pass  # (a checksum-valid file of another format: count again)
     f.seek(0)
     n = 0
     while True:
@@ -117,8 +73,7 @@ def total_lines(f: BinaryIO, size: int, key: Optional[str]) -> int:
         if not chunk:
             break
         n += chunk.count(b"\n")
-    if key:
-        _cache_write(key, "lines", json.dumps({"newlines": n}).encode())
+    _cache.write(key, "lines", json.dumps({"newlines": n}).encode())
     return n
 
 
@@ -130,7 +85,7 @@ def reverse_blocks(g: "GraphFile", block_path: Tuple[str, ...], heads: FrozenSet
     stream (stdin, a pipe, gzip) is read backward from its spool.
     """
     f, size = g.whole()
-    key = _key(g)
+    key = _cache.key_of(g)
     if len(block_path) == 1:
         newlines = total_lines(f, size, key)
         done = 0
@@ -174,11 +129,11 @@ def _canonical_reverse(
         lines_after += n
         yield from _region(f, m, seg_end, newlines - lines_after + 1, block_name, heads, path)
         seg_end = m
+    if not found_any and size > 0:
+        raise _NotCanonical()  # (before reading the whole file as one region)
     if seg_end > 0:
         # Text before the first opener (comments, or a layout we do not know): verify it too.
         yield from _region(f, 0, seg_end, 1, block_name, heads, path)
-    if not found_any and size > 0:
-        raise _NotCanonical()
 
 
 def _first_opener(buf: bytes, base: int, lo: int, hi: int) -> Optional[int]:
@@ -197,9 +152,15 @@ def _region(
     from ._canonical import scan_canonical
 
     try:
-        blocks = list(scan_canonical(_Slice(f, start, end), (block_name,), heads, _CHUNK, path, None, start, first))
+        # In the writer layout a region holds one block; a region of many (another layout mixed
+        # in) would be held whole to be reversed: past a few, take the index path instead.
+        blocks = list(itertools.islice(
+            scan_canonical(_Slice(f, start, end), (block_name,), heads, _CHUNK, path, None, start, first), _REGION_BLOCKS + 1
+        ))
     except PbtxtError:
         raise _NotCanonical() from None
+    if len(blocks) > _REGION_BLOCKS:
+        raise _NotCanonical()
     return reversed(blocks)
 
 
@@ -219,18 +180,31 @@ def _count_newlines(f: BinaryIO, start: int, end: int) -> int:
 def _indexed(g: "GraphFile", block_path: Tuple[str, ...], heads: FrozenSet[str], key: Optional[str]) -> Iterator[Block]:
     """The index path: block offsets from one forward pass (cached), then blocks read backward."""
     kind = "index-" + ".".join(block_path)
-    data = _cache_read(key, kind) if key else None
+    data = _cache.read(key, kind)
     idx = array.array("q")
     if data and len(data) % (8 * 4) == 0:
         idx.frombytes(data)
-    else:
+        if not _plausible(g, idx, block_path[-1]):
+            idx = array.array("q")  # (a stale index: build it again)
+    if not idx:
         for b in g.blocks(block_path, frozenset()):
             idx.extend((b.start, b.end, b.line, b.column))
-        if key:
-            _cache_write(key, kind, idx.tobytes())
+        _cache.write(key, kind, idx.tobytes())
     for i in range(len(idx) // 4 - 1, -1, -1):
         start, end, line, col = idx[4 * i : 4 * i + 4]
         got = g.rescan(Block(block_path, start, end, line, col, ()), heads)
         if len(got) != 1:
             raise PbtxtError("the file changed while it was being read", line, col, g.name)
         yield got[0]
+
+
+def _plausible(g: "GraphFile", idx: "array.array[int]", field: str) -> bool:
+    """A cached index still fits the file: its last and a few other blocks start with the field
+    name (or an item's ``{``) and end with a closer. A miss rebuilds the index."""
+    n = len(idx) // 4
+    for i in sorted({0, n // 3, n // 2, (2 * n) // 3, n - 1}):
+        start, end = idx[4 * i], idx[4 * i + 1]
+        first = g.read_at(start, len(field))
+        if not (first == field.encode() or first[:1] in (b"{", b"<")) or g.read_at(end - 1, 1) not in (b"}", b">"):
+            return False
+    return True
