@@ -82,3 +82,47 @@ def test_5000_digit_integer_in_a_ge_dump(tmp_path: Path, full_parse_max: "int | 
     b = ge.load_build(f) if full_parse_max is None else ge.load_build(f, full_parse_max=full_parse_max)
     assert [op.name for op in b.ops] == ["n"]
     assert run("resolve", "n", "--ge", f).exit_code == 0
+
+
+# --- GE dump folders: dumps chosen by content, not only by name -----------------------------------
+
+_DUMP_DIR = Path(__file__).parent / "data" / "ge" / "dump_dir"
+_TRAIN = "ge_proto_00000042_graph_1_Build.txt"
+
+
+def _folder(tmp_path: Path, rename: "dict[str, str]", gz: bool = False) -> Path:
+    import gzip
+    import shutil
+
+    d = tmp_path / "dumps"
+    d.mkdir()
+    for p in sorted(_DUMP_DIR.glob("ge_proto_*.txt")):
+        name = rename.get(p.name, p.name)
+        if gz:
+            with gzip.open(str(d / (name + ".gz")), "wb") as out:
+                out.write(p.read_bytes())
+        else:
+            shutil.copy(str(p), str(d / name))
+    (d / "notes.txt").write_text("not a dump\n")
+    return d
+
+
+def test_gzipped_dump_folder(tmp_path: Path) -> None:
+    from pbtxt_scan import ge
+
+    d = _folder(tmp_path, {}, gz=True)
+    pick = ge.pick_training_graph(ge.find_build_files(d))
+    assert Path(pick["file"]).name == _TRAIN + ".gz"
+    r = run("ge-auto", str(d))
+    assert r.exit_code == 0, r.stderr
+
+
+def test_renamed_dumps_are_chosen_by_content(tmp_path: Path) -> None:
+    import json
+
+    d = _folder(tmp_path, {p.name: "graph_%d.txt" % i for i, p in enumerate(sorted(_DUMP_DIR.glob("ge_proto_*.txt")))})
+    r = run("ge-auto", "--json", str(d))
+    assert r.exit_code == 0, r.stderr
+    want = run("ge-auto", "--json", str(_DUMP_DIR / _TRAIN))
+    got, exp = json.loads(r.stdout), json.loads(want.stdout)
+    assert (got["fp"], got["bp"]) == (exp["fp"], exp["bp"])

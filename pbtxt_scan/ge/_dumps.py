@@ -6,6 +6,7 @@ import re
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from .._errors import PbtxtError
+from .._input import GraphFile
 from .._source import PathLike
 from ._auto import ge_auto
 from ._load import GeBuild, load_build
@@ -17,31 +18,60 @@ _STAGE_RE = re.compile(r"^graph_([0-9]+)_(.+)$")
 FINAL_STAGES = frozenset({"Build", "PreRunAfterBuild"})
 
 def dump_files(directory: PathLike) -> List[Dict[str, Any]]:
-    """Every ``ge_proto_<idx>_<suffix>.txt`` in ``directory`` (ge.md §2.1), by index.
+    """The GE dumps in ``directory``, by index.
 
-    Each: ``{"file", "path", "index", "graph_id", "stage", "is_build"}``; ``is_build`` for the
-    final-graph stages ``Build`` (``ge_proto_<idx>_graph_<gid>_Build.txt``) and
-    ``PreRunAfterBuild`` (old naming, no graph id). ``ge_onnx_*.pbtxt`` dumps are listed only when
-    there is no ``ge_proto`` one (``DUMP_GRAPH_FORMAT=onnx``).
+    Each: ``{"file", "path", "index", "graph_id", "stage", "is_build"}``. Named as GE names them
+    (ge.md §2.1: ``ge_proto_<idx>_<suffix>.txt``, also gzipped): ``is_build`` for the final-graph
+    stages ``Build`` (``ge_proto_<idx>_graph_<gid>_Build.txt``) and ``PreRunAfterBuild`` (old
+    naming, no graph id); ``ge_onnx_*.pbtxt`` dumps are listed only when there is no ``ge_proto``
+    one (``DUMP_GRAPH_FORMAT=onnx``). When no file is named as a final-stage dump, every file
+    whose *content* is a GE dump is listed as a candidate (stage ``None``, ``is_build`` true): a
+    renamed dump is still found, and the training graph is then chosen by what it holds.
     """
     try:
         entries = sorted(os.listdir(directory))
     except OSError as e:
         raise PbtxtError("cannot list directory: %s" % (e.strerror or e), path=str(directory)) from None
+    paths = [(fn, os.path.join(str(directory), fn)) for fn in entries]
+    files = [(fn, p) for fn, p in paths if os.path.isfile(p)]
     out = []
     for regex in (_DUMP_RE, _ONNX_DUMP_RE):
-        for fn in entries:
-            m = regex.match(fn)
-            if not m or not os.path.isfile(os.path.join(directory, fn)):
+        for fn, path in files:
+            m = regex.match(_unzipped(fn))
+            if not m:
                 continue
             sm = _STAGE_RE.match(m.group(2))
             gid, stage = (int(sm.group(1)), sm.group(2)) if sm else (None, m.group(2))
-            out.append({"file": fn, "path": os.path.join(str(directory), fn), "index": int(m.group(1)),
+            out.append({"file": fn, "path": path, "index": int(m.group(1)),
                         "graph_id": gid, "stage": stage, "is_build": stage in FINAL_STAGES})
         if out:
             break
+    if not any(d["is_build"] for d in out):
+        named = {d["path"] for d in out}
+        for i, (fn, path) in enumerate(files):
+            if path not in named and _is_ge_dump(path):
+                out.append({"file": fn, "path": path, "index": -len(files) + i, "graph_id": None,
+                            "stage": None, "is_build": True})
     out.sort(key=lambda d: (d["index"], d["file"]))
     return out
+
+
+def _unzipped(fn: str) -> str:
+    return fn[:-3] if fn.endswith(".gz") else fn
+
+
+def _is_ge_dump(path: str) -> bool:
+    """Whether the file's first fields are a GE dump's (unreadable or other files: no)."""
+    try:
+        with GraphFile.open(path, spool=False) as g:
+            return g.dialect.name in ("ge_proto", "ge_onnx")
+    except PbtxtError:
+        return False
+
+
+def _dump_index(path: str) -> Optional[int]:
+    m = _DUMP_RE.match(_unzipped(os.path.basename(path))) or _ONNX_DUMP_RE.match(_unzipped(os.path.basename(path)))
+    return int(m.group(1)) if m else None
 
 
 def find_build_files(directory: PathLike) -> List[str]:
@@ -81,9 +111,9 @@ def _pick(files: Sequence[PathLike], names: Optional[Sequence[str]], workers: Op
     else:
         results = [_summarize(f, names) for f in files]
     index = {f: i for i, f in enumerate(files)}
-    for f, (s, _) in zip(files, results):
-        m = _DUMP_RE.match(os.path.basename(f)) or _ONNX_DUMP_RE.match(os.path.basename(f))
-        index[f] = int(m.group(1)) if m else index[f]
+    for f in files:
+        n = _dump_index(f)
+        index[f] = n if n is not None else index[f]
     best_i = max(range(len(files)), key=lambda i: _score(results[i][0], index[files[i]]))
     s, b = results[best_i]
     if b is None:
@@ -124,7 +154,7 @@ def open_ge(build_or_dir: Union[GeBuild, PathLike], names: Optional[Sequence[str
         files = find_build_files(build_or_dir)
         if not files:
             raise PbtxtError("no GE Build dumps here (expected ge_proto_<idx>_graph_<gid>_Build.txt or "
-                             "ge_proto_<idx>_PreRunAfterBuild.txt)", path=str(build_or_dir))
+                             "ge_proto_<idx>_PreRunAfterBuild.txt, or any file holding a GE dump)", path=str(build_or_dir))
         pick, b = _pick(files, names)
         return b, pick
     return load_build(build_or_dir), None
