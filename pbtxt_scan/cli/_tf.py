@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 import typer
 
@@ -19,6 +19,8 @@ from ._app import (
     dialect,
     fail,
     out,
+    plural,
+    usage_error,
 )
 
 # --- commands ------------------------------------------------------------------------------
@@ -40,28 +42,49 @@ ConfigOpt = typer.Option(
 )
 
 
+CONFIG_KEYS = ("skip_ops", "keep_ops", "name_filters")
+
+
 def _options(rule: str, skip: List[str], keep: List[str], filters: Optional[List[str]], config: Optional[Path]) -> Any:
     from .._rules import DOC_NAME_FILTERS, RULES, Options
 
     if rule not in RULES:
-        raise typer.BadParameter("choose from %s" % ", ".join(RULES), param_hint="--rule")
+        raise usage_error("choose from %s" % ", ".join(RULES), "--rule")
     skip, keep = list(skip), list(keep)
     if config is not None:
-        try:
-            cfg = json.loads(Path(config).read_text(encoding="utf-8"))
-            skip += list(cfg.get("skip_ops", []))
-            keep += list(cfg.get("keep_ops", []))
-            if filters is None and "name_filters" in cfg:
-                filters = list(cfg["name_filters"])
-        except (OSError, ValueError, AttributeError, TypeError) as e:
-            raise typer.BadParameter("cannot read %s: %s" % (config, e), param_hint="--config")
+        cfg = _read_config(config)
+        skip += cfg.get("skip_ops", [])
+        keep += cfg.get("keep_ops", [])
+        if filters is None and "name_filters" in cfg:
+            filters = cfg["name_filters"]
     return Options(rule, frozenset(skip), frozenset(keep), tuple(filters) if filters else DOC_NAME_FILTERS)
 
 
-def _answer_json(ans: Any) -> Any:
+def _read_config(config: Path) -> Dict[str, List[str]]:
+    """The --config JSON: an object whose keys are among CONFIG_KEYS, each a list of strings."""
+    try:
+        cfg = json.loads(Path(config).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise usage_error("cannot read %s: %s" % (config, e), "--config")
+    allowed = ", ".join(CONFIG_KEYS)
+    if not isinstance(cfg, dict):
+        raise usage_error("%s: expected a JSON object with keys %s" % (config, allowed), "--config")
+    for key, value in cfg.items():
+        if key not in CONFIG_KEYS:
+            raise usage_error("%s: unknown key %s (allowed: %s)" % (config, json.dumps(key), allowed), "--config")
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise usage_error("%s: %s must be a list of strings" % (config, key), "--config")
+    return cfg
+
+
+def _answer_json(ans: Any, file: str) -> Any:
+    """The answer as JSON: the same keys found or not (null where unknown), plus the reason."""
+    from .._rules import Point
+    from .._source import display_name
+
+    d = ans.point.to_json() if ans.point is not None else dict.fromkeys(Point._fields)
     if ans.point is None:
-        return {"name": None, "rule": ans.rule, "reason": ans.reason}
-    d = ans.point.to_json()
+        d.update(kind=ans.kind, rule=ans.rule, file=display_name(file))
     d["reason"] = ans.reason
     return d
 
@@ -98,10 +121,10 @@ def _one_point(kind: str, file: str, opts: Any, as_json: bool, explain: bool) ->
         _print_explain(ans)
     if ans.point is None:
         if as_json:
-            out(json.dumps(_answer_json(ans)))
+            out(json.dumps(_answer_json(ans, file), ensure_ascii=False))
         typer.echo("%s: no %s: %s" % (file, kind, ans.reason), err=True)
         raise typer.Exit(EXIT_NOT_FOUND)
-    out(json.dumps(_answer_json(ans), ensure_ascii=False) if as_json else ans.point.name)
+    out(json.dumps(_answer_json(ans, file), ensure_ascii=False) if as_json else ans.point.name)
 
 
 def _point_command(kind: str, doc: str) -> Callable[..., None]:
@@ -183,7 +206,7 @@ def points(
     from .._rules import find_bp, find_fp
 
     if out_format not in ("text", "profiling", "env"):
-        raise typer.BadParameter("choose from text, profiling, env", param_hint="--format")
+        raise usage_error("choose from text, profiling, env", "--format")
     opts = _options(rule, skip_op, keep_op, name_filter, config)
     from .._source import spooled
 
@@ -227,7 +250,7 @@ def points(
         popts = profiling_options(fp_name or "", bp_name or "", output=output, task_trace=task_trace, aic_metrics=aic_metrics)
         out(format_profiling(popts) if out_format == "profiling" else format_env(popts))
     elif as_json:
-        obj = {"fp": _answer_json(fa), "bp": _answer_json(ba)}
+        obj = {"fp": _answer_json(fa, file), "bp": _answer_json(ba, file)}
         if mapped is not None:
             obj["ge"] = mapped
         out(json.dumps(obj, ensure_ascii=False))
@@ -268,7 +291,7 @@ def check(
             bad = True
             continue
         if not quiet:
-            out("%s: ok (%d lines, %d nodes)" % (st.path, st.lines, st.nodes))
+            out("%s: ok (%s, %s)" % (st.path, plural(st.lines, "line"), plural(st.nodes, "node")))
     if bad:
         raise typer.Exit(EXIT_BAD_INPUT)
 
@@ -369,6 +392,8 @@ def stats(
     """
     from .._api import stats as _stats
 
+    if top < 0:
+        raise usage_error("%d is negative: give 0 for every op type, or a positive count" % top, "--top")
     try:
         with bar(file) as on_progress:
             st = _stats(file, dialect(fmt), on_progress=on_progress)
