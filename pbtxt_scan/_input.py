@@ -231,12 +231,6 @@ class GraphFile:
         d = self.dialect
         return self.blocks(d.path, d.heads if heads is None else heads, **kw)
 
-    def backward(self, block_path: Sequence[str], heads: FrozenSet[str]) -> Iterator[Block]:
-        """The blocks at ``block_path`` last first (see ``_reverse``)."""
-        from ._reverse import reverse_blocks
-
-        return reverse_blocks(self, tuple(block_path), heads)
-
     def read(self, block: Block) -> bytes:
         """The block's own bytes."""
         return self.read_at(block.start, block.end - block.start)

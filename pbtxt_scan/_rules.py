@@ -29,6 +29,7 @@ from ._catalog import DATA_SOURCES, METADATA, PLACEHOLDERS, Catalog
 from ._model import Block, Message
 from ._dialect import operator_layout
 from ._input import GraphFile, Source, opened
+from ._reverse import reverse_blocks
 
 DOC_NAME_FILTERS = ("step", "Dataset", "seed", "kernel")
 _GRAD_SCOPE = re.compile(r"^(?:gradients(?:_\d+)?|gradient_tape)$")
@@ -430,7 +431,7 @@ def _find_bp(g: GraphFile, opts: Options) -> Answer:
     # Backward, read names and ops only: most of a long tail is never a candidate, and a NoOp
     # like `init` has 100,000+ inputs. The few blocks whose inputs matter are read again.
     light = frozenset(h for h in heads if h in ("name", "op", "type", "op_type"))
-    b, trail, any_grad = _bp_scan(g.backward(block_path, light), opts, rule, lambda blk: _inputs_again(g, blk, heads))
+    b, trail, any_grad = _bp_scan(reverse_blocks(g, block_path, light), opts, rule, lambda blk: _inputs_again(g, blk, heads))
     if b is not None:
         return Answer("bp", _point("bp", b, rule, g.name, None), rule, "last op in a gradients scope that computes", trail)
     fn = training_function(g)

@@ -219,7 +219,7 @@ def test_deep_nesting_no_recursion_error(tmp_path: Path) -> None:
     # The scanner keeps an explicit stack; 200,000 open messages are just list items.
     path = write(tmp_path, "deep.pbtxt", b"a {" * DEPTH + b"}" * DEPTH)
     r = run("check", path)
-    assert (r.exit_code, r.stdout, r.stderr) == (0, path + ": ok (1 lines, 0 nodes)\n", "")
+    assert (r.exit_code, r.stdout, r.stderr) == (0, path + ": ok (1 line, 0 nodes)\n", "")
     r = run("nodes", path)
     assert (r.exit_code, r.stderr) == (1, path + ": no nodes found\n")
     inside = write(tmp_path, "deep_node.pbtxt", b'node {\n  name: "n"\n  op: "Deep"\n  ' + b"a {" * DEPTH + b"}" * DEPTH + b"\n}\n")

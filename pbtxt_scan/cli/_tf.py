@@ -1,142 +1,27 @@
-"""The ``pbtxt-scan`` command line: a thin layer over the Python API.
-
-Results go to stdout (one per line, or JSON), diagnostics to stderr.
-Exit codes: 0 found / valid, 1 looked and found nothing, 2 usage error or unreadable / invalid input,
-130 interrupted.
-"""
+"""The commands on graph files: fp, bp, points, nodes, show, stats, check. Thin: the work is in the API."""
 from __future__ import annotations
 
 import json
-import os
-import sys
 from pathlib import Path
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 import typer
 
-from . import __version__
-from ._errors import PbtxtError
-
-EXIT_NOT_FOUND = 1
-EXIT_BAD_INPUT = 2
-
-_EPILOG = (
-    "Exit codes: 0 found/valid, 1 looked and found nothing, 2 usage error or unreadable/invalid input, "
-    "130 interrupted."
+from .._errors import PbtxtError
+from ._app import (
+    EPILOG,
+    EXIT_BAD_INPUT,
+    EXIT_NOT_FOUND,
+    FileArg,
+    FormatOpt,
+    app,
+    bar,
+    dialect,
+    fail,
+    out,
+    plural,
+    usage_error,
 )
-
-app = typer.Typer(
-    name="pbtxt-scan",
-    help=(
-        "Find Ascend profiling points (fp_point, bp_point) in TensorFlow graph.pbtxt files and GE dumps, "
-        "streaming, in constant memory, without TensorFlow or protobuf.\n\n"
-        "Examples:\n\n"
-        "  pbtxt-scan points graph.pbtxt\n\n"
-        "  pbtxt-scan fp --explain graph.pbtxt\n\n"
-        "  pbtxt-scan nodes graph.pbtxt | head\n\n"
-        "  pbtxt-scan show graph.pbtxt dense/MatMul\n\n"
-        "  pbtxt-scan stats --top 5 graph.pbtxt\n\n"
-        "  pbtxt-scan check graph.pbtxt ge_proto_00000042_graph_1_Build.txt\n\n"
-        "  pbtxt-scan points graph.pbtxt --ge ge_dump_dir/ --format env"
-    ),
-    epilog=_EPILOG,
-    no_args_is_help=True,
-    add_completion=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
-
-FORMATS = "auto, graphdef, function, ge_proto, ge_onnx"
-
-
-def _version(value: bool) -> None:
-    if value:
-        typer.echo("pbtxt-scan %s" % __version__)
-        raise typer.Exit()
-
-
-@app.callback()
-def _main(
-    version: bool = typer.Option(
-        False, "--version", "-V", callback=_version, is_eager=True, help="Print the version and exit."
-    ),
-) -> None:
-    """pbtxt-scan: fp/bp profiling points from graph.pbtxt and GE dumps."""
-
-
-# --- helpers -------------------------------------------------------------------------------
-
-
-def _fail(err: PbtxtError) -> "typer.Exit":
-    typer.echo(str(err), err=True)
-    return typer.Exit(EXIT_BAD_INPUT)
-
-
-def _out(line: str) -> None:
-    try:
-        sys.stdout.write(line + "\n")
-    except BrokenPipeError:  # `| head` has read enough: stop quietly, successfully
-        _quiet_stdout()
-        raise typer.Exit(0) from None
-
-
-def _progress(path: str) -> "Any":
-    """A rich progress bar on stderr for long scans of a real file, only when stderr is a terminal."""
-    if path == "-" or not sys.stderr.isatty() or os.environ.get("PBTXT_SCAN_NO_PROGRESS"):
-        return None
-    from ._source import file_size
-
-    size = file_size(path)
-    if not size or size < (64 << 20):
-        return None
-    from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
-    from rich.console import Console
-
-    return _Bar(Progress(
-        "[progress.description]{task.description}",
-        BarColumn(),
-        DownloadColumn(),
-        TransferSpeedColumn(),
-        TimeRemainingColumn(),
-        console=Console(stderr=True),
-        transient=True,
-    ), os.path.basename(path), size)
-
-
-class _Bar:
-    def __init__(self, progress: Any, label: str, size: int) -> None:
-        self.p = progress
-        self.task = progress.add_task(label, total=size)
-        self._last = 0
-
-    def __enter__(self) -> Callable[[int], None]:
-        self.p.__enter__()
-        return self.update
-
-    def __exit__(self, *a: Any) -> None:
-        self.p.__exit__(*a)
-
-    def update(self, offset: int) -> None:
-        if offset - self._last >= (4 << 20):
-            self._last = offset
-            self.p.update(self.task, completed=offset)
-
-
-class _NoBar:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *a: Any) -> None:
-        return None
-
-
-def _bar(path: str) -> Any:
-    return _progress(path) or _NoBar()
-
-
-FileArg = typer.Argument(..., help="A graph.pbtxt or GE dump: a path, '-' for stdin, or a .gz file.", show_default=False)
-
 
 # --- commands ------------------------------------------------------------------------------
 
@@ -157,34 +42,55 @@ ConfigOpt = typer.Option(
 )
 
 
+CONFIG_KEYS = ("skip_ops", "keep_ops", "name_filters")
+
+
 def _options(rule: str, skip: List[str], keep: List[str], filters: Optional[List[str]], config: Optional[Path]) -> Any:
-    from ._rules import DOC_NAME_FILTERS, RULES, Options
+    from .._rules import DOC_NAME_FILTERS, RULES, Options
 
     if rule not in RULES:
-        raise typer.BadParameter("choose from %s" % ", ".join(RULES), param_hint="--rule")
+        raise usage_error("choose from %s" % ", ".join(RULES), "--rule")
     skip, keep = list(skip), list(keep)
     if config is not None:
-        try:
-            cfg = json.loads(Path(config).read_text(encoding="utf-8"))
-            skip += list(cfg.get("skip_ops", []))
-            keep += list(cfg.get("keep_ops", []))
-            if filters is None and "name_filters" in cfg:
-                filters = list(cfg["name_filters"])
-        except (OSError, ValueError, AttributeError, TypeError) as e:
-            raise typer.BadParameter("cannot read %s: %s" % (config, e), param_hint="--config")
+        cfg = _read_config(config)
+        skip += cfg.get("skip_ops", [])
+        keep += cfg.get("keep_ops", [])
+        if filters is None and "name_filters" in cfg:
+            filters = cfg["name_filters"]
     return Options(rule, frozenset(skip), frozenset(keep), tuple(filters) if filters else DOC_NAME_FILTERS)
 
 
-def _answer_json(ans: Any) -> Any:
+def _read_config(config: Path) -> Dict[str, List[str]]:
+    """The --config JSON: an object whose keys are among CONFIG_KEYS, each a list of strings."""
+    try:
+        cfg = json.loads(Path(config).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise usage_error("cannot read %s: %s" % (config, e), "--config")
+    allowed = ", ".join(CONFIG_KEYS)
+    if not isinstance(cfg, dict):
+        raise usage_error("%s: expected a JSON object with keys %s" % (config, allowed), "--config")
+    for key, value in cfg.items():
+        if key not in CONFIG_KEYS:
+            raise usage_error("%s: unknown key %s (allowed: %s)" % (config, json.dumps(key), allowed), "--config")
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise usage_error("%s: %s must be a list of strings" % (config, key), "--config")
+    return cfg
+
+
+def _answer_json(ans: Any, file: str) -> Any:
+    """The answer as JSON: the same keys found or not (null where unknown), plus the reason."""
+    from .._rules import Point
+    from .._source import display_name
+
+    d = ans.point.to_json() if ans.point is not None else dict.fromkeys(Point._fields)
     if ans.point is None:
-        return {"name": None, "rule": ans.rule, "reason": ans.reason}
-    d = ans.point.to_json()
+        d.update(kind=ans.kind, rule=ans.rule, file=display_name(file))
     d["reason"] = ans.reason
     return d
 
 
 def _print_explain(ans: Any) -> None:
-    from ._rules import format_trail
+    from .._rules import format_trail
 
     typer.echo("%s (rule %s):" % (ans.kind, ans.rule), err=True)
     for line in format_trail(ans.trail if ans.kind == "fp" else ans.trail):
@@ -193,20 +99,20 @@ def _print_explain(ans: Any) -> None:
 
 
 def _one_point(kind: str, file: str, opts: Any, as_json: bool, explain: bool) -> None:
-    from ._rules import find_bp, find_fp
+    from .._rules import find_bp, find_fp
 
     try:
         ans = (find_fp if kind == "fp" else find_bp)(file, opts)
     except PbtxtError as e:
-        raise _fail(e)
+        raise fail(e)
     if explain:
         _print_explain(ans)
     if ans.point is None:
         if as_json:
-            _out(json.dumps(_answer_json(ans)))
+            out(json.dumps(_answer_json(ans, file), ensure_ascii=False))
         typer.echo("%s: no %s: %s" % (file, kind, ans.reason), err=True)
         raise typer.Exit(EXIT_NOT_FOUND)
-    _out(json.dumps(_answer_json(ans), ensure_ascii=False) if as_json else ans.point.name)
+    out(json.dumps(_answer_json(ans, file), ensure_ascii=False) if as_json else ans.point.name)
 
 
 def _point_command(kind: str, doc: str) -> Callable[..., None]:
@@ -257,11 +163,11 @@ _BP_DOC = """Print bp_point: the last operator of backward propagation.
     Example: pbtxt-scan bp --json graph.pbtxt
     """
 
-app.command("fp", epilog=_EPILOG)(_point_command("fp", _FP_DOC))
-app.command("bp", epilog=_EPILOG)(_point_command("bp", _BP_DOC))
+app.command("fp", epilog=EPILOG)(_point_command("fp", _FP_DOC))
+app.command("bp", epilog=EPILOG)(_point_command("bp", _BP_DOC))
 
 
-@app.command(epilog=_EPILOG)
+@app.command(epilog=EPILOG)
 def points(
     file: str = FileArg,
     as_json: bool = typer.Option(False, "--json", help="One object with fp and bp."),
@@ -285,19 +191,19 @@ def points(
 
       pbtxt-scan points graph.pbtxt --ge ge_dump_dir/ --format env
     """
-    from ._rules import find_bp, find_fp
+    from .._rules import find_bp, find_fp
 
     if out_format not in ("text", "profiling", "env"):
-        raise typer.BadParameter("choose from text, profiling, env", param_hint="--format")
+        raise usage_error("choose from text, profiling, env", "--format")
     opts = _options(rule, skip_op, keep_op, name_filter, config)
-    from ._input import GraphFile
+    from .._input import GraphFile
 
     try:
         with GraphFile.open(file) as g:  # one input for both searches (stdin and pipes are spooled)
             fa = find_fp(g, opts)
             ba = find_bp(g, opts)
     except PbtxtError as e:
-        raise _fail(e)
+        raise fail(e)
     if explain:
         _print_explain(fa)
         _print_explain(ba)
@@ -305,12 +211,12 @@ def points(
     bp_name = ba.point.name if ba.point else None
     mapped: Any = None
     if ge is not None:
-        from . import ge as _ge
+        from .. import ge as _ge
 
         try:
             mapped = _ge.map_points(fp_name, bp_name, ge)
         except PbtxtError as e:
-            raise _fail(e)
+            raise fail(e)
         for kind in ("fp", "bp"):
             m = mapped.get(kind) or {}
             tf_name = fp_name if kind == "fp" else bp_name
@@ -327,29 +233,29 @@ def points(
         fp_name = (mapped.get("fp") or {}).get("ge_name") or fp_name
         bp_name = (mapped.get("bp") or {}).get("ge_name") or bp_name
     if out_format != "text":
-        from ._profiling import format_env, format_profiling, profiling_options
+        from .._profiling import format_env, format_profiling, profiling_options
 
         popts = profiling_options(fp_name or "", bp_name or "", output=output, task_trace=task_trace, aic_metrics=aic_metrics)
-        _out(format_profiling(popts) if out_format == "profiling" else format_env(popts))
+        out(format_profiling(popts) if out_format == "profiling" else format_env(popts))
     elif as_json:
-        obj = {"fp": _answer_json(fa), "bp": _answer_json(ba)}
+        obj = {"fp": _answer_json(fa, file), "bp": _answer_json(ba, file)}
         if mapped is not None:
             obj["ge"] = mapped
-        _out(json.dumps(obj, ensure_ascii=False))
+        out(json.dumps(obj, ensure_ascii=False))
     else:
         for kind, ans, name in (("fp", fa, fp_name), ("bp", ba, bp_name)):
             if ans.point is None:
-                _out("%s_point  -  (%s)" % (kind, ans.reason))
+                out("%s_point  -  (%s)" % (kind, ans.reason))
             else:
                 where = "line %d" % ans.point.line
                 if ans.point.function:
                     where += " in function %s" % ans.point.function
-                _out("%s_point  %s  (%s, %s, rule %s)" % (kind, name, ans.point.op, where, ans.rule))
+                out("%s_point  %s  (%s, %s, rule %s)" % (kind, name, ans.point.op, where, ans.rule))
     if fa.point is None or ba.point is None:
         raise typer.Exit(EXIT_NOT_FOUND)
 
 
-@app.command(epilog=_EPILOG)
+@app.command(epilog=EPILOG)
 def check(
     files: List[str] = typer.Argument(..., help="Files to validate ('-' for stdin, .gz accepted).", show_default=False),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing on success."),
@@ -361,28 +267,28 @@ def check(
 
     Example: pbtxt-scan check graph.pbtxt
     """
-    from ._api import check as _check
+    from .._api import check as _check
 
     bad = False
     for path in files:
         try:
-            with _bar(path) as on_progress:
+            with bar(path) as on_progress:
                 st = _check(path, on_progress=on_progress)
         except PbtxtError as e:
             typer.echo(str(e), err=True)
             bad = True
             continue
         if not quiet:
-            _out("%s: ok (%d lines, %d nodes)" % (st.path, st.lines, st.nodes))
+            out("%s: ok (%s, %s)" % (st.path, plural(st.lines, "line"), plural(st.nodes, "node")))
     if bad:
         raise typer.Exit(EXIT_BAD_INPUT)
 
 
-@app.command(epilog=_EPILOG)
+@app.command(epilog=EPILOG)
 def nodes(
     file: str = FileArg,
     jsonl: bool = typer.Option(False, "--jsonl", help="One JSON object per node: name, op, line, name_line, offset, inputs."),
-    fmt: str = typer.Option("auto", "--format", help="What the file is: %s." % FORMATS),
+    fmt: str = FormatOpt,
 ) -> None:
     """List every node: its line, name and op, in file order.
 
@@ -391,56 +297,56 @@ def nodes(
 
     Example: pbtxt-scan nodes --jsonl graph.pbtxt | grep MatMul
     """
-    from ._api import NAME_AND_OP, iter_nodes
+    from .._api import NAME_AND_OP, iter_nodes
 
     found = False
     rows: List[str] = []  # written in batches: one write per row costs a second per GB
     try:
-        with _bar(file) as on_progress:
-            for b in iter_nodes(file, _fmt(fmt), on_progress=on_progress, heads=None if jsonl else NAME_AND_OP):
+        with bar(file) as on_progress:
+            for b in iter_nodes(file, dialect(fmt), on_progress=on_progress, heads=None if jsonl else NAME_AND_OP):
                 found = True
                 if jsonl:
                     rows.append(json.dumps(b.to_json(), ensure_ascii=False))
                 else:
                     rows.append("%d\t%s\t%s" % (b.line, b.name, b.op))
                 if len(rows) >= 512:
-                    _out("\n".join(rows))
+                    out("\n".join(rows))
                     rows.clear()
     except PbtxtError as e:
         if rows:  # the nodes before the error, then the error
-            _out("\n".join(rows))
-        raise _fail(e)
+            out("\n".join(rows))
+        raise fail(e)
     if rows:
-        _out("\n".join(rows))
+        out("\n".join(rows))
     if not found:
         typer.echo("%s: no nodes found" % file, err=True)
         raise typer.Exit(EXIT_NOT_FOUND)
 
 
-@app.command(epilog=_EPILOG)
+@app.command(epilog=EPILOG)
 def show(
     file: str = FileArg,
     name: str = typer.Argument(..., help="The node's exact name (as in its name: field).", show_default=False),
     as_json: bool = typer.Option(False, "--json", help="Print the parsed block as JSON (every field a list, with lines)."),
-    fmt: str = typer.Option("auto", "--format", help="What the file is: %s." % FORMATS),
+    fmt: str = FormatOpt,
 ) -> None:
     """Print a node's own text with its line numbers (or, with --json, the parsed block).
 
     Example: pbtxt-scan show graph.pbtxt dense/MatMul
     """
-    from ._input import GraphFile
+    from .._input import GraphFile
 
     try:
         with GraphFile.open(file) as g:
             _show(g, name, as_json, fmt)
     except PbtxtError as e:
-        raise _fail(e)
+        raise fail(e)
 
 
 def _show(g: Any, name: str, as_json: bool, fmt: str) -> None:
-    from ._dialect import NAME_AND_OP, named
+    from .._dialect import NAME_AND_OP, named
 
-    f = _fmt(fmt)
+    f = dialect(fmt)
     d = g.dialect if f is None else named(f)
     hit = next((b for b in g.blocks(d.path, NAME_AND_OP) if b.name == name), None)
     if hit is None:
@@ -448,88 +354,53 @@ def _show(g: Any, name: str, as_json: bool, fmt: str) -> None:
         raise typer.Exit(EXIT_NOT_FOUND)
     if as_json:
         msg = g.parse(hit)
-        out = {"name": hit.name, "op": hit.op, "line": hit.line, "offset": hit.start}
+        obj = {"name": hit.name, "op": hit.op, "line": hit.line, "offset": hit.start}
         try:
-            out["block"] = msg[0].value.to_data(lines=True)
-            text = json.dumps(out, ensure_ascii=False, indent=2)
+            obj["block"] = msg[0].value.to_data(lines=True)
+            text = json.dumps(obj, ensure_ascii=False, indent=2)
         except RecursionError:
             raise PbtxtError("nested too deeply to print as JSON (use show without --json)", hit.line, hit.column, g.name) from None
-        _out(text)
+        out(text)
         return
     text = g.read(hit).decode("utf-8", "replace")
     width = len(str(hit.line + text.count("\n")))
     for i, line in enumerate(text.split("\n")):
         prefix = " " * (hit.column - 1) if i == 0 else ""
-        _out("%*d  %s%s" % (width, hit.line + i, prefix, line))
+        out("%*d  %s%s" % (width, hit.line + i, prefix, line))
 
 
-@app.command(epilog=_EPILOG)
+@app.command(epilog=EPILOG)
 def stats(
     file: str = FileArg,
     top: int = typer.Option(15, "--top", "-n", help="How many op types to list (0 for all)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
-    fmt: str = typer.Option("auto", "--format", help="What the file is: %s." % FORMATS),
+    fmt: str = FormatOpt,
 ) -> None:
     """Bytes, lines, node count and the most common op types (validates the file on the way).
 
     Example: pbtxt-scan stats --top 5 graph.pbtxt
     """
-    from ._api import stats as _stats
+    from .._api import stats as _stats
 
+    if top < 0:
+        raise usage_error("%d is negative: give 0 for every op type, or a positive count" % top, "--top")
     try:
-        with _bar(file) as on_progress:
-            st = _stats(file, _fmt(fmt), on_progress=on_progress)
+        with bar(file) as on_progress:
+            st = _stats(file, dialect(fmt), on_progress=on_progress)
     except PbtxtError as e:
-        raise _fail(e)
+        raise fail(e)
     if as_json:
-        _out(json.dumps(st.to_json(top or None), ensure_ascii=False))
+        out(json.dumps(st.to_json(top or None), ensure_ascii=False))
         return
-    _out("file     %s" % st.path)
-    _out("format   %s" % st.format)
-    _out("bytes    %d" % st.bytes)
-    _out("lines    %d" % st.lines)
-    _out("nodes    %d" % st.nodes)
-    _out("seconds  %.3f" % st.seconds)
+    out("file     %s" % st.path)
+    out("format   %s" % st.format)
+    out("bytes    %d" % st.bytes)
+    out("lines    %d" % st.lines)
+    out("nodes    %d" % st.nodes)
+    out("seconds  %.3f" % st.seconds)
     ops = sorted(st.ops.items(), key=lambda kv: (-kv[1], kv[0]))
     if top:
         ops = ops[:top]
     width = max((len(k) for k, _ in ops), default=0)
     for k, v in ops:
-        _out("  %-*s %d" % (width, k, v))
-
-
-def _fmt(fmt: str) -> Optional[str]:
-    from ._api import DIALECTS
-
-    if fmt == "auto":
-        return None
-    if fmt not in DIALECTS:
-        raise typer.BadParameter("unknown format %r: choose from %s" % (fmt, FORMATS), param_hint="--format")
-    return fmt
-
-
-def main() -> None:
-    """Console-script entry: no tracebacks for a closed pipe or Ctrl-C."""
-    try:
-        app()
-    except KeyboardInterrupt:
-        sys.stderr.write("interrupted\n")
-        sys.exit(130)
-    except BrokenPipeError:
-        _quiet_stdout()
-        sys.exit(0)
-    finally:
-        try:
-            sys.stdout.flush()
-        except BrokenPipeError:
-            _quiet_stdout()
-
-
-def _quiet_stdout() -> None:
-    # The reader went away (`| head`): point stdout at /dev/null so the interpreter's final flush
-    # does not print a second error.
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-
-
-from . import _ge_cli  # noqa: E402,F401  registers the GE commands on `app`
+        out("  %-*s %d" % (width, k, v))

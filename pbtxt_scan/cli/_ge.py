@@ -1,4 +1,4 @@
-"""GE commands (resolve, ge-auto), registered on the main app. Thin: the work is in ``_ge``."""
+"""The commands on GE Build dumps: resolve, ge-auto. Thin: the work is in ``pbtxt_scan._ge``."""
 from __future__ import annotations
 
 import json
@@ -6,8 +6,8 @@ from typing import Any, Dict, List, Optional
 
 import typer
 
-from ._errors import PbtxtError
-from .cli import _EPILOG, EXIT_NOT_FOUND, _fail, _out, app
+from .._errors import PbtxtError
+from ._app import EPILOG, EXIT_NOT_FOUND, app, fail, out
 
 _GE_HELP = (
     "A GE dump: ge_proto_<idx>_graph_<gid>_Build.txt (or ge_proto_<idx>_PreRunAfterBuild.txt, or a "
@@ -16,7 +16,7 @@ _GE_HELP = (
 
 
 def _open(ge: str, names: Optional[List[str]] = None) -> Any:
-    from .ge import open_ge
+    from ..ge import open_ge
 
     b, pick = open_ge(ge, names)
     if pick is not None:  # a directory: say which file was used, and why (stderr: not a result)
@@ -24,7 +24,7 @@ def _open(ge: str, names: Optional[List[str]] = None) -> Any:
     return b, pick
 
 
-@app.command(epilog=_EPILOG)
+@app.command(epilog=EPILOG)
 def resolve(
     names: List[str] = typer.Argument(..., help="TensorFlow node names (as in graph.pbtxt).", show_default=False),
     ge: str = typer.Option(..., "--ge", help=_GE_HELP, show_default=False),
@@ -47,30 +47,30 @@ def resolve(
 
       pbtxt-scan resolve dense/MatMul gradients/dense/MatMul_grad/MatMul_1 --ge ./ge_dump --json
     """
-    from .ge import resolve as _resolve
+    from ..ge import resolve as _resolve
 
     try:
         b, pick = _open(ge, names)
         results = _resolve(b, names)
     except PbtxtError as e:
-        raise _fail(e)
+        raise fail(e)
     missing = [r["tf_name"] for r in results if not r["matches"]]
     if as_json:
         for r in results:
             r["pick"] = pick
-        _out(json.dumps(results, ensure_ascii=False, indent=2))
+        out(json.dumps(results, ensure_ascii=False, indent=2))
     else:
         width = max((len(m["kind"]) for r in results for m in r["matches"]), default=0)
         for r in results:
-            _out(r["tf_name"])
+            out(r["tf_name"])
             if not r["matches"]:
-                _out("  (no match)")
+                out("  (no match)")
             for m in r["matches"]:
-                _out("  %-*s  %s  (line %d%s)" % (width, m["kind"], m["ge_name"], m["line"], "" if m["task"] else ", no task"))
+                out("  %-*s  %s  (line %d%s)" % (width, m["kind"], m["ge_name"], m["line"], "" if m["task"] else ", no task"))
             if r["accepted_as_is"]:
                 how = "its own name" if r["accepted_via"] == r["tf_name"] else (
                     "%s lists it in _datadump_original_op_names" % r["accepted_via"])
-                _out("  note: GE accepts %s as is for fp_point/bp_point (%s)" % (json.dumps(r["tf_name"], ensure_ascii=False), how))
+                out("  note: GE accepts %s as is for fp_point/bp_point (%s)" % (json.dumps(r["tf_name"], ensure_ascii=False), how))
     for n in missing:
         typer.echo("%s: no GE op matches %s (tried exact, _datadump_original_op_names, _datadump_origin_name, "
                    "_N suffix, substring)" % (b.path, json.dumps(n, ensure_ascii=False)), err=True)
@@ -84,7 +84,7 @@ def _op_text(op: Optional[Dict[str, Any]]) -> str:
     return "%s  (%s, id %d, line %d)" % (op["name"], op["type"], op["id"], op["line"])
 
 
-@app.command("ge-auto", epilog=_EPILOG)
+@app.command("ge-auto", epilog=EPILOG)
 def ge_auto(
     ge: str = typer.Argument(..., help=_GE_HELP, show_default=False),
     as_json: bool = typer.Option(
@@ -107,30 +107,30 @@ def ge_auto(
 
       pbtxt-scan ge-auto ge_proto_00000042_graph_1_Build.txt --json
     """
-    from .ge import ge_auto as _ge_auto
+    from ..ge import ge_auto as _ge_auto
 
     try:
         b, pick = _open(ge)
         res = _ge_auto(b)
     except PbtxtError as e:
-        raise _fail(e)
+        raise fail(e)
     if as_json:
         if not explain:
             res.pop("explain")
         res["pick"] = pick
-        _out(json.dumps(res, ensure_ascii=False, indent=2))
+        out(json.dumps(res, ensure_ascii=False, indent=2))
     else:
-        _out("fp  %s" % _op_text(res["fp"]))
-        _out("bp  %s" % _op_text(res["bp"]))
+        out("fp  %s" % _op_text(res["fp"]))
+        out("bp  %s" % _op_text(res["bp"]))
         if explain or res["fp"] is None or res["bp"] is None:
-            _out("")
-            _out("fp: %s" % res["fp_reason"])
-            _out("bp: %s" % res["bp_reason"])
+            out("")
+            out("fp: %s" % res["fp_reason"])
+            out("bp: %s" % res["bp_reason"])
         if explain:
-            _out("")
+            out("")
             for t in res["explain"]:
                 where = "" if t["id"] is None else "  (id %d, stream %d, line %d)" % (t["id"], t["stream"], t["line"])
-                _out("%s  %-9s  %s%s: %s" % (t["step"], t["verdict"], t["name"], where, t["why"]))
+                out("%s  %-9s  %s%s: %s" % (t["step"], t["verdict"], t["name"], where, t["why"]))
     if res["fp"] is None or res["bp"] is None:
         typer.echo("%s: GE would find no %s here (it only logs a warning and traces nothing)"
                    % (b.path, " and no ".join(k for k in ("fp", "bp") if res[k] is None)), err=True)

@@ -1,0 +1,193 @@
+"""The Typer app and what every command shares: exit codes, output, errors, the progress bar.
+
+Results go to stdout (one per line, or JSON), diagnostics to stderr.
+Exit codes: 0 found / valid, 1 looked and found nothing, 2 usage error or unreadable / invalid input,
+130 interrupted.
+
+The command modules (``_tf``, ``_ge``) import this one and register on ``app``; this module imports
+neither of them (``pbtxt_scan.cli`` imports all three).
+"""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Callable, Optional
+
+import typer
+
+from .. import __version__
+from .._errors import PbtxtError
+
+EXIT_NOT_FOUND = 1
+EXIT_BAD_INPUT = 2
+
+EPILOG = (
+    "Exit codes: 0 found/valid, 1 looked and found nothing, 2 usage error or unreadable/invalid input, "
+    "130 interrupted."
+)
+
+app = typer.Typer(
+    name="pbtxt-scan",
+    help=(
+        "Find Ascend profiling points (fp_point, bp_point) in TensorFlow graph.pbtxt files and GE dumps, "
+        "streaming, in constant memory, without TensorFlow or protobuf.\n\n"
+        "Examples:\n\n"
+        "  pbtxt-scan points graph.pbtxt\n\n"
+        "  pbtxt-scan fp --explain graph.pbtxt\n\n"
+        "  pbtxt-scan nodes graph.pbtxt | head\n\n"
+        "  pbtxt-scan show graph.pbtxt dense/MatMul\n\n"
+        "  pbtxt-scan stats --top 5 graph.pbtxt\n\n"
+        "  pbtxt-scan check graph.pbtxt ge_proto_00000042_graph_1_Build.txt\n\n"
+        "  pbtxt-scan points graph.pbtxt --ge ge_dump_dir/ --format env"
+    ),
+    epilog=EPILOG,
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo("pbtxt-scan %s" % __version__)
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: bool = typer.Option(
+        False, "--version", "-V", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """pbtxt-scan: fp/bp profiling points from graph.pbtxt and GE dumps."""
+
+
+# --- output and errors -----------------------------------------------------------------------
+
+
+def fail(err: PbtxtError) -> "typer.Exit":
+    """The one-line message on stderr; ``raise fail(e)`` exits 2."""
+    typer.echo(str(err), err=True)
+    return typer.Exit(EXIT_BAD_INPUT)
+
+
+def usage_error(message: str, option: str) -> "typer.BadParameter":
+    """``raise usage_error(...)``: click's usage message naming the option, exit 2."""
+    return typer.BadParameter(message, param_hint=option)
+
+
+def out(line: str) -> None:
+    try:
+        sys.stdout.write(line + "\n")
+    except BrokenPipeError:  # `| head` has read enough: stop quietly, successfully
+        _quiet_stdout()
+        raise typer.Exit(0) from None
+
+
+def plural(n: int, word: str) -> str:
+    return "%d %s%s" % (n, word, "" if n == 1 else "s")
+
+
+def _quiet_stdout() -> None:
+    # The reader went away (`| head`): point stdout at /dev/null so the interpreter's final flush
+    # does not print a second error.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
+# --- options shared by several commands -------------------------------------------------------
+
+FORMATS = "auto, graphdef, function, ge_proto, ge_onnx"
+
+FileArg = typer.Argument(..., help="A graph.pbtxt or GE dump: a path, '-' for stdin, or a .gz file.", show_default=False)
+FormatOpt = typer.Option("auto", "--format", help="What the file is: %s." % FORMATS)
+
+
+def dialect(fmt: str) -> Optional[str]:
+    """The --format option as the API's dialect (None: detect it)."""
+    from .._api import DIALECTS
+
+    if fmt == "auto":
+        return None
+    if fmt not in DIALECTS:
+        raise usage_error("unknown format %r: choose from %s" % (fmt, FORMATS), "--format")
+    return fmt
+
+
+# --- progress bar ------------------------------------------------------------------------------
+
+
+def bar(path: str) -> Any:
+    """``with bar(path) as on_progress``: a rich bar on stderr for long scans of a real file when
+    stderr is a terminal; otherwise on_progress is None."""
+    return _progress(path) or _NoBar()
+
+
+def _progress(path: str) -> Any:
+    if path == "-" or not sys.stderr.isatty() or os.environ.get("PBTXT_SCAN_NO_PROGRESS"):
+        return None
+    from .._source import file_size
+
+    size = file_size(path)
+    if not size or size < (64 << 20):
+        return None
+    from rich.console import Console
+    from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
+
+    return _Bar(Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ), os.path.basename(path), size)
+
+
+class _Bar:
+    def __init__(self, progress: Any, label: str, size: int) -> None:
+        self.p = progress
+        self.task = progress.add_task(label, total=size)
+        self._last = 0
+
+    def __enter__(self) -> Callable[[int], None]:
+        self.p.__enter__()
+        return self.update
+
+    def __exit__(self, *a: Any) -> None:
+        self.p.__exit__(*a)
+
+    def update(self, offset: int) -> None:
+        if offset - self._last >= (4 << 20):
+            self._last = offset
+            self.p.update(self.task, completed=offset)
+
+
+class _NoBar:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *a: Any) -> None:
+        return None
+
+
+# --- entry point -------------------------------------------------------------------------------
+
+
+def main() -> None:
+    """Console-script entry: no tracebacks for a closed pipe or Ctrl-C."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        sys.exit(130)
+    except BrokenPipeError:
+        _quiet_stdout()
+        sys.exit(0)
+    finally:
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _quiet_stdout()

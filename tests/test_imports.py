@@ -1,0 +1,108 @@
+"""The package's modules import one another one way only: no import circle.
+
+Every module under pbtxt_scan/ is parsed with ``ast``; every intra-package import, at module level
+or inside a function, is an edge; the graph must have no cycle. (A circle that only works because one
+side imports at the bottom or inside a function is still a circle: it breaks as soon as someone moves
+an import.) A module that imports a package depends on its ``__init__`` (the package itself is not an
+edge from its own submodules' point of view: ``from . import x`` names the submodule x).
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Dict, List, Set
+
+import pbtxt_scan
+
+ROOT = Path(pbtxt_scan.__file__).parent
+PKG = "pbtxt_scan"
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _modules() -> Dict[str, Path]:
+    mods = {_module_name(p): p for p in ROOT.rglob("*.py")}
+    assert PKG in mods and len(mods) > 5
+    return mods
+
+
+def _resolve(mod: str, is_pkg: bool, node: ast.ImportFrom) -> str:
+    if not node.level:
+        return node.module or ""
+    base = mod.split(".") if is_pkg else mod.split(".")[:-1]
+    if node.level > 1:
+        base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def import_graph() -> Dict[str, Set[str]]:
+    mods = _modules()
+    graph: Dict[str, Set[str]] = {m: set() for m in mods}
+    for mod, path in mods.items():
+        is_pkg = path.name == "__init__.py"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            targets: List[str] = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = _resolve(mod, is_pkg, node)
+                for a in node.names:  # `from . import x` imports submodule x; `from .m import f` imports m
+                    sub = "%s.%s" % (base, a.name)
+                    targets.append(sub if sub in mods else base)
+            for t in targets:
+                while t and t not in mods and "." in t:  # pbtxt_scan.ge.x.func -> the module that holds it
+                    t = t.rsplit(".", 1)[0]
+                if t in mods and t != mod:
+                    graph[mod].add(t)
+                    # importing a.b.c runs a/__init__ and a/b/__init__ first
+                    parent = t.rsplit(".", 1)[0] if "." in t else ""
+                    while parent and parent != mod and not mod.startswith(parent + "."):
+                        graph[mod].add(parent)
+                        parent = parent.rsplit(".", 1)[0] if "." in parent else ""
+    return graph
+
+
+def find_cycle(graph: Dict[str, Set[str]]) -> List[str]:
+    """One cycle as a path [a, b, ..., a], or [] if none (iterative DFS, colours)."""
+    colour = {m: 0 for m in graph}  # 0 new, 1 on the stack, 2 done
+    for start in sorted(graph):
+        if colour[start]:
+            continue
+        stack = [(start, iter(sorted(graph[start])))]
+        path = [start]
+        colour[start] = 1
+        while stack:
+            node, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                colour[node] = 2
+                stack.pop()
+                path.pop()
+            elif colour[nxt] == 1:
+                return path[path.index(nxt):] + [nxt]
+            elif colour[nxt] == 0:
+                colour[nxt] = 1
+                stack.append((nxt, iter(sorted(graph[nxt]))))
+                path.append(nxt)
+    return []
+
+
+def test_the_cycle_finder_finds_one():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_graph_sees_function_level_and_relative_imports():
+    g = import_graph()
+    assert any(g.values())
+    assert "pbtxt_scan._errors" in g["pbtxt_scan._api"] or any("pbtxt_scan._errors" in v for v in g.values())
+
+
+def test_no_import_circle():
+    cycle = find_cycle(import_graph())
+    assert not cycle, "import circle: " + " -> ".join(cycle)
