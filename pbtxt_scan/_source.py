@@ -115,27 +115,6 @@ class _GzipReader(io.RawIOBase):
         super().close()
 
 
-def file_size(path: PathLike) -> Optional[int]:
-    """The size on disk, or ``None`` for stdin and gzip input (unknown until read)."""
-    if str(path) == "-" or is_gzip(path):
-        return None
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return None
-
-
-def is_gzip(path: PathLike) -> bool:
-    """A gzip file (offsets in it are offsets of the unpacked stream: no seeking back into it)."""
-    if str(path) == "-":
-        return False
-    try:
-        with open(path, "rb") as f:
-            return f.read(2) == b"\x1f\x8b"
-    except OSError:
-        return False
-
-
 def iter_chunks(f: BinaryIO, size: int = DEFAULT_CHUNK) -> Iterator[bytes]:
     while True:
         try:

@@ -118,19 +118,20 @@ def dialect(fmt: str) -> Optional[str]:
 # --- progress bar ------------------------------------------------------------------------------
 
 
-def bar(path: str) -> Any:
-    """``with bar(path) as on_progress``: a rich bar on stderr for long scans of a real file when
-    stderr is a terminal; otherwise on_progress is None."""
-    return _progress(path) or _NoBar()
+PROGRESS_MIN_BYTES = 64 << 20  # smaller files scan in about a second: no bar
 
 
-def _progress(path: str) -> Any:
-    if path == "-" or not sys.stderr.isatty() or os.environ.get("PBTXT_SCAN_NO_PROGRESS"):
-        return None
-    from .._source import file_size
+def bar(g: Any) -> Any:
+    """``with bar(graph_file) as on_progress``: a rich bar on stderr for long scans of a regular
+    file when stderr is a terminal; otherwise on_progress is None. The bar never touches stdout
+    (rich would otherwise redirect it through its live display, swallowing the results and the
+    broken pipe that stops ``| head``)."""
+    return _progress(g) or _NoBar()
 
-    size = file_size(path)
-    if not size or size < (64 << 20):
+
+def _progress(g: Any) -> Any:
+    size = g.size  # (None for stdin, pipes and gzip)
+    if not size or size < PROGRESS_MIN_BYTES or not sys.stderr.isatty() or os.environ.get("PBTXT_SCAN_NO_PROGRESS"):
         return None
     from rich.console import Console
     from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
@@ -143,7 +144,9 @@ def _progress(path: str) -> Any:
         TimeRemainingColumn(),
         console=Console(stderr=True),
         transient=True,
-    ), os.path.basename(path), size)
+        redirect_stdout=False,
+        redirect_stderr=False,
+    ), os.path.basename(g.name), size)
 
 
 class _Bar:

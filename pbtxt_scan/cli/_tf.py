@@ -267,13 +267,13 @@ def check(
 
     Example: pbtxt-scan check graph.pbtxt
     """
-    from .._api import check as _check
+    from .._api import GraphFile, check as _check
 
     bad = False
     for path in files:
         try:
-            with bar(path) as on_progress:
-                st = _check(path, on_progress=on_progress)
+            with GraphFile.open(path, spool=False) as g, bar(g) as on_progress:
+                st = _check(g, on_progress=on_progress)
         except PbtxtError as e:
             typer.echo(str(e), err=True)
             bad = True
@@ -297,13 +297,13 @@ def nodes(
 
     Example: pbtxt-scan nodes --jsonl graph.pbtxt | grep MatMul
     """
-    from .._api import NAME_AND_OP, iter_nodes
+    from .._api import NAME_AND_OP, GraphFile, iter_nodes
 
     found = False
     rows: List[str] = []  # written in batches: one write per row costs a second per GB
     try:
-        with bar(file) as on_progress:
-            for b in iter_nodes(file, dialect(fmt), on_progress=on_progress, heads=None if jsonl else NAME_AND_OP):
+        with GraphFile.open(file, spool=False) as g, bar(g) as on_progress:
+            for b in iter_nodes(g, dialect(fmt), on_progress=on_progress, heads=None if jsonl else NAME_AND_OP):
                 found = True
                 if jsonl:
                     rows.append(json.dumps(b.to_json(), ensure_ascii=False))
@@ -380,13 +380,13 @@ def stats(
 
     Example: pbtxt-scan stats --top 5 graph.pbtxt
     """
-    from .._api import stats as _stats
+    from .._api import GraphFile, stats as _stats
 
     if top < 0:
         raise usage_error("%d is negative: give 0 for every op type, or a positive count" % top, "--top")
     try:
-        with bar(file) as on_progress:
-            st = _stats(file, dialect(fmt), on_progress=on_progress)
+        with GraphFile.open(file, spool=False) as g, bar(g) as on_progress:
+            st = _stats(g, dialect(fmt), on_progress=on_progress)
     except PbtxtError as e:
         raise fail(e)
     if as_json:
