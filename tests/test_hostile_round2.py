@@ -162,3 +162,15 @@ def test_progress_bar_on_a_terminal_leaves_stdout_to_the_results(tmp_path: Path)
         os.close(master)
     assert r.returncode == 0
     assert r.stdout.decode() == want
+
+
+def test_points_on_a_truncated_file_keeps_the_fp(tmp_path: Path) -> None:
+    graph = Path(__file__).parent / "data" / "graphs" / "mlp_sgd.pbtxt"
+    data = graph.read_bytes()
+    cut = tmp_path / "cut.pbtxt"
+    cut.write_bytes(data[: len(data) * 2 // 3])  # after dense/MatMul (line 944), before the end
+    r = run("points", str(cut))
+    assert r.exit_code == 2
+    assert r.stdout.splitlines()[0].split()[:2] == ["fp_point", "dense/MatMul"]
+    assert len(r.stderr.splitlines()) == 1 and r.stderr.startswith(str(cut) + ":")
+    assert run("fp", str(cut)).stdout == "dense/MatMul\n"

@@ -191,19 +191,29 @@ def points(
 
       pbtxt-scan points graph.pbtxt --ge ge_dump_dir/ --format env
     """
-    from .._rules import find_bp, find_fp
+    from .._rules import Answer, find_bp, find_fp
 
     if out_format not in ("text", "profiling", "env"):
         raise usage_error("choose from text, profiling, env", "--format")
     opts = _options(rule, skip_op, keep_op, name_filter, config)
     from .._input import GraphFile
 
+    bp_error: Optional[PbtxtError] = None
     try:
         with GraphFile.open(file) as g:  # one input for both searches (stdin and pipes are spooled)
             fa = find_fp(g, opts)
-            ba = find_bp(g, opts)
+            try:
+                ba = find_bp(g, opts)
+            except PbtxtError as e:
+                if fa.point is None:
+                    raise
+                # A file cut short (training still writing it): the fp found before the cut is
+                # still right, so print it, then the error.
+                bp_error, ba = e, Answer("bp", None, fa.rule, str(e), [])
     except PbtxtError as e:
         raise fail(e)
+    if bp_error is not None:
+        ge = None
     if explain:
         _print_explain(fa)
         _print_explain(ba)
@@ -251,6 +261,8 @@ def points(
                 if ans.point.function:
                     where += " in function %s" % ans.point.function
                 out("%s_point  %s  (%s, %s, rule %s)" % (kind, name, ans.point.op, where, ans.rule))
+    if bp_error is not None:
+        raise fail(bp_error)
     if fa.point is None or ba.point is None:
         raise typer.Exit(EXIT_NOT_FOUND)
 
