@@ -239,3 +239,18 @@ def test_fp_from_a_shell_pipe(tmp_path: Path) -> None:
         "cat %s | %s -m pbtxt_scan fp -" % (MLP, sys.executable), shell=True, capture_output=True, text=True, timeout=60
     )
     assert (r.returncode, r.stdout.strip()) == (0, "dense/MatMul"), r.stderr
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev/fd"), reason="needs /dev/fd (process substitution)")
+@pytest.mark.parametrize("args", [["ge-auto", "--json", "{p}"], ["points", "--json", "--ge", "{p}", str(MLP)]], ids=["ge-auto", "points --ge"])
+def test_ge_dump_through_a_pipe_reads_like_the_file(args: "list[str]") -> None:
+    """`ge-auto <(cat build.txt)` said GE would find nothing; `points --ge <(...)` matched nothing."""
+    dump = DATA / "ge" / "mlp_sgd" / "ge_proto_00000003_graph_1_Build.txt"  # the Build dump of mlp_sgd
+    want = _run(*[a.format(p=dump) for a in args])
+    r_fd, w_fd = os.pipe()
+    t = _feed(w_fd, dump.read_bytes())
+    got = _run(*[a.format(p="/dev/fd/%d" % r_fd) for a in args], pass_fds=(r_fd,))
+    os.close(r_fd)
+    t.join(10)
+    assert got.returncode == want.returncode, got.stderr
+    assert json.loads(got.stdout.replace("/dev/fd/%d" % r_fd, str(dump))) == json.loads(want.stdout)
