@@ -30,7 +30,10 @@ if TYPE_CHECKING:
 
 _OPENER = re.compile(rb"\n([A-Za-z_][A-Za-z0-9_]*) [{<]\n")
 _CHUNK = 1 << 20
-_REGION_BLOCKS = 64  # blocks one backward region may hold (the writer layout: one)
+# Blocks one backward region may hold. A region runs from the first column-0 opener in a 1 MiB
+# chunk to the region read before (in the writer layout, the ~3,000 nodes of one chunk); sparse
+# openers (another layout mixed in) make it longer. Past this many, the index path instead.
+_REGION_BLOCKS = 50000
 
 
 class _Slice(io.RawIOBase):
@@ -152,8 +155,7 @@ def _region(
     from ._canonical import scan_canonical
 
     try:
-        # In the writer layout a region holds one block; a region of many (another layout mixed
-        # in) would be held whole to be reversed: past a few, take the index path instead.
+        # A region is held whole to be reversed: bounded by _REGION_BLOCKS.
         blocks = list(itertools.islice(
             scan_canonical(_Slice(f, start, end), (block_name,), heads, _CHUNK, path, None, start, first), _REGION_BLOCKS + 1
         ))

@@ -118,3 +118,20 @@ def test_bp_without_column0_openers_holds_no_block_list(tmp_path: Path, monkeypa
     monkeypatch.setattr(_reverse, "_region", region)
     assert find_bp(big).point.name == GAN_BP
     assert max(held, default=0) <= 64  # (not the whole file: it has thousands)
+
+
+def test_canonical_bp_never_takes_the_index_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The writer layout is read backward region by region (a 1 MiB chunk's nodes each): the index
+    path (a whole forward pass) is only for other layouts. A region cap once set too low sent every
+    canonical file there: bp on 1 GB went from 31 s to 243 s."""
+    from pbtxt_scan import _reverse
+
+    def no_index(*a: object, **k: object) -> None:
+        raise AssertionError("took the index path")
+
+    monkeypatch.setattr(_reverse, "_indexed", no_index)
+    big = tmp_path / "big.pbtxt"
+    body = GAN.read_bytes()
+    nodes = body[body.index(b"node {\n") : body.index(b"library {") if b"library {" in body else body.index(b"versions {")]
+    big.write_bytes(nodes * 12 + body)  # ~3 MB: many 1 MiB chunks of nodes, then the real graph
+    assert _bp_line(big) > 0
