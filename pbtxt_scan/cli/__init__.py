@@ -10,7 +10,9 @@ the other way round).
 """
 from __future__ import annotations
 
-from . import _ge, _tf  # noqa: F401  (registers the commands on `app`)
+# Importing the command modules registers their commands on `app`, in this order (--help lists them so).
+from . import _tf  # noqa: F401  # isort: skip
+from . import _ge  # noqa: F401  # isort: skip
 from ._app import EXIT_BAD_INPUT, EXIT_NOT_FOUND, app, main
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_NOT_FOUND", "app", "main"]

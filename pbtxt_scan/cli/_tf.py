@@ -9,13 +9,12 @@ import typer
 
 from .._errors import PbtxtError
 from ._app import (
-    EPILOG,
     EXIT_BAD_INPUT,
     EXIT_NOT_FOUND,
     FileArg,
     FormatOpt,
-    app,
     bar,
+    command,
     dialect,
     fail,
     out,
@@ -29,16 +28,17 @@ from ._app import (
 RuleOpt = typer.Option(
     "auto",
     "--rule",
+    metavar="RULE",
     help="auto (dataflow when the graph has a data source or placeholder, else doc), "
     "dataflow (first compute op fed by the training data), or doc (the documented recipe, completed).",
 )
-SkipOpt = typer.Option([], "--skip-op", help="Also treat this op type as non-compute (repeatable).")
-KeepOpt = typer.Option([], "--keep-op", help="Treat this catalog op type as compute (repeatable).")
+SkipOpt = typer.Option([], "--skip-op", metavar="OP", help="Also treat this op type as non-compute (repeatable).")
+KeepOpt = typer.Option([], "--keep-op", metavar="OP", help="Treat this catalog op type as compute (repeatable).")
 FilterOpt = typer.Option(
-    None, "--name-filter", help="doc rule: skip fp candidates whose name holds this (repeatable; replaces step, Dataset, seed, kernel)."
+    None, "--name-filter", metavar="TEXT", help="doc rule: skip fp candidates whose name holds this (repeatable; replaces step, Dataset, seed, kernel)."
 )
 ConfigOpt = typer.Option(
-    None, "--config", help='JSON file: {"skip_ops": [...], "keep_ops": [...], "name_filters": [...]}.', show_default=False
+    None, "--config", metavar="FILE", help='JSON file: {"skip_ops": [...], "keep_ops": [...], "name_filters": [...]}.', show_default=False
 )
 
 
@@ -133,7 +133,7 @@ def _point_command(kind: str, doc: str) -> Callable[..., None]:
     def command(
         file: str = FileArg,
         as_json: bool = typer.Option(
-            False, "--json", help="One object: name, op, line, name_line, offset, rule, file, function, reason."
+            False, "--json", help="One object: kind, name, op, line, name_line, offset, rule, file, function, reason (the same keys when nothing is found, null where unknown)."
         ),
         explain: bool = typer.Option(
             False, "--explain", help="Show on stderr each node considered, its line, and why it was skipped."
@@ -175,20 +175,20 @@ _BP_DOC = """Print bp_point: the last operator of backward propagation.
     Example: pbtxt-scan bp --json graph.pbtxt
     """
 
-app.command("fp", epilog=EPILOG)(_point_command("fp", _FP_DOC))
-app.command("bp", epilog=EPILOG)(_point_command("bp", _BP_DOC))
+command("fp")(_point_command("fp", _FP_DOC))
+command("bp")(_point_command("bp", _BP_DOC))
 
 
-@app.command(epilog=EPILOG)
+@command()
 def points(
     file: str = FileArg,
     as_json: bool = typer.Option(False, "--json", help="One object with fp and bp."),
     explain: bool = typer.Option(False, "--explain", help="Show both trails on stderr."),
-    ge: Optional[str] = typer.Option(None, "--ge", help="A GE ge_proto_*_Build.txt dump or a dump folder: map both names to GE's names."),
-    out_format: str = typer.Option("text", "--format", help="text, profiling (the JSON for PROFILING_OPTIONS / profiling_options) or env (export lines)."),
-    output: str = typer.Option("/tmp/profiling", "--output", help="profiling: the 'output' folder."),
-    task_trace: str = typer.Option("on", "--task-trace", help="profiling: 'task_trace'."),
-    aic_metrics: str = typer.Option("PipeUtilization", "--aic-metrics", help="profiling: 'aic_metrics'."),
+    ge: Optional[str] = typer.Option(None, "--ge", metavar="PATH", help="A GE ge_proto_*_Build.txt dump or a dump folder: map both names to GE's names."),
+    out_format: str = typer.Option("text", "--format", metavar="FORMAT", help="text, profiling (the JSON for PROFILING_OPTIONS / profiling_options) or env (export lines)."),
+    output: str = typer.Option("/tmp/profiling", "--output", metavar="DIR", help="profiling: the 'output' folder."),
+    task_trace: str = typer.Option("on", "--task-trace", metavar="TEXT", help="profiling: 'task_trace'."),
+    aic_metrics: str = typer.Option("PipeUtilization", "--aic-metrics", metavar="TEXT", help="profiling: 'aic_metrics'."),
     rule: str = RuleOpt,
     skip_op: List[str] = SkipOpt,
     keep_op: List[str] = KeepOpt,
@@ -267,9 +267,9 @@ def points(
         raise typer.Exit(EXIT_NOT_FOUND)
 
 
-@app.command(epilog=EPILOG)
+@command()
 def check(
-    files: List[str] = typer.Argument(..., help="Files to validate ('-' for stdin, .gz accepted).", show_default=False),
+    files: List[str] = typer.Argument(..., help="Files to validate ('-' for stdin, .gz accepted).", metavar="FILE", show_default=False),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing on success."),
 ) -> None:
     """Validate whole files against the protobuf text format grammar.
@@ -296,7 +296,7 @@ def check(
         raise typer.Exit(EXIT_BAD_INPUT)
 
 
-@app.command(epilog=EPILOG)
+@command()
 def nodes(
     file: str = FileArg,
     jsonl: bool = typer.Option(False, "--jsonl", help="One JSON object per node: name, op, line, name_line, offset, inputs."),
@@ -335,10 +335,10 @@ def nodes(
         raise typer.Exit(EXIT_NOT_FOUND)
 
 
-@app.command(epilog=EPILOG)
+@command()
 def show(
     file: str = FileArg,
-    name: str = typer.Argument(..., help="The node's exact name (as in its name: field).", show_default=False),
+    name: str = typer.Argument(..., help="The node's exact name (as in its name: field).", metavar="NAME", show_default=False),
     as_json: bool = typer.Option(False, "--json", help="Print the parsed block as JSON (every field a list, with lines)."),
     fmt: str = FormatOpt,
 ) -> None:
@@ -379,10 +379,10 @@ def _show(file: str, shown: str, name: str, as_json: bool, fmt: str) -> None:
         out("%*d  %s%s" % (width, hit.line + i, prefix, line))
 
 
-@app.command(epilog=EPILOG)
+@command()
 def stats(
     file: str = FileArg,
-    top: int = typer.Option(15, "--top", "-n", help="How many op types to list (0 for all)."),
+    top: int = typer.Option(15, "--top", "-n", metavar="INTEGER", help="How many op types to list (0 for all)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     fmt: str = FormatOpt,
 ) -> None:
