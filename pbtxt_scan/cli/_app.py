@@ -4,8 +4,8 @@ Results go to stdout (one per line, or JSON), diagnostics to stderr.
 Exit codes: 0 found / valid, 1 looked and found nothing, 2 usage error or unreadable / invalid input,
 130 interrupted.
 
-The command modules (``_tf``, ``_ge``) import this one and register on ``app``; this module imports
-neither of them (``pbtxt_scan.cli`` imports all three).
+The command modules (``_points``, ``_graph``, ``_ge``) import this one and register on ``app``; this
+module imports none of them (``pbtxt_scan.cli`` imports them all).
 """
 from __future__ import annotations
 
