@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -41,10 +41,14 @@ def test_show_completion_prints_a_script():
     assert "complete" in r.stdout and "PBTXT_SCAN_COMPLETE" in r.stdout.upper()
 
 
-@pytest.mark.skipif(shutil.which("pbtxt-scan") is None, reason="console script not installed")
+# The console script of the Python running the tests (not another install found on PATH).
+SCRIPT = Path(sys.executable).parent / "pbtxt-scan"
+
+
+@pytest.mark.skipif(not SCRIPT.exists(), reason="console script not installed beside this Python")
 def test_completion_completes_command_names():
     env = dict(os.environ, _PBTXT_SCAN_COMPLETE="complete_bash", COMP_WORDS="pbtxt-scan st", COMP_CWORD="1")
-    out = subprocess.run(["pbtxt-scan"], env=env, capture_output=True, text=True)
+    out = subprocess.run([str(SCRIPT)], env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["stats"]
 

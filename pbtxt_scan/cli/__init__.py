@@ -2,15 +2,20 @@
 
 - ``_app``: the Typer app, exit codes, output and error helpers, shared options, the progress bar,
   ``main``. It imports no command module.
-- ``_tf``: the commands on graph files: fp, bp, points, nodes, show, stats, check.
-- ``_ge``: the commands on GE Build dumps: resolve, ge-auto.
+- ``_help``: ``--help`` in click's plain form on every typer release (the command classes).
+- ``_points``: fp, bp, points: the profiling points, their rules and options, JSON answers.
+- ``_graph``: check, nodes, show, stats: whole-file commands on graphs and GE dumps.
+- ``_ge``: resolve, ge-auto: the commands on GE Build dumps.
 
-Importing this package registers every command on ``app`` (``_tf`` and ``_ge`` import ``_app``, never
-the other way round).
+Importing this package registers every command on ``app`` (the command modules import ``_app``,
+never the other way round).
 """
 from __future__ import annotations
 
-from . import _ge, _tf  # noqa: F401  (registers the commands on `app`)
+# Importing the command modules registers their commands on `app`, in this order (--help lists them so).
+from . import _points  # noqa: F401  # isort: skip
+from . import _graph  # noqa: F401  # isort: skip
+from . import _ge  # noqa: F401  # isort: skip
 from ._app import EXIT_BAD_INPUT, EXIT_NOT_FOUND, app, main
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_NOT_FOUND", "app", "main"]

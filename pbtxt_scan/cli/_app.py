@@ -4,8 +4,8 @@ Results go to stdout (one per line, or JSON), diagnostics to stderr.
 Exit codes: 0 found / valid, 1 looked and found nothing, 2 usage error or unreadable / invalid input,
 130 interrupted.
 
-The command modules (``_tf``, ``_ge``) import this one and register on ``app``; this module imports
-neither of them (``pbtxt_scan.cli`` imports all three).
+The command modules (``_points``, ``_graph``, ``_ge``) import this one and register on ``app``; this
+module imports none of them (``pbtxt_scan.cli`` imports them all).
 """
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ import typer
 
 from .. import __version__
 from .._errors import PbtxtError
+from ._help import PlainCommand, PlainGroup
 
 EXIT_NOT_FOUND = 1
 EXIT_BAD_INPUT = 2
@@ -45,7 +46,13 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    cls=PlainGroup,
 )
+
+
+def command(name: Optional[str] = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``@command()``: register a command on ``app``, with the plain help and the exit-code epilog."""
+    return app.command(name, cls=PlainCommand, epilog=EPILOG)
 
 
 def _version(value: bool) -> None:
@@ -100,8 +107,8 @@ def _quiet_stdout() -> None:
 
 FORMATS = "auto, graphdef, function, ge_proto, ge_onnx"
 
-FileArg = typer.Argument(..., help="A graph.pbtxt or GE dump: a path, '-' for stdin, or a .gz file.", show_default=False)
-FormatOpt = typer.Option("auto", "--format", help="What the file is: %s." % FORMATS)
+FileArg = typer.Argument(..., help="A graph.pbtxt or GE dump: a path, '-' for stdin, or a .gz file.", metavar="FILE", show_default=False)
+FormatOpt = typer.Option("auto", "--format", metavar="FORMAT", help="What the file is: %s." % FORMATS)
 
 
 def dialect(fmt: str) -> Optional[str]:

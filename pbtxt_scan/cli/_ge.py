@@ -7,7 +7,7 @@ from typing import Any, Dict, List, Optional
 import typer
 
 from .._errors import PbtxtError
-from ._app import EPILOG, EXIT_NOT_FOUND, app, fail, out
+from ._app import EXIT_NOT_FOUND, command, fail, out
 
 _GE_HELP = (
     "A GE dump: ge_proto_<idx>_graph_<gid>_Build.txt (or ge_proto_<idx>_PreRunAfterBuild.txt, or a "
@@ -24,10 +24,10 @@ def _open(ge: str, names: Optional[List[str]] = None) -> Any:
     return b, pick
 
 
-@app.command(epilog=EPILOG)
+@command()
 def resolve(
-    names: List[str] = typer.Argument(..., help="TensorFlow node names (as in graph.pbtxt).", show_default=False),
-    ge: str = typer.Option(..., "--ge", help=_GE_HELP, show_default=False),
+    names: List[str] = typer.Argument(..., help="TensorFlow node names (as in graph.pbtxt).", metavar="NAME", show_default=False),
+    ge: str = typer.Option(..., "--ge", help=_GE_HELP, metavar="PATH", show_default=False),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON list: one object per name with its ranked matches."),
 ) -> None:
     """Find the GE op(s) each TensorFlow name became in a GE Build dump, most trusted first.
@@ -84,9 +84,9 @@ def _op_text(op: Optional[Dict[str, Any]]) -> str:
     return "%s  (%s, id %d, line %d)" % (op["name"], op["type"], op["id"], op["line"])
 
 
-@app.command("ge-auto", epilog=EPILOG)
+@command("ge-auto")
 def ge_auto(
-    ge: str = typer.Argument(..., help=_GE_HELP, show_default=False),
+    ge: str = typer.Argument(..., help=_GE_HELP, metavar="PATH", show_default=False),
     as_json: bool = typer.Option(
         False, "--json", help='Print one JSON object: {"fp", "fp_reason", "bp", "bp_reason", "file", ...}.'
     ),

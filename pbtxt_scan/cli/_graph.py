@@ -1,0 +1,164 @@
+"""The commands that read a whole graph file or GE dump: check, nodes, show, stats. Thin: the work
+is in ``pbtxt_scan._api``."""
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, List
+
+import typer
+
+from .._errors import PbtxtError
+if TYPE_CHECKING:
+    from .._input import GraphFile
+from ._app import EXIT_BAD_INPUT, EXIT_NOT_FOUND, FileArg, FormatOpt, bar, command, dialect, fail, out, plural, usage_error
+
+
+@command()
+def check(
+    files: List[str] = typer.Argument(..., help="Files to validate ('-' for stdin, .gz accepted).", metavar="FILE", show_default=False),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing on success."),
+) -> None:
+    """Validate whole files against the protobuf text format grammar.
+
+    Prints 'FILE: ok (N lines)' per valid file; for the first error in a file, prints
+    'FILE:LINE:COL: message' on stderr. Exit 2 if any file is invalid or unreadable.
+
+    Example: pbtxt-scan check graph.pbtxt
+    """
+    from .._api import GraphFile, check as _check
+
+    bad = False
+    for path in files:
+        try:
+            with GraphFile.open(path, spool=False) as g, bar(g) as on_progress:
+                st = _check(g, on_progress=on_progress)
+        except PbtxtError as e:
+            typer.echo(str(e), err=True)
+            bad = True
+            continue
+        if not quiet:
+            out("%s: ok (%s, %s)" % (st.path, plural(st.lines, "line"), plural(st.nodes, "node")))
+    if bad:
+        raise typer.Exit(EXIT_BAD_INPUT)
+
+
+@command()
+def nodes(
+    file: str = FileArg,
+    jsonl: bool = typer.Option(False, "--jsonl", help="One JSON object per node: name, op, line, name_line, offset, inputs."),
+    fmt: str = FormatOpt,
+) -> None:
+    """List every node: its line, name and op, in file order.
+
+    Works on TF GraphDef node blocks, GE ge_proto op blocks and ge_onnx node blocks
+    (detected from the first fields). Pipes cleanly: pbtxt-scan nodes graph.pbtxt | head
+
+    Example: pbtxt-scan nodes --jsonl graph.pbtxt | grep MatMul
+    """
+    from .._api import NAME_AND_OP, GraphFile, iter_nodes
+
+    found = False
+    rows: List[str] = []  # written in batches: one write per row costs a second per GB
+    try:
+        with GraphFile.open(file, spool=False) as g, bar(g) as on_progress:
+            for b in iter_nodes(g, dialect(fmt), on_progress=on_progress, heads=None if jsonl else NAME_AND_OP):
+                found = True
+                if jsonl:
+                    rows.append(json.dumps(b.to_json(), ensure_ascii=False))
+                else:
+                    rows.append("%d\t%s\t%s" % (b.line, b.name, b.op))
+                if len(rows) >= 512:
+                    out("\n".join(rows))
+                    rows.clear()
+    except PbtxtError as e:
+        if rows:  # the nodes before the error, then the error
+            out("\n".join(rows))
+        raise fail(e)
+    if rows:
+        out("\n".join(rows))
+    if not found:
+        typer.echo("%s: no nodes found" % file, err=True)
+        raise typer.Exit(EXIT_NOT_FOUND)
+
+
+@command()
+def show(
+    file: str = FileArg,
+    name: str = typer.Argument(..., help="The node's exact name (as in its name: field).", metavar="NAME", show_default=False),
+    as_json: bool = typer.Option(False, "--json", help="Print the parsed block as JSON (every field a list, with lines)."),
+    fmt: str = FormatOpt,
+) -> None:
+    """Print a node's own text with its line numbers (or, with --json, the parsed block).
+
+    Example: pbtxt-scan show graph.pbtxt dense/MatMul
+    """
+    from .._api import GraphFile
+
+    try:
+        with GraphFile.open(file) as g:
+            _show(g, name, as_json, fmt)
+    except PbtxtError as e:
+        raise fail(e)
+
+
+def _show(g: "GraphFile", name: str, as_json: bool, fmt: str) -> None:
+    from .._dialect import NAME_AND_OP, named
+
+    f = dialect(fmt)
+    d = g.dialect if f is None else named(f)
+    hit = next((b for b in g.blocks(d.path, NAME_AND_OP) if b.name == name), None)
+    if hit is None:
+        typer.echo("%s: no node named %r" % (g.name, name), err=True)
+        raise typer.Exit(EXIT_NOT_FOUND)
+    if as_json:
+        msg = g.parse(hit)
+        obj = {"name": hit.name, "op": hit.op, "line": hit.line, "offset": hit.start}
+        try:
+            obj["block"] = msg[0].value.to_data(lines=True)
+            text = json.dumps(obj, ensure_ascii=False, indent=2)
+        except RecursionError:
+            raise PbtxtError("nested too deeply to print as JSON (use show without --json)", hit.line, hit.column, g.name) from None
+        out(text)
+        return
+    text = g.read(hit).decode("utf-8", "replace")
+    width = len(str(hit.line + text.count("\n")))
+    for i, line in enumerate(text.split("\n")):
+        prefix = " " * (hit.column - 1) if i == 0 else ""
+        out("%*d  %s%s" % (width, hit.line + i, prefix, line))
+
+
+@command()
+def stats(
+    file: str = FileArg,
+    top: int = typer.Option(15, "--top", "-n", metavar="INTEGER", help="How many op types to list (0 for all)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    fmt: str = FormatOpt,
+) -> None:
+    """Bytes, lines, node count and the most common op types (validates the file on the way).
+
+    Example: pbtxt-scan stats --top 5 graph.pbtxt
+    """
+    from .._api import GraphFile, stats as _stats
+
+    if top < 0:
+        raise usage_error("%d is negative: give 0 for every op type, or a positive count" % top, "--top")
+    try:
+        with GraphFile.open(file, spool=False) as g, bar(g) as on_progress:
+            st = _stats(g, dialect(fmt), on_progress=on_progress)
+    except PbtxtError as e:
+        raise fail(e)
+    if as_json:
+        out(json.dumps(st.to_json(top or None), ensure_ascii=False))
+        return
+    out("file     %s" % st.path)
+    out("format   %s" % st.format)
+    out("bytes    %d" % st.bytes)
+    out("lines    %d" % st.lines)
+    out("nodes    %d" % st.nodes)
+    out("seconds  %.3f" % st.seconds)
+    ops = sorted(st.ops.items(), key=lambda kv: (-kv[1], kv[0]))
+    if top:
+        ops = ops[:top]
+    width = max((len(k) for k, _ in ops), default=0)
+    for k, v in ops:
+        out("  %-*s %d" % (width, k, v))
