@@ -1,4 +1,4 @@
-"""The commands on GE Build dumps: resolve, ge-auto. Thin: the work is in ``pbtxt_scan._ge``."""
+"""The commands on GE Build dumps: resolve, ge-auto. Thin: the work is in ``pbtxt_scan.ge``."""
 from __future__ import annotations
 
 import json

@@ -1,5 +1,5 @@
 """The point commands: fp, bp, points (and, with --ge, the names GE uses). Thin: the search is
-``pbtxt_scan._rules``, the GE mapping and profiling output ``pbtxt_scan._ge``."""
+``pbtxt_scan._rules``, the GE mapping ``pbtxt_scan.ge``, the profiling output ``pbtxt_scan._profiling``."""
 from __future__ import annotations
 
 import json
