@@ -25,13 +25,13 @@ import collections
 import re
 from typing import Any, Callable, Deque, Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
 
-from ._catalog import DATA_SOURCES, METADATA, PLACEHOLDERS, Catalog
+from ._catalog import DATA_SOURCES, ENQUEUES, METADATA, PLACEHOLDERS, Catalog
 from ._model import Block, Message
 from ._source import PathLike, display_name, is_gzip
 
 DOC_NAME_FILTERS = ("step", "Dataset", "seed", "kernel")
 _GRAD_SCOPE = re.compile(r"^(?:gradients(?:_\d+)?|gradient_tape)$")
-_PROPAGATING = ("type, shape and identity", "control flow")
+_PROPAGATING = ("type, shape and identity", "control flow", "optionals", "function arguments and results")
 _HEADS = frozenset({"name", "op", "input", "device"})
 RULES = ("auto", "dataflow", "doc")
 
@@ -128,106 +128,303 @@ def _producer(inp: str) -> Optional[str]:
 
 # --- fp -------------------------------------------------------------------------------------
 
+_ENQUEUE_PREFIX = "QueueEnqueue"
+
+
+class _Ahead:
+    """What the rest of the top level holds, learned from a byte search instead of a block scan.
+
+    ``start(pos)``: ``(offset, text)`` of every occurrence of the needles (:func:`_needles`) from
+    ``pos`` on, in file order (:func:`needle_hits`); ``context``: the line holding an offset and
+    the lines around it (:func:`line_context`). Each hit is judged by its line
+    (:func:`judge_line`): a line that surely sets no op, or no top-level node's name, is passed
+    over; any other stops the search there and the forward scan reads on to it.
+    """
+
+    def __init__(
+        self,
+        start: Callable[[int], Iterator[Tuple[int, bytes]]],
+        context: Callable[[int], Tuple[Optional[bytes], bytes, bytes, int]],
+    ) -> None:
+        self._start = start
+        self._context = context
+        self._hits: Optional[Iterator[Tuple[int, bytes]]] = None
+        self._pending: Optional[Tuple[int, Optional[str]]] = None  # a judged hit not yet used
+        self._line_end = -1  # the end of the last line judged (its other hits are skipped)
+        self.top_gradients: Optional[bool] = False  # a top-level name in a gradients scope met (None: unsure)
+        self.done = False
+
+    def _next(self, pos: int) -> Optional[Tuple[int, Optional[str]]]:
+        """The next hit at or after ``pos`` whose line may set an op: (offset, the op or "?")."""
+        if self._pending is not None:
+            out, self._pending = self._pending, None
+            if out[0] >= pos:
+                return out
+        if self._hits is None:
+            self._hits = self._start(pos)
+        try:
+            for off, _text in self._hits:
+                if off < pos or off <= self._line_end:
+                    continue
+                line_start_prev, line, nxt, self._line_end = self._context(off)
+                if line_start_prev is None:  # a line too long to look at (a tensor's bytes)
+                    op, name = "?", "?"
+                else:
+                    op, name = judge_line(line_start_prev, line, nxt)
+                if name == "?":
+                    if self.top_gradients is False:
+                        self.top_gradients = None
+                elif name is not None and in_gradients_scope(name):
+                    self.top_gradients = True
+                if op is not None:
+                    return off, op
+        except _SearchFailed:
+            self.top_gradients = None if self.top_gradients is False else self.top_gradients
+            return pos, "?"  # no answer from the search: every line is possible
+        self.done = True
+        return None
+
+    def next_op(self, pos: int, ops: Callable[[str], bool]) -> Optional[int]:
+        """Where the first node after ``pos`` whose op passes ``ops`` may be, or ``None`` if there
+        is surely none (a line whose op cannot be told counts as a possible one)."""
+        while True:
+            h = self._next(pos)
+            if h is None:
+                return None
+            off, op = h
+            if op == "?" or ops(op or ""):
+                self._pending = h
+                return off
+
+    def finish(self, pos: int) -> Optional[bool]:
+        """Whether a top-level node after ``pos`` sits in a gradients scope: True, False, or None
+        when the search cannot tell (a line it cannot judge, or no search)."""
+        while self.top_gradients is False and not self.done:
+            if self._next(pos) == (pos, "?") and self.top_gradients is None:
+                break
+        return self.top_gradients
+
+
+_SINGLE = re.compile(
+    rb"""[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*:[ \t]*("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|[A-Za-z0-9_.+-]+)[ \t]*\r?"""
+)
+_OPENER = re.compile(rb"[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*[{<][ \t]*\r?")
+_OP_FIELDS = (b"op", b"type", b"op_type")
+
+
+def judge_line(prev: bytes, line: bytes, nxt: bytes) -> Tuple[Optional[str], Optional[str]]:
+    """What one line may hold: (the op value it sets, or ``None`` if it surely sets no op, or
+    ``"?"``; the top-level node name it sets, or ``None`` if surely none, or ``"?"``).
+
+    A line is judged only when it is one whole scalar field (``field: value``) and the next line
+    does not continue its string (adjacent literals concatenate); anything else is ``"?"``. A
+    ``name`` is a top-level node's when the line before opens a ``node`` block (GraphDef has no
+    other ``node`` field) and surely not when it opens any other message.
+    """
+    from ._grammar import string_value
+
+    m = _SINGLE.fullmatch(line)
+    if m is None:
+        return "?", "?"
+    field, raw = m.group(1), m.group(2)
+    if nxt.lstrip(b" \t")[:1] in (b'"', b"'", b"#"):
+        return "?", "?"
+    if raw[:1] in (b'"', b"'"):
+        value = string_value(raw.decode("utf-8", "surrogateescape"))
+    else:
+        value = raw.decode("ascii")
+    op = name = None
+    if field in _OP_FIELDS:
+        op = value[3:] if value.startswith("ge:") else value
+    if field == b"name":
+        o = _OPENER.fullmatch(prev)
+        if o is None:
+            name = "?"
+        elif o.group(1) == b"node":
+            name = value
+    return op, name
+
+
+def _needles(ops: Iterable[str], words: Iterable[str]) -> List[bytes]:
+    r"""Byte strings that every text spelling ``ops`` as a node's op, or ``words`` inside a name,
+    must contain: the word itself; or, if a literal is split (``"Queue" "Dequeue"``), a proper
+    prefix of it followed by a quote; or, if letters are escaped, ``\1``/``\5`` (octal: 0o1xx and
+    0o5xx & 0xFF are the letters' byte range), ``\x``, ``\u``, ``\U``."""
+    out = {b"\\1", b"\\5", b"\\x", b"\\u", b"\\U"}
+    for w in list(ops) + list(words):
+        out.add(w.encode("ascii"))
+        for i in range(1, len(w)):
+            out.add((w[:i] + '"').encode("ascii"))
+            out.add((w[:i] + "'").encode("ascii"))
+    return sorted(out)
+
+
+_FP_OPS = sorted(DATA_SOURCES | ENQUEUES | PLACEHOLDERS)
+_GRAD_WORDS = ("gradient",)  # gradients, gradients_N, gradient_tape
+
 
 def _fp_scan(
     blocks: Iterable[Block],
     opts: Options,
     sources: FrozenSet[str] = frozenset(),
-    holds_data: Callable[[Block], bool] = lambda b: True,
+    role: Callable[[Block], Tuple[bool, str]] = lambda b: (True, ""),
+    ahead: Optional[_Ahead] = None,
 ) -> Tuple[Dict[str, Any], List[Step]]:
     """One forward pass computing every rule's fp candidate, stopping once dataflow has its answer.
 
     ``sources``: names that count as data sources up front (a function's arguments).
-    ``holds_data``: whether a placeholder feeds a batch rather than a scalar hyper-parameter.
+    ``role``: whether a placeholder feeds data (a batch) and, if not, what it is.
+    ``ahead``: the byte search over the rest of the file; without it the pass reads on.
     Queue pipelines (Estimator input queues) chain queues: a dequeue whose data is enqueued into
     another queue is not the training input, so with queue sources the pass reads on and picks the
     first compute op fed by a dequeue whose data reaches no enqueue.
+
+    Bounded state: ``ph`` (names downstream of a data placeholder) grows only until the first op
+    fed by one is found, then is dropped; ``data`` holds the names downstream of a data source
+    through plumbing, and through compute only for queue data until the pass knows no enqueue
+    follows. Once the answer can only change if a given op appears later, the pass asks ``ahead``
+    where such a node may be, reads on to there (blocks), and stops when there is none.
     """
     cat = opts.catalog
     trail = Trail()
     data: Dict[str, str] = {n: n for n in sources}  # node -> the data source it is downstream of
-    ph: Set[str] = set()  # downstream of a placeholder
-    found: Dict[str, Any] = {"doc": None, "placeholder": None, "dataflow": None}
+    ph: Set[str] = set()  # downstream of a placeholder (until the first op it feeds is found)
+    found: Dict[str, Any] = {"doc": None, "placeholder": None, "dataflow": None, "grad": False, "pos": 0}
     queue_first: Dict[str, Block] = {}  # queue dequeue -> first compute op it feeds
     pipeline: Set[str] = set()  # dequeues whose data is enqueued again
     queues: Set[str] = set()  # the data sources that are queue dequeues
+    n_sources = 0  # data sources met (function arguments are not in the file)
+    wait_until = -1  # the byte search said nothing that matters comes before this offset
     for b in blocks:
         name = b.name or ""
         op = _op(b)
+        found["pos"] = b.end
+        if not found["grad"] and in_gradients_scope(name):
+            found["grad"] = True
         c = cat.category(op)
         prods = [p for p in map(_producer, b.inputs) if p is not None]
         src = next((data[p] for p in prods if p in data), None)
-        fed_ph = any(p in ph for p in prods)
+        fed_ph = bool(ph) and any(p in ph for p in prods)
         if op in DATA_SOURCES and op not in opts.keep_ops:
             data[name] = name
+            n_sources += 1
             if op.startswith("QueueDequeue"):
                 queues.add(name)
             trail.append(Step(b.line, name, op, "pass", "data source"))
-            continue
-        if op in PLACEHOLDERS:
-            if holds_data(b):
-                ph.add(name)
-            else:
-                trail.append(Step(b.line, name, op, "skip", "a scalar placeholder (a hyper-parameter, not data)"))
-                continue
-        # doc rule candidate (first only)
-        doc_why = None
-        if c is not None:
-            doc_why = "catalog: %s" % c
+        elif op in PLACEHOLDERS and op not in opts.keep_ops and not _placeholder(b, role, found, ph, trail, opts):
+            pass
         else:
-            hit = next((f for f in opts.name_filters if f in name), None)
-            if hit:
-                doc_why = "name holds %r" % hit
-            elif "/Initializer/" in name or name.startswith("Initializer/"):
-                doc_why = "inside a variable initializer"
-        if doc_why is None and found["doc"] is None:
-            found["doc"] = b
-            if opts.rule == "doc":  # the recipe stops at its first candidate
+            if _fp_node(b, name, op, c, src, fed_ph, opts, found, trail, data, ph, queue_first, pipeline, queues):
                 return found, trail
-        if opts.rule == "doc":
-            trail.append(Step(b.line, name, op, "skip", doc_why or ""))
+        # Would a later node change the answer? Only one of these ops could: ask the byte search.
+        if ahead is None or b.end <= wait_until:
             continue
-        # dataflow
-        if src is not None or fed_ph:
-            if op is not None and op.startswith("QueueEnqueue") and src is not None:
-                pipeline.add(src)
-                trail.append(Step(b.line, name, op, "skip", "data from %s goes into another queue" % src))
-                continue
-            if c is None or op in opts.keep_ops:
-                if src is not None:
-                    if src in queues:
-                        data[name] = src  # to see whether this data goes into another queue
-                        if src not in queue_first:
-                            queue_first[src] = b
-                            why = "first compute op fed by queue %s (kept until the pipeline is known)" % src
-                            trail.append(Step(b.line, name, op, "pass", why))
-                        continue
-                    found["dataflow"] = b
-                    trail.append(Step(b.line, name, op, "chosen", "first compute op fed by the data source %s" % src))
-                    return found, trail
-                if found["placeholder"] is None:
-                    found["placeholder"] = b
-                    trail.append(Step(b.line, name, op, "pass", "first compute op fed by a placeholder (kept in case no data source exists)"))
-                continue
-            if op in METADATA:
-                trail.append(Step(b.line, name, op, "skip", "reads only the shape of the data"))
-                continue
-            if c in _PROPAGATING or c == "added by --skip-op":
-                if src is not None:
-                    data[name] = src
-                else:
-                    ph.add(name)
-                trail.append(Step(b.line, name, op, "pass", "passes the data on (%s)" % c))
-                continue
-            trail.append(Step(b.line, name, op, "skip", "catalog: %s" % c))
+        wanted = _still_wanted(found, opts, n_sources, ph, queue_first, pipeline)
+        if wanted is None:
             continue
-        trail.append(Step(b.line, name, op, "skip", "catalog: %s" % c if c else "not fed by the data source"))
+        nxt = ahead.next_op(b.end, wanted)
+        if nxt is None:
+            trail.append(Step(b.line, name, op, "pass", "a byte search of the rest of the file finds no node that could change the answer"))
+            break
+        wait_until = nxt
     final = [blk for q, blk in queue_first.items() if q not in pipeline] or list(queue_first.values())
     if final:
         found["dataflow"] = min(final, key=lambda blk: blk.start)
         trail.append(Step(found["dataflow"].line, found["dataflow"].name or "", found["dataflow"].op, "chosen",
                           "first compute op fed by the last queue of the input pipeline"))
     return found, trail
+
+
+def _placeholder(b: Block, role: Callable[[Block], Tuple[bool, str]], found: Dict[str, Any], ph: Set[str], trail: Trail, opts: Options) -> bool:
+    """Handle a placeholder; False when it is settled here (skipped), True to go on as a node."""
+    if found["placeholder"] is not None or opts.rule == "doc":
+        trail.append(Step(b.line, b.name or "", b.op, "skip", "catalog: inputs"))
+        return False
+    holds, why = role(b)
+    if holds:
+        ph.add(b.name or "")
+        trail.append(Step(b.line, b.name or "", b.op, "pass", why or "a placeholder that feeds data"))
+    else:
+        trail.append(Step(b.line, b.name or "", b.op, "skip", why))
+    return False
+
+
+def _fp_node(b, name, op, c, src, fed_ph, opts, found, trail, data, ph, queue_first, pipeline, queues) -> bool:  # type: ignore[no-untyped-def]
+    """Judge one node that is neither a data source nor a placeholder; True when fp is answered."""
+    # doc rule candidate (first only)
+    doc_why = None
+    if c is not None:
+        doc_why = "catalog: %s" % c
+    else:
+        hit = next((f for f in opts.name_filters if f in name), None)
+        if hit:
+            doc_why = "name holds %r" % hit
+        elif "/Initializer/" in name or name.startswith("Initializer/"):
+            doc_why = "inside a variable initializer"
+    if doc_why is None and found["doc"] is None:
+        found["doc"] = b
+        if opts.rule == "doc":  # the recipe stops at its first candidate
+            return True
+    if opts.rule == "doc":
+        trail.append(Step(b.line, name, op, "skip", doc_why or ""))
+        return False
+    if src is None and not fed_ph:
+        trail.append(Step(b.line, name, op, "skip", "catalog: %s" % c if c else "not fed by the data source"))
+        return False
+    if op is not None and op in ENQUEUES and src is not None:
+        pipeline.add(src)
+        trail.append(Step(b.line, name, op, "skip", "data from %s goes into another queue" % src))
+        return False
+    if c is None or op in opts.keep_ops:
+        if src is not None:
+            if src in queues:
+                data[name] = src  # to see whether this data goes into another queue
+                if src not in queue_first:
+                    queue_first[src] = b
+                    why = "first compute op fed by queue %s (kept until the pipeline is known)" % src
+                    trail.append(Step(b.line, name, op, "pass", why))
+                return False
+            found["dataflow"] = b
+            trail.append(Step(b.line, name, op, "chosen", "first compute op fed by the data source %s" % src))
+            return True
+        found["placeholder"] = b
+        ph.clear()  # only the first op fed by a placeholder matters
+        trail.append(Step(b.line, name, op, "pass", "first compute op fed by a placeholder (kept in case no data source exists)"))
+        return False
+    if op in METADATA:
+        trail.append(Step(b.line, name, op, "skip", "reads only the shape (or presence) of the data"))
+        return False
+    if c in _PROPAGATING or c == "added by --skip-op":
+        if src is not None:
+            data[name] = src
+        else:
+            ph.add(name)
+        trail.append(Step(b.line, name, op, "pass", "passes the data on (%s)" % c))
+        return False
+    trail.append(Step(b.line, name, op, "skip", "catalog: %s" % c))
+    return False
+
+
+def _still_wanted(found, opts, n_sources, ph, queue_first, pipeline) -> Optional[Callable[[str], bool]]:  # type: ignore[no-untyped-def]
+    """Which later op could still change fp, once the answer is settled up to that (else None).
+
+    - a queue candidate whose queue is not known to feed another queue: only a later enqueue (it
+      may feed one) or a non-queue data source (it would win) could change it;
+    - a placeholder candidate and no data source yet: only a later data source could;
+    - (rule auto) only a doc candidate: a later data source or placeholder could.
+    """
+    if opts.rule == "doc":
+        return None
+    kept = opts.keep_ops
+    if any(q not in pipeline for q in queue_first):
+        return lambda op: op not in kept and (op in ENQUEUES or (op in DATA_SOURCES and not op.startswith("QueueDequeue")))
+    if n_sources or ph:
+        return None  # data met, the first compute op it feeds not yet: read on
+    if found["placeholder"] is not None:
+        return lambda op: op in DATA_SOURCES and op not in kept
+    if opts.rule == "auto" and found["doc"] is not None:
+        return lambda op: (op in DATA_SOURCES or op in PLACEHOLDERS) and op not in kept
+    return None
 
 
 def _layout(path: PathLike) -> Tuple[Tuple[str, ...], FrozenSet[str]]:
@@ -243,42 +440,225 @@ def find_fp(path: PathLike, opts: Options = Options()) -> Answer:
 
     file = display_name(path)
     block_path, heads = _layout(path)
-    found, trail = _fp_scan(iter_blocks(path, block_path, heads), opts, holds_data=lambda b: _holds_data(path, b))
+    tf = block_path == ("node",)
+    producer: List[Optional[int]] = []
+
+    def role(b: Block) -> Tuple[bool, str]:
+        if not producer:
+            producer.append(graph_producer(path) if tf else None)
+        return _holds_data(path, b, producer[0])
+
+    blocks = iter(iter_blocks(path, block_path, heads))
+    ahead = _ahead(path, _FP_OPS, _GRAD_WORDS if tf else ())
+    found, trail = _fp_scan(blocks, opts, role=role, ahead=ahead)
     ans = _fp_pick(found, trail, opts, file, None)
-    if ans.point is None or (ans.rule != "doc" and found["dataflow"] is None and found["placeholder"] is None):
-        # No compute op at the top level: a TF2 graph runs its step inside a library function.
-        fn = training_function(path)
-        if fn is not None:
-            fname, fblocks = fn
-            args = _function_args(fblocks)
-            f2, t2 = _fp_scan(iter(fblocks), opts, args)
-            sub = _fp_pick(f2, t2, opts, file, fname)
-            if sub.point is not None:
-                reason = "no compute op fed by data at the top level; the training step runs in function %s: %s" % (
-                    fname,
-                    sub.reason,
-                )
-                return Answer("fp", sub.point, sub.rule, reason, trail + t2)
-    return ans
+    if not tf:
+        return ans
+    # The body that holds the training step (the same choice bp makes: step_body).
+    top_grad = _top_gradients(found, ahead, blocks)
+    body = step_body(top_grad, lambda: training_function(path))
+    if body is None:
+        return ans
+    fname, fblocks = body
+    args = _function_args(fblocks)
+    f2, t2 = _fp_scan(iter(fblocks), opts, args, role=role)
+    sub = _fp_pick(f2, t2, opts, file, fname)
+    if sub.point is None:
+        return ans
+    reason = "the training step runs in function %s (it holds the gradients): %s" % (fname, sub.reason)
+    return Answer("fp", sub.point, sub.rule, reason, trail + t2)
 
 
-def _holds_data(path: PathLike, b: Block) -> bool:
-    """A placeholder whose ``shape`` attr has a dimension (a batch) or an unknown rank holds data; a
-    scalar one (``learning_rate``, ``keep_prob``, ``is_training``) is a hyper-parameter."""
+def _top_gradients(found: Dict[str, Any], ahead: Optional[_Ahead], rest: Iterator[Block]) -> bool:
+    """Whether a top-level node sits in a gradients scope: seen by the pass, else told by the byte
+    search, else (no byte search, or a line it cannot judge) read from the remaining blocks."""
+    if found["grad"]:
+        return True
+    if ahead is not None:
+        told = ahead.finish(found["pos"])
+        if told is not None:
+            return told
+    for b in rest:  # names and ops only are looked at: bounded
+        if in_gradients_scope(b.name or ""):
+            return True
+    return False
+
+
+def step_body(top_has_gradients: bool, functions: Callable[[], Optional[Tuple[str, List[Block]]]]) -> Optional[Tuple[str, List[Block]]]:
+    """The one rule for where the training step is, shared by fp and bp: the top level when one of
+    its nodes is in a gradients scope; else the library function holding the most gradients-scope
+    nodes (a ``tf.function`` step, however deep the call chain: Keras ``model.fit`` calls
+    ``one_step_on_data`` from ``train_function``); else the top level (an inference graph)."""
+    if top_has_gradients:
+        return None
+    return functions()
+
+
+def _ahead(path: PathLike, ops: Sequence[str], words: Sequence[str]) -> Optional[_Ahead]:
+    search = needle_hits(path, _needles(ops, words))
+    if search is None:
+        return None
+    return _Ahead(search, lambda off: line_context(path, off))
+
+
+def placeholder_role(node: Message, producer: Optional[int]) -> Tuple[bool, str]:
+    """Whether a placeholder (or a function's ``_Arg``) feeds the training data, and if not, what
+    it is. ``node`` is the parsed node; ``producer`` the GraphDef's ``versions.producer``.
+
+    - DT_RESOURCE: a resource handle (a captured variable, or the iterator a ``tf.function`` takes);
+      DT_VARIANT: a dataset, optional or tensor-list handle. Neither is data.
+    - ``shape`` with a dimension, or ``unknown_rank``: data (a batch).
+    - ``shape {}``: a scalar (a hyper-parameter: learning rate, keep_prob, is_training) from
+      producer 22 on. Before, an empty shape meant "unknown": TensorFlow's
+      ``core/public/version.h``, GraphDef version 22: "Placeholder now can specify and enforce
+      scalar and partial shapes, particularly when restoring a graph from GraphDef produced at
+      version 22 or later." There ``_output_shapes`` (written with ``add_shapes``) decides.
+    - no ``shape``: ``_output_shapes`` decides; without it, data.
+    """
+    attrs = {a.get("key"): (a.get("value") or Message()) for a in node.all("attr")}
+    dtype = None
+    for key in ("dtype", "T"):
+        if key in attrs:
+            dtype = attrs[key].get("type")
+            break
+    if dtype == "DT_RESOURCE":
+        return False, "a resource handle (a captured variable, or the iterator a tf.function takes), not data"
+    if dtype == "DT_VARIANT":
+        return False, "a variant handle (a dataset, optional or tensor list), not data"
+    shape = attrs["shape"].get("shape") if "shape" in attrs else None
+    if shape is not None and (shape.all("dim") or _true(shape.get("unknown_rank"))):
+        return True, "a placeholder that feeds data (it has a batch dimension)"
+    if shape is not None and (producer is None or producer >= 22):
+        return False, "a scalar placeholder (a hyper-parameter such as a learning rate, not data)"
+    # An old empty shape (unknown), or no shape: what the writer inferred, if it wrote it.
+    out = attrs.get("_output_shapes")
+    shapes = (out.get("list") or Message()).all("shape") if out is not None else []
+    if shapes:
+        s0 = shapes[0]
+        if s0.all("dim") or _true(s0.get("unknown_rank")):
+            return True, "a placeholder that feeds data (_output_shapes has a dimension)"
+        return False, "a scalar placeholder (_output_shapes is a scalar: a hyper-parameter, not data)"
+    if shape is not None:
+        return True, "a placeholder of unknown shape (an empty shape before GraphDef version 22)"
+    return True, "a placeholder of unknown shape"
+
+
+def _true(v: Any) -> bool:
+    return v in ("true", "True", "t", 1)
+
+
+def _holds_data(path: PathLike, b: Block, producer: Optional[int]) -> Tuple[bool, str]:
+    """:func:`placeholder_role` of a block, parsed from the file."""
     from ._api import parse_block
     from ._errors import PbtxtError
 
     try:
         node = parse_block(path, b, max_bytes=1 << 20)[0].value
     except PbtxtError:
-        return True  # cannot tell: keep it
-    for attr in node.all("attr"):
-        if attr.get("key") == "shape":
-            shape = (attr.get("value") or Message()).get("shape")
-            if shape is None:
-                return True
-            return bool(shape.all("dim")) or shape.get("unknown_rank") in ("true", "True", "t", 1)
-    return True
+        return True, "a placeholder (too big to read: kept)"
+    return placeholder_role(node, producer)
+
+
+# --- reading ahead: the byte search and what it needs from the file --------------------------
+
+
+def needle_hits(path: PathLike, needles: Sequence[bytes]) -> Optional[Callable[[int], Iterator[Tuple[int, bytes]]]]:
+    """A search for ``needles`` in the file: called with an offset, it yields ``(offset, text)`` of
+    every occurrence from there on, in order, found at C speed by ``grep -F`` (one pass for all
+    needles). ``None`` when that is not available (no grep, stdin, gzip): the caller reads blocks."""
+    import shutil
+
+    if str(path) == "-" or is_gzip(path):
+        return None
+    grep = shutil.which("grep")
+    if grep is None:
+        return None
+    return lambda offset: _grep(grep, str(path), offset, needles)
+
+
+class _SearchFailed(Exception):
+    pass
+
+
+def _grep(grep: str, path: str, offset: int, needles: Sequence[bytes]) -> Iterator[Tuple[int, bytes]]:
+    import os
+    import subprocess
+
+    args = [grep, "-a", "-b", "-o", "-F"]
+    for n in needles:
+        args += ["-e", n.decode("latin-1")]
+    env = dict(os.environ, LC_ALL="C")
+    with open(path, "rb") as f:
+        f.seek(offset)  # grep reads on from here: its offsets count from it
+        p = subprocess.Popen(args, stdin=f, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    try:
+        assert p.stdout is not None
+        for raw in p.stdout:
+            off, _, text = raw.partition(b":")
+            if not off.isdigit():
+                raise _SearchFailed("grep said %r" % raw[:80])
+            yield offset + int(off), text.rstrip(b"\n")
+        if p.wait() not in (0, 1):
+            raise _SearchFailed("grep failed")
+    finally:
+        if p.poll() is None:
+            p.kill()
+        p.wait()
+        if p.stdout is not None:
+            p.stdout.close()
+
+
+_WINDOW = 1 << 16
+
+
+def line_context(path: PathLike, offset: int) -> Tuple[Optional[bytes], bytes, bytes, int]:
+    """``(previous line, line, next line, end of line)`` around ``offset`` (lines without their
+    newline). A line longer than the window comes back as ``(None, b"", b"", its end)``."""
+    with open(path, "rb") as f:
+        lo = max(0, offset - _WINDOW)
+        f.seek(lo)
+        buf = f.read(offset - lo + _WINDOW)
+        i = offset - lo
+        s = buf.rfind(b"\n", 0, i) + 1
+        e = buf.find(b"\n", i)
+        if e < 0 and len(buf) == offset - lo + _WINDOW:  # the line goes on: find its end
+            at = lo + len(buf)
+            while True:
+                chunk = f.read(1 << 20)
+                if not chunk:
+                    return None, b"", b"", at
+                j = chunk.find(b"\n")
+                if j >= 0:
+                    return None, b"", b"", at + j
+                at += len(chunk)
+    if e < 0:
+        e = len(buf)
+    if s == 0 and lo > 0:
+        return None, b"", b"", lo + e
+    ps = buf.rfind(b"\n", 0, max(0, s - 1)) + 1 if s > 0 else 0
+    if s > 0 and ps == 0 and lo > 0:
+        return None, b"", b"", lo + e
+    ne = buf.find(b"\n", e + 1)
+    if ne < 0:
+        ne = len(buf)
+    prev = buf[ps : s - 1] if s > 0 else b""
+    return prev, buf[s:e], buf[e + 1 : ne], lo + e
+
+
+def graph_producer(path: PathLike) -> Optional[int]:
+    """``versions.producer`` of a GraphDef written in the writer layout (its last field), read from
+    the file's end; ``None`` when it is not there (then a placeholder's empty shape is a scalar)."""
+    if str(path) == "-" or is_gzip(path):
+        return None
+    with open(path, "rb") as f:
+        f.seek(0, 2)
+        size = f.tell()
+        f.seek(max(0, size - _WINDOW))
+        tail = f.read()
+    m = None
+    for m in re.finditer(rb"(?m)^versions \{\n(?:  [a-z_]+: -?\d+\n)*?  producer: (\d+)\n", tail):
+        pass
+    return int(m.group(1)) if m is not None else None
 
 
 def _fp_pick(found: Dict[str, Any], trail: List[Step], opts: Options, file: str, fn: Optional[str]) -> Answer:
@@ -438,12 +818,12 @@ def find_bp(path: PathLike, opts: Options = Options()) -> Answer:
         b, trail, any_grad = _bp_scan(reverse_blocks(str(path), block_path, light), opts, rule, inputs_of)
     if b is not None:
         return Answer("bp", _point("bp", b, rule, file, None), rule, "last op in a gradients scope that computes", trail)
-    fn = training_function(path)
-    if fn is not None:
-        fname, fblocks = fn
+    body = step_body(any_grad, lambda: training_function(path)) if block_path == ("node",) else None
+    if body is not None:
+        fname, fblocks = body
         b2, t2, _ = _bp_scan(reversed(fblocks), opts, rule)
         if b2 is not None:
-            reason = "no gradients scope at the top level; the training step runs in function %s" % fname
+            reason = "the training step runs in function %s (it holds the gradients)" % fname
             return Answer("bp", _point("bp", b2, rule, file, fname), rule, reason, trail + t2)
     why = (
         "no compute op in a gradients scope"
