@@ -533,6 +533,10 @@ def placeholder_role(node: Message, producer: Optional[int]) -> Tuple[bool, str]
     # An old empty shape (unknown), or no shape: what the writer inferred, if it wrote it.
     out = attrs.get("_output_shapes")
     shapes = (out.get("list") or Message()).all("shape") if out is not None else []
+    if node.get("op") in ("_Arg", "_DeviceArg"):
+        holds = not shapes or bool(shapes[0].all("dim")) or _true(shapes[0].get("unknown_rank"))
+        what = "an argument the caller hands in (_Arg)"
+        return holds, what + (" that feeds data" if holds else ": a scalar, not data")
     if shapes:
         s0 = shapes[0]
         if s0.all("dim") or _true(s0.get("unknown_rank")):
