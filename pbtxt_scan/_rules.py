@@ -153,9 +153,12 @@ class _Ahead:
         self._line_end = -1  # the end of the last line judged (its other hits are skipped)
         self.top_gradients: Optional[bool] = False  # a top-level name in a gradients scope met (None: unsure)
         self.done = False
+        self.failed = False
 
     def _next(self, pos: int) -> Optional[Tuple[int, Optional[str]]]:
         """The next hit at or after ``pos`` whose line may set an op: (offset, the op or "?")."""
+        if self.failed:
+            return pos, "?"  # no answer from the search: every line is possible
         if self._pending is not None:
             out, self._pending = self._pending, None
             if out[0] >= pos:
@@ -179,8 +182,10 @@ class _Ahead:
                 if op is not None:
                     return off, op
         except _SearchFailed:
-            self.top_gradients = None if self.top_gradients is False else self.top_gradients
-            return pos, "?"  # no answer from the search: every line is possible
+            self.failed = True
+            if self.top_gradients is False:
+                self.top_gradients = None
+            return pos, "?"
         self.done = True
         return None
 
@@ -199,9 +204,8 @@ class _Ahead:
     def finish(self, pos: int) -> Optional[bool]:
         """Whether a top-level node after ``pos`` sits in a gradients scope: True, False, or None
         when the search cannot tell (a line it cannot judge, or no search)."""
-        while self.top_gradients is False and not self.done:
-            if self._next(pos) == (pos, "?") and self.top_gradients is None:
-                break
+        while self.top_gradients is False and not self.done and not self.failed:
+            self._next(pos)
         return self.top_gradients
 
 
@@ -650,8 +654,8 @@ def line_context(path: PathLike, offset: int) -> Tuple[Optional[bytes], bytes, b
 
 
 def graph_producer(path: PathLike) -> Optional[int]:
-    """``versions.producer`` of a GraphDef written in the writer layout (its last field), read from
-    the file's end; ``None`` when it is not there (then a placeholder's empty shape is a scalar)."""
+    """``versions.producer`` of a GraphDef, read from the file's end (``versions`` is printed after
+    ``node`` and ``library``); ``None`` when it is not there (then an empty shape is a scalar)."""
     if str(path) == "-" or is_gzip(path):
         return None
     with open(path, "rb") as f:
@@ -660,7 +664,7 @@ def graph_producer(path: PathLike) -> Optional[int]:
         f.seek(max(0, size - _WINDOW))
         tail = f.read()
     m = None
-    for m in re.finditer(rb"(?m)^versions \{\n(?:  [a-z_]+: -?\d+\n)*?  producer: (\d+)\n", tail):
+    for m in re.finditer(rb"(?<![A-Za-z0-9_])versions\s*[{<][^{}<>\"']*?(?<![A-Za-z0-9_])producer\s*:\s*(\d+)", tail):
         pass
     return int(m.group(1)) if m is not None else None
 
