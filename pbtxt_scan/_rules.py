@@ -22,6 +22,7 @@ has no compute op or no gradients scope but a ``library`` function does (Gradien
 from __future__ import annotations
 
 import collections
+import contextlib
 import re
 from typing import Any, Callable, Deque, Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
 
@@ -131,82 +132,91 @@ def _producer(inp: str) -> Optional[str]:
 _ENQUEUE_PREFIX = "QueueEnqueue"
 
 
-class _Ahead:
-    """What the rest of the top level holds, learned from a byte search instead of a block scan.
+class _Search:
+    """One byte search read lazily: its hits at or after a position, each judged by its line."""
 
-    ``start(pos)``: ``(offset, text)`` of every occurrence of the needles (:func:`_needles`) from
-    ``pos`` on, in file order (:func:`needle_hits`); ``context``: the line holding an offset and
-    the lines around it (:func:`line_context`). Each hit is judged by its line
-    (:func:`judge_line`): a line that surely sets no op, or no top-level node's name, is passed
-    over; any other stops the search there and the forward scan reads on to it.
-    """
-
-    def __init__(
-        self,
-        start: Callable[[int], Iterator[Tuple[int, bytes]]],
-        context: Callable[[int], Tuple[Optional[bytes], bytes, bytes, int]],
-    ) -> None:
+    def __init__(self, start: Callable[[int], Iterator[Tuple[int, bytes]]], context: Callable[[int], Tuple[Optional[bytes], bytes, bytes, int]]) -> None:
         self._start = start
         self._context = context
         self._hits: Optional[Iterator[Tuple[int, bytes]]] = None
-        self._pending: Optional[Tuple[int, Optional[str]]] = None  # a judged hit not yet used
         self._line_end = -1  # the end of the last line judged (its other hits are skipped)
-        self.top_gradients: Optional[bool] = False  # a top-level name in a gradients scope met (None: unsure)
-        self.done = False
         self.failed = False
 
-    def _next(self, pos: int) -> Optional[Tuple[int, Optional[str]]]:
-        """The next hit at or after ``pos`` whose line may set an op: (offset, the op or "?")."""
-        if self.failed:
-            return pos, "?"  # no answer from the search: every line is possible
-        if self._pending is not None:
-            out, self._pending = self._pending, None
-            if out[0] >= pos:
-                return out
+    def begin(self, pos: int) -> None:
         if self._hits is None:
             self._hits = self._start(pos)
+
+    def close(self) -> None:
+        close = getattr(self._hits, "close", None)
+        if close is not None:
+            close()  # stops the search process
+
+    def lines(self, pos: int) -> Iterator[Tuple[int, Tuple[Optional[str], Optional[str]]]]:
+        """``(offset, judge_line(...))`` of each hit's line from ``pos`` on; ``(-1, ("?", "?"))``
+        forever if the search failed."""
+        self.begin(pos)
+        assert self._hits is not None
         try:
             for off, _text in self._hits:
                 if off < pos or off <= self._line_end:
                     continue
-                line_start_prev, line, nxt, self._line_end = self._context(off)
-                if line_start_prev is None:  # a line too long to look at (a tensor's bytes)
-                    op, name = "?", "?"
-                else:
-                    op, name = judge_line(line_start_prev, line, nxt)
-                if name == "?":
-                    if self.top_gradients is False:
-                        self.top_gradients = None
-                elif name is not None and in_gradients_scope(name):
-                    self.top_gradients = True
-                if op is not None:
-                    return off, op
+                prev, line, nxt, self._line_end = self._context(off)
+                yield off, (("?", "?") if prev is None else judge_line(prev, line, nxt))
         except _SearchFailed:
             self.failed = True
-            if self.top_gradients is False:
-                self.top_gradients = None
-            return pos, "?"
-        self.done = True
+        while self.failed:
+            yield -1, ("?", "?")  # anywhere: the caller reads on
+
+
+class _Ahead:
+    """What the rest of the top level holds, learned from two byte searches instead of blocks.
+
+    ``ops``: every place a node's op may be one that matters (:data:`_FP_OPS`); ``names``: every
+    place a top-level node's name may be in a gradients scope. Their hits come from
+    :func:`needle_hits` (C speed), each judged by its line (:func:`judge_line`): a line that surely
+    sets no such op (or name) is passed over; any other counts.
+    """
+
+    def __init__(self, ops: _Search, names: _Search) -> None:
+        self._ops = ops
+        self._names = names
+        self._op_lines: Optional[Iterator[Tuple[int, Tuple[Optional[str], Optional[str]]]]] = None
+        self._pending: Optional[Tuple[int, str]] = None
+
+    def next_op(self, pos: int, wanted: Callable[[str], bool]) -> Optional[int]:
+        """Where the first node after ``pos`` whose op passes ``wanted`` may be, or ``None`` if
+        there is surely none (a line whose op cannot be told counts as a possible one)."""
+        if self._op_lines is None:
+            self._names.begin(pos)  # the names search runs alongside (another process)
+            self._op_lines = self._ops.lines(pos)
+        if self._pending is not None:
+            off, op = self._pending
+            if off >= pos and (op == "?" or wanted(op)):
+                return off
+            self._pending = None
+        for off, (op, _name) in self._op_lines:
+            if off < 0:  # the search failed: every line counts
+                return pos
+            if op is None or off < pos:
+                continue
+            if op == "?" or wanted(op):
+                self._pending = (off, op)
+                return off
         return None
 
-    def next_op(self, pos: int, ops: Callable[[str], bool]) -> Optional[int]:
-        """Where the first node after ``pos`` whose op passes ``ops`` may be, or ``None`` if there
-        is surely none (a line whose op cannot be told counts as a possible one)."""
-        while True:
-            h = self._next(pos)
-            if h is None:
-                return None
-            off, op = h
-            if op == "?" or ops(op or ""):
-                self._pending = h
-                return off
+    def close(self) -> None:
+        self._ops.close()
+        self._names.close()
 
-    def finish(self, pos: int) -> Optional[bool]:
+    def top_gradients(self, pos: int) -> Optional[bool]:
         """Whether a top-level node after ``pos`` sits in a gradients scope: True, False, or None
-        when the search cannot tell (a line it cannot judge, or no search)."""
-        while self.top_gradients is False and not self.done and not self.failed:
-            self._next(pos)
-        return self.top_gradients
+        when the search cannot tell (a line it cannot judge)."""
+        for _off, (_op, name) in self._names.lines(pos):
+            if name == "?":
+                return None
+            if name is not None and in_gradients_scope(name):
+                return True
+        return False
 
 
 _SINGLE = re.compile(
@@ -453,13 +463,16 @@ def find_fp(path: PathLike, opts: Options = Options()) -> Answer:
         return _holds_data(path, b, producer[0])
 
     blocks = iter(iter_blocks(path, block_path, heads))
-    ahead = _ahead(path, _FP_OPS, _GRAD_WORDS if tf else ())
-    found, trail = _fp_scan(blocks, opts, role=role, ahead=ahead)
+    with contextlib.ExitStack() as stack:
+        ahead = None
+        if tf and str(path) != "-" and not is_gzip(path):
+            ahead = _ahead(path, stack.enter_context(open(path, "rb")))
+            if ahead is not None:
+                stack.callback(ahead.close)
+        found, trail = _fp_scan(blocks, opts, role=role, ahead=ahead)
+        top_grad = _top_gradients(found, ahead, blocks) if tf else True
     ans = _fp_pick(found, trail, opts, file, None)
-    if not tf:
-        return ans
     # The body that holds the training step (the same choice bp makes: step_body).
-    top_grad = _top_gradients(found, ahead, blocks)
     body = step_body(top_grad, lambda: training_function(path))
     if body is None:
         return ans
@@ -479,7 +492,7 @@ def _top_gradients(found: Dict[str, Any], ahead: Optional[_Ahead], rest: Iterato
     if found["grad"]:
         return True
     if ahead is not None:
-        told = ahead.finish(found["pos"])
+        told = ahead.top_gradients(found["pos"])
         if told is not None:
             return told
     for b in rest:  # names and ops only are looked at: bounded
@@ -498,11 +511,13 @@ def step_body(top_has_gradients: bool, functions: Callable[[], Optional[Tuple[st
     return functions()
 
 
-def _ahead(path: PathLike, ops: Sequence[str], words: Sequence[str]) -> Optional[_Ahead]:
-    search = needle_hits(path, _needles(ops, words))
-    if search is None:
+def _ahead(path: PathLike, f: Any) -> Optional[_Ahead]:
+    """The byte searches fp reads ahead with (``f``: the file, open, for the lines they hit)."""
+    ops = needle_hits(path, _needles(_FP_OPS, ()))
+    names = needle_hits(path, _needles((), _GRAD_WORDS))
+    if ops is None or names is None:
         return None
-    return _Ahead(search, lambda off: line_context(path, off))
+    return _Ahead(_Search(ops, lambda off: line_context(f, off)), _Search(names, lambda off: line_context(f, off)))
 
 
 def placeholder_role(node: Message, producer: Optional[int]) -> Tuple[bool, str]:
@@ -619,38 +634,39 @@ def _grep(grep: str, path: str, offset: int, needles: Sequence[bytes]) -> Iterat
 _WINDOW = 1 << 16
 
 
-def line_context(path: PathLike, offset: int) -> Tuple[Optional[bytes], bytes, bytes, int]:
-    """``(previous line, line, next line, end of line)`` around ``offset`` (lines without their
-    newline). A line longer than the window comes back as ``(None, b"", b"", its end)``."""
-    with open(path, "rb") as f:
-        lo = max(0, offset - _WINDOW)
-        f.seek(lo)
-        buf = f.read(offset - lo + _WINDOW)
-        i = offset - lo
-        s = buf.rfind(b"\n", 0, i) + 1
-        e = buf.find(b"\n", i)
-        if e < 0 and len(buf) == offset - lo + _WINDOW:  # the line goes on: find its end
-            at = lo + len(buf)
-            while True:
-                chunk = f.read(1 << 20)
-                if not chunk:
-                    return None, b"", b"", at
-                j = chunk.find(b"\n")
-                if j >= 0:
-                    return None, b"", b"", at + j
-                at += len(chunk)
-    if e < 0:
-        e = len(buf)
-    if s == 0 and lo > 0:
-        return None, b"", b"", lo + e
+def line_context(f: Any, offset: int, window: int = 4096) -> Tuple[Optional[bytes], bytes, bytes, int]:
+    """``(previous line, line, next line, end of line)`` around ``offset`` in the open binary file
+    ``f`` (lines without their newline). A line longer than 64 KiB comes back as
+    ``(None, b"", b"", its end)``."""
+    lo = max(0, offset - window)
+    f.seek(lo)
+    buf = f.read(offset - lo + window)
+    i = offset - lo
+    s = buf.rfind(b"\n", 0, i) + 1
+    e = buf.find(b"\n", i)
     ps = buf.rfind(b"\n", 0, max(0, s - 1)) + 1 if s > 0 else 0
-    if s > 0 and ps == 0 and lo > 0:
-        return None, b"", b"", lo + e
-    ne = buf.find(b"\n", e + 1)
-    if ne < 0:
-        ne = len(buf)
-    prev = buf[ps : s - 1] if s > 0 else b""
-    return prev, buf[s:e], buf[e + 1 : ne], lo + e
+    ne = buf.find(b"\n", e + 1) if e >= 0 else -1
+    eof = len(buf) < offset - lo + window
+    whole = (ps > 0 or lo == 0) and e >= 0 and (ne >= 0 or eof)
+    if whole or (eof and e < 0 and (ps > 0 or lo == 0)):
+        if e < 0:
+            e = len(buf)
+        if ne < 0:
+            ne = len(buf)
+        prev = buf[ps : s - 1] if s > 0 else b""
+        return prev, buf[s:e], buf[e + 1 : ne], lo + e
+    if window < _WINDOW:
+        return line_context(f, offset, _WINDOW)
+    at = offset  # a long line (a tensor's bytes): find its end only
+    f.seek(at)
+    while True:
+        chunk = f.read(1 << 20)
+        if not chunk:
+            return None, b"", b"", at
+        j = chunk.find(b"\n")
+        if j >= 0:
+            return None, b"", b"", at + j
+        at += len(chunk)
 
 
 def graph_producer(path: PathLike) -> Optional[int]:
