@@ -171,7 +171,7 @@ class _Search:
 class _Ahead:
     """What the rest of the top level holds, learned from two byte searches instead of blocks.
 
-    ``ops``: every place a node's op may be one that matters (:data:`_FP_OPS`); ``names``: every
+    ``ops``: every place a node's op may be one that matters (:data:`_FP_OPS`, by :data:`_OP_WORDS`); ``names``: every
     place a top-level node's name may be in a gradients scope. Their hits come from
     :func:`needle_hits` (C speed), each judged by its line (:func:`judge_line`): a line that surely
     sets no such op (or name) is passed over; any other counts.
@@ -259,13 +259,13 @@ def judge_line(prev: bytes, line: bytes, nxt: bytes) -> Tuple[Optional[str], Opt
     return op, name
 
 
-def _needles(ops: Iterable[str], words: Iterable[str]) -> List[bytes]:
-    r"""Byte strings that every text spelling ``ops`` as a node's op, or ``words`` inside a name,
-    must contain: the word itself; or, if a literal is split (``"Queue" "Dequeue"``), a proper
-    prefix of it followed by a quote; or, if letters are escaped, ``\1``/``\5`` (octal: 0o1xx and
-    0o5xx & 0xFF are the letters' byte range), ``\x``, ``\u``, ``\U``."""
+def _needles(words: Iterable[str]) -> List[bytes]:
+    r"""Byte strings that any text spelling a value that holds one of ``words`` must contain: the
+    word itself; or, where a literal is split inside it (``"QueueDe" "queue"``), a proper prefix
+    of it and the closing quote; or, where letters are escaped, ``\1``/``\5`` (octal: 0o1xx and
+    0o5xx & 0xFF hold the letters), ``\x``, ``\u``, ``\U``."""
     out = {b"\\1", b"\\5", b"\\x", b"\\u", b"\\U"}
-    for w in list(ops) + list(words):
+    for w in words:
         out.add(w.encode("ascii"))
         for i in range(1, len(w)):
             out.add((w[:i] + '"').encode("ascii"))
@@ -273,7 +273,11 @@ def _needles(ops: Iterable[str], words: Iterable[str]) -> List[bytes]:
     return sorted(out)
 
 
-_FP_OPS = sorted(DATA_SOURCES | ENQUEUES | PLACEHOLDERS)
+# The ops that can still change fp once it has a candidate, and a word each of them holds (the
+# search looks for the words: fewer, and no short prefix as common as `Mul"`).
+_FP_OPS = DATA_SOURCES | ENQUEUES | PLACEHOLDERS
+_OP_WORDS = ("GetNext", "QueueDequeue", "QueueEnqueue", "Placeholder", "Data", "Arg")
+assert all(any(w in op for w in _OP_WORDS) for op in _FP_OPS)
 _GRAD_WORDS = ("gradient",)  # gradients, gradients_N, gradient_tape
 
 
@@ -513,8 +517,8 @@ def step_body(top_has_gradients: bool, functions: Callable[[], Optional[Tuple[st
 
 def _ahead(path: PathLike, f: Any) -> Optional[_Ahead]:
     """The byte searches fp reads ahead with (``f``: the file, open, for the lines they hit)."""
-    ops = needle_hits(path, _needles(_FP_OPS, ()))
-    names = needle_hits(path, _needles((), _GRAD_WORDS))
+    ops = needle_hits(path, _needles(_OP_WORDS))
+    names = needle_hits(path, _needles(_GRAD_WORDS))
     if ops is None or names is None:
         return None
     return _Ahead(_Search(ops, lambda off: line_context(f, off)), _Search(names, lambda off: line_context(f, off)))
