@@ -1,4 +1,4 @@
-"""fp_point and bp_point: the rules, and the trail that explains each answer.
+r"""fp_point and bp_point: the rules, and the trail that explains each answer.
 
 fp reads forward and stops at its answer; bp reads backward (``_reverse``) and stops at its answer.
 
@@ -15,9 +15,52 @@ Rules (``--rule``):
 - ``auto`` (default): dataflow where the graph has a data source or placeholder, else doc.
 
 A gradients scope is a path component ``gradients``, ``gradients_N`` or ``gradient_tape`` anywhere
-in the name but the last (a summary *named* ``.../gradients`` is not in one). When the top level
-has no compute op or no gradients scope but a ``library`` function does (GradientTape inside a
-``tf.function``), the answer comes from that function, and names it.
+in the name but the last (a summary *named* ``.../gradients`` is not in one).
+
+Where the step is (:func:`step_body`, one rule for fp and bp): the top level when one of its nodes
+is in a gradients scope; else the ``library`` function holding the most gradients-scope nodes
+(GradientTape in a ``tf.function``; Keras ``model.fit``, whose ``train_function`` calls
+``one_step_on_data``; an Ascend ``GeOp`` body), however deep the call chain; else the top level.
+Both points then come from that body, and name it.
+
+fp in bounded memory, at the cost of the distance to its answer
+----------------------------------------------------------------
+fp reads blocks forward. What it keeps grows only until its answer: the names downstream of a
+data placeholder (dropped once the first op they feed is found), the names downstream of a data
+source through plumbing (and, for queue data, until no enqueue can follow), a few per-queue
+entries, and the :class:`Trail` (bounded). Once it has a candidate, the answer can change only if
+a node with one of a few ops comes later (:func:`_still_wanted`): a data source after a
+placeholder's op; an enqueue (which would make the candidate's queue a pipeline stage) or a
+non-queue source after a queue's op; a source or placeholder after a doc-rule candidate. Rather
+than read every later block to rule those out, fp asks a byte search where such a node may be
+(:class:`_Ahead`), reads blocks on to there if anywhere, and stops when the answer is "nowhere".
+
+Why the search never misses such a node, whatever the layout. Every op that matters holds one of
+a few words (:data:`_OP_WORDS`: GetNext, QueueDequeue, QueueEnqueue, Placeholder, Data, Arg). A
+value that holds a word is written (i) plainly, and the word is in the bytes; or (ii) as adjacent
+literals split inside the word (``"QueueDe" "queue"``), and a piece ends with a proper prefix of
+the word and a quote; or (iii) with a letter escaped, and the bytes hold ``\1``, ``\5`` (octal
+0o1xx, and 0o5xx that the grammar wraps to a byte, are where letters are), ``\x``, ``\u`` or
+``\U``. :func:`_pattern` matches all three, as one regex run by ``grep -E`` (a DFA at grep's
+speed; :func:`needle_hits`) from the candidate on. So a node that matters yields a hit on its
+line. Each hit's line is then judged (:func:`judge_line`): it is passed over only when it surely
+sets no such op, that is when it is one whole scalar field (``field: value``) whose field is not
+the op (``op``, GE's ``type``/``op_type``), or whose (unescaped) value is not a wanted op, and the
+next line does not continue its string. Any other line (several fields on one line, a line too
+long to read, a field split over lines) counts as a possible node: fp reads blocks on to it and
+asks again from there, so a non-canonical layout costs reading, never a wrong answer. Lines are
+judged by content, not by indentation: the search does not assume the writer layout.
+
+fp and bp must also agree on the body, so fp must know whether a top-level node sits in a
+gradients scope. It knows if it met one; else, if the ops search read to the end and met no
+``library`` field (and no gap between node blocks where one could hide), there is no function
+and the question is moot; else a second search for ``gradient`` (same construction) judges each
+line: a ``name`` field right after a ``node {`` opener names a top-level node (GraphDef has no
+other ``node`` field), after any other opener it does not, and anything else is "cannot tell",
+where fp reads the remaining blocks' names (bounded, slower).
+
+Without grep (or on stdin and gzip input) there is no search: fp reads the blocks it would have
+skipped, names and ops only, with the same bounded state: the same answers, at block speed.
 """
 from __future__ import annotations
 
