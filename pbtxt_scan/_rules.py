@@ -400,7 +400,7 @@ def _fp_scan(
         # Would a later node change the answer? Only one of these ops could: ask the byte search.
         if ahead is None or b.end <= wait_until:
             continue
-        wanted = _still_wanted(found, opts, n_sources, ph, queue_first, pipeline)
+        wanted = _still_wanted(found, opts, n_sources, ph, queue_first, pipeline, queues)
         if wanted is None:
             continue
         nxt = ahead.next_op(b.end, wanted)
@@ -486,7 +486,7 @@ def _fp_node(b, name, op, c, src, fed_ph, opts, found, trail, data, ph, queue_fi
     return False
 
 
-def _still_wanted(found, opts, n_sources, ph, queue_first, pipeline) -> Optional[Callable[[str], bool]]:  # type: ignore[no-untyped-def]
+def _still_wanted(found, opts, n_sources, ph, queue_first, pipeline, queues) -> Optional[Callable[[str], bool]]:  # type: ignore[no-untyped-def]
     """Which later op could still change fp, once the answer is settled up to that (else None).
 
     - a queue candidate whose queue is not known to feed another queue: only a later enqueue (it
@@ -497,6 +497,8 @@ def _still_wanted(found, opts, n_sources, ph, queue_first, pipeline) -> Optional
     if opts.rule == "doc":
         return None
     kept = opts.keep_ops
+    if n_sources > len(queues):
+        return None  # a non-queue source met: the first op it feeds wins, wherever it is
     if any(q not in pipeline for q in queue_first):
         return lambda op: op not in kept and (op in ENQUEUES or (op in DATA_SOURCES and not op.startswith("QueueDequeue")))
     if n_sources or ph:
@@ -532,7 +534,7 @@ def find_fp(path: PathLike, opts: Options = Options()) -> Answer:
     blocks = iter(iter_blocks(path, block_path, heads))
     with contextlib.ExitStack() as stack:
         ahead = None
-        if tf and str(path) != "-" and not is_gzip(path):
+        if str(path) != "-" and not is_gzip(path):
             ahead = _ahead(path, stack.enter_context(open(path, "rb")))
             if ahead is not None:
                 stack.callback(ahead.close)
