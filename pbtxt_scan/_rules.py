@@ -676,22 +676,64 @@ class _SearchFailed(Exception):
     pass
 
 
+_SPLIT = 64 << 20  # above this many bytes, the search runs as two greps over two halves, at once
+
+
 def _grep(grep: str, path: str, offset: int, pattern: str) -> Iterator[Tuple[int, bytes]]:
+    """grep's matches from ``offset`` on. A long rest is cut at a line start into two halves
+    searched by two processes at once (two cores: half the wall time); the first half's matches
+    come first. A match never spans lines, so none is lost at the cut."""
+    import os
+
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        cut = None
+        if size - offset > _SPLIT:
+            f.seek(offset + (size - offset) // 2)
+            f.readline()  # to the next line start
+            cut = f.tell() if f.tell() < size else None
+    if cut is None:
+        yield from _grep_range(grep, path, offset, None, pattern)
+        return
+    second = _grep_range(grep, path, cut, None, pattern)
+    try:
+        next_hit = next(second, None)  # starts the second process now
+        yield from _grep_range(grep, path, offset, cut, pattern)
+        if next_hit is not None:
+            yield next_hit
+            yield from second
+    finally:
+        second.close()
+
+
+def _grep_range(grep: str, path: str, start: int, end: Optional[int], pattern: str) -> Iterator[Tuple[int, bytes]]:
+    """grep's matches in ``[start, end)`` of the file (``end`` None: to its end), as offsets."""
     import os
     import subprocess
+    import threading
 
     args = [grep, "-a", "-b", "-o", "-E", "-e", pattern]
     env = dict(os.environ, LC_ALL="C")
+    feeder = None
     with open(path, "rb") as f:
-        f.seek(offset)  # grep reads on from here: its offsets count from it
-        p = subprocess.Popen(args, stdin=f, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+        if end is None:
+            f.seek(start)  # grep reads on from here: its offsets count from it
+            p = subprocess.Popen(args, stdin=f, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+        else:  # grep cannot stop at an offset: hand it the range through a pipe
+            r, w = os.pipe()
+            try:
+                p = subprocess.Popen(args, stdin=r, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+            finally:
+                os.close(r)
+            feeder = threading.Thread(target=_feed, args=(path, start, end, w), daemon=True)
+            feeder.start()
     try:
         assert p.stdout is not None
         for raw in p.stdout:
             off, _, text = raw.partition(b":")
             if not off.isdigit():
                 raise _SearchFailed("grep said %r" % raw[:80])
-            yield offset + int(off), text.rstrip(b"\n")
+            yield start + int(off), text.rstrip(b"\n")
         if p.wait() not in (0, 1):
             raise _SearchFailed("grep failed")
     finally:
@@ -700,6 +742,34 @@ def _grep(grep: str, path: str, offset: int, pattern: str) -> Iterator[Tuple[int
         p.wait()
         if p.stdout is not None:
             p.stdout.close()
+        if feeder is not None:
+            feeder.join()
+
+
+def _feed(path: str, start: int, end: int, w: int) -> None:
+    """Write bytes ``[start, end)`` of the file into the pipe ``w`` and close it (sendfile where
+    the system has it); stop quietly when the reader has gone."""
+    import os
+
+    try:
+        with open(path, "rb") as f:
+            off = start
+            while off < end:
+                try:
+                    n = os.sendfile(w, f.fileno(), off, min(1 << 20, end - off))
+                except (AttributeError, OSError) as e:
+                    if isinstance(e, BrokenPipeError):
+                        return
+                    f.seek(off)
+                    chunk = f.read(min(1 << 20, end - off))
+                    n = os.write(w, chunk) if chunk else 0
+                if n <= 0:
+                    return
+                off += n
+    except OSError:
+        return
+    finally:
+        os.close(w)
 
 
 _WINDOW = 1 << 16

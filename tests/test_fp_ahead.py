@@ -289,3 +289,21 @@ def test_no_library_no_grad_graph_still_answers(tmp_path):
 
 def test_data_path():
     assert Path(GRAPHS).is_dir()
+
+
+@pytest.mark.parametrize("stem", ["mlp_sgd", "estimator_queue", "tf2_gradient_tape"])
+def test_the_search_cut_in_two_finds_what_one_search_finds(stem, monkeypatch):
+    import shutil
+
+    grep = shutil.which("grep")
+    if grep is None:
+        pytest.skip("no grep")
+    path = str(GRAPHS / (stem + ".pbtxt"))
+    pattern = _rules._pattern(_rules._OP_WORDS + _rules._GRAD_WORDS, ["library"])
+    whole = list(_rules._grep_range(grep, path, 100, None, pattern))
+    monkeypatch.setattr(_rules, "_SPLIT", 1000)  # these files are cut in two
+    cut = list(_rules._grep(grep, path, 100, pattern))
+    assert whole and cut == whole
+    stopped = _rules._grep(grep, path, 100, pattern)  # closed early: no process or thread left
+    next(stopped)
+    stopped.close()
