@@ -47,7 +47,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 __all__ = ["KINDS", "generate", "parse_size", "cescape", "default_output_path"]
 
-KINDS = ("dense", "const", "ge")
+KINDS = ("dense", "const", "ge", "feed", "queue")  # feed, queue: benchmarks/gen_fed.py
 
 TF_PRODUCER = 1286
 DEFAULT_CONST_LINE = 50 * 1000 * 1000  # escaped characters per big Const line
@@ -1324,6 +1324,10 @@ def generate(kind: str, path: Optional[str], size_bytes: "int | str", seed: int 
             info = _Dense(seed).write(w, size)
         elif kind == "const":
             info = _Const(seed, size, const_line_bytes).write(w)
+        elif kind in ("feed", "queue"):
+            from benchmarks.gen_fed import write_fed
+
+            info = write_fed(kind, seed, w, size)
         else:
             info = _GE(seed, size).write(w, size)
     finally:

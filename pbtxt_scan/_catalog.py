@@ -23,8 +23,13 @@ CATALOG: Dict[str, FrozenSet[str]] = {
         """NoOp ControlTrigger Case StatelessCase If StatelessIf While StatelessWhile Switch
         RefSwitch Merge RefMerge Enter RefEnter Exit RefExit NextIteration RefNextIteration LoopCond
         PartitionedCall StatefulPartitionedCall Assert Print PrintV2 NetOutput StreamSwitch
-        StreamActive StreamMerge LabelSet LabelGoto LabelGotoEx LabelSwitchByIndex""".split()
+        StreamActive StreamMerge LabelSet LabelGoto LabelGotoEx LabelSwitchByIndex GeOp""".split()
     ),
+    # A function body's inputs and outputs (graphs converted to functions, e.g. a GeOp's body on
+    # Ascend): `_Arg` hands in what the caller passed, `_Retval` hands a result back.
+    "function arguments and results": frozenset("_Arg _Retval _DeviceArg _DeviceRetval".split()),
+    # tf.data optionals (Keras `steps_per_execution`): wrap, unwrap or test a value; no compute.
+    "optionals": frozenset("OptionalFromValue OptionalGetValue OptionalHasValue OptionalNone".split()),
     "inputs": frozenset(
         """Placeholder PlaceholderV2 PlaceholderWithDefault Iterator IteratorV2 AnonymousIterator
         AnonymousIteratorV2 AnonymousIteratorV3 OneShotIterator MakeIterator IteratorGetNext
@@ -52,8 +57,9 @@ _PATTERNS = [
 PASS_THROUGH = frozenset(
     "Identity IdentityN Snapshot StopGradient PreventGradient Reshape Squeeze ExpandDims EnsureShape".split()
 )
-# Ops whose output describes a tensor (its shape), not its values: data does not flow through them.
-METADATA = frozenset("Shape ShapeN Size Rank BroadcastGradientArgs".split())
+# Ops whose output describes a tensor (its shape, whether it is there), not its values: data does not
+# flow through them.
+METADATA = frozenset("Shape ShapeN Size Rank BroadcastGradientArgs OptionalHasValue".split())
 
 # Where the training data enters the graph, in order of preference.
 DATA_SOURCES = frozenset(
@@ -61,8 +67,15 @@ DATA_SOURCES = frozenset(
     MultiDeviceIteratorGetNextFromShard QueueDequeue QueueDequeueV2 QueueDequeueMany
     QueueDequeueManyV2 QueueDequeueUpTo QueueDequeueUpToV2""".split()
 )
-# Graph inputs fed from outside (GE's Data nodes are TensorFlow's placeholders).
-PLACEHOLDERS = frozenset("Placeholder PlaceholderV2 PlaceholderWithDefault Data RefData AippData AnnData".split())
+# Graph inputs fed from outside (GE's Data nodes are TensorFlow's placeholders; a function body
+# converted from a graph takes its inputs through `_Arg` nodes).
+PLACEHOLDERS = frozenset(
+    "Placeholder PlaceholderV2 PlaceholderWithDefault Data RefData AippData AnnData _Arg _DeviceArg".split()
+)
+# Ops that put data into a queue: a dequeue whose data reaches one feeds the input pipeline, not the model.
+ENQUEUES = frozenset(
+    "QueueEnqueue QueueEnqueueV2 QueueEnqueueMany QueueEnqueueManyV2".split()
+)
 
 
 class Catalog:
@@ -106,3 +119,13 @@ def catalog_table() -> str:
     rows.append("inputs (by name): *Dataset, *DatasetV2, Queue*, *Reader, Reader*, *Iterator*")
     rows.append("summaries (by name): *Summary*")
     return "\n".join(rows)
+
+
+# A gradients scope: a path component `gradients`, `gradients_N` or `gradient_tape` anywhere in a
+# name but its last part (a summary *named* `.../gradients` is not in one).
+_GRAD_SCOPE = re.compile(r"^(?:gradients(?:_\d+)?|gradient_tape)$")
+
+
+def in_gradients_scope(name: str) -> bool:
+    parts = name.split("/")
+    return any(_GRAD_SCOPE.match(p) for p in parts[:-1])

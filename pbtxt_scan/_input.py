@@ -171,6 +171,12 @@ class GraphFile:
         keeps its own position, so views, block reads and scans can interleave."""
         return _View(self, start, end)  # type: ignore[return-value]
 
+    def fileno(self) -> int:
+        """The descriptor of a regular file (for positioned reads by helpers such as grep's feeder)."""
+        if not self.regular:
+            raise io.UnsupportedOperation("fileno: %s is a stream" % self.name)
+        return self._raw.fileno()
+
     def whole(self) -> Tuple[BinaryIO, int]:
         """The input as a seekable file and its size, for reading backward (a stream is spooled
         to its end first)."""

@@ -201,7 +201,7 @@ def points(
         raise fail(e)
     if bp_error is not None:
         ge = None
-    if explain:
+    if explain and bp_error is None:  # (a failed command says one line: the error)
         _print_explain(fa)
         _print_explain(ba)
     fp_name = fa.point.name if fa.point else None
