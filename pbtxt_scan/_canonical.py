@@ -37,18 +37,19 @@ from __future__ import annotations
 
 import functools
 import re
-import sys
 from typing import BinaryIO, Dict, FrozenSet, Iterator, List, Optional, Tuple
 
+from ._atomic import compile_bytes, user_groups
 from ._grammar import decode, terminal_patterns, unescape
-from ._lexer import Lexer, _possessive, _string_body
+from ._lexer import _WINDOW, Lexer, _possessive, _string_body
 from ._model import Block, Head
 from ._scan import scan
 from ._source import BOM
 
-# The layout regexes are written with possessive repeats and atomic groups, new in Python 3.11.
-# Older Pythons use the general scanner alone: the same blocks and errors, at its speed.
-FAST = sys.version_info >= (3, 11)
+# The layout regexes are written with possessive repeats and atomic groups; before Python 3.11
+# ``_atomic`` rewrites them into look-aheads that any ``re`` reads, so the fast path runs on every
+# version. (Kept as a switch: False sends every file to the general scanner.)
+FAST = True
 
 _BIG = 4 << 20  # a block longer than this is entered (walked line by line), not matched whole
 _LONG = 1 << 20  # a line longer than this is streamed (a string) or handed to the general scanner
@@ -92,7 +93,7 @@ def _block_re(d: int) -> "re.Pattern[bytes]":
     """One whole canonical block opened at depth ``d``, nested at most ``_REL_DEPTH`` levels."""
     ident, _ = _terms()
     text = "%s%s \\{\\n(?:%s)*+%s\\}\\n" % (_ind(d), ident, _line_text(d + 1, d + _REL_DEPTH), _ind(d))
-    return re.compile(text.encode("ascii"))
+    return compile_bytes(text)
 
 
 @functools.lru_cache(maxsize=None)
@@ -101,13 +102,13 @@ def _line_re(d: int) -> "re.Pattern[bytes]":
     ident, scalar = _terms()
     closer = "%s(\\}\\n)" % _ind(d - 1) if d else "(?!)()"
     text = "(?:%s(%s)(?:( \\{\\n)|: (%s)\\n)|%s)" % (_ind(d), ident, scalar, closer)
-    return re.compile(text.encode("ascii"))
+    return compile_bytes(text)
 
 
 @functools.lru_cache(maxsize=None)
 def _long_line_re(d: int) -> "re.Pattern[bytes]":
     """The start of a long string line at depth ``d``: (field name) then the opening quote."""
-    return re.compile(("%s(%s): [\"']" % (_ind(d), _terms()[0])).encode("ascii"))
+    return compile_bytes("%s(%s): [\"']" % (_ind(d), _terms()[0]))
 
 
 @functools.lru_cache(maxsize=None)
@@ -118,23 +119,8 @@ def _fields_re(d: int, names: Tuple[str, ...]) -> "re.Pattern[bytes]":
 
 
 @functools.lru_cache(maxsize=None)
-def _run_re(d: int) -> "re.Pattern[bytes]":
-    """Any number of whole canonical fields at depth ``d``."""
-    return re.compile(("(?:%s)*+" % _line_text(d, d + _REL_DEPTH)).encode("ascii"))
-
-
-@functools.lru_cache(maxsize=None)
 def _closer(d: int) -> bytes:
     return b"\n" + b"  " * d + b"}\n"
-
-
-@functools.lru_cache(maxsize=None)
-def _field_starts_re(d: int, names: Tuple[str, ...]) -> "re.Pattern[bytes]":
-    """In verified text, the field lines at depth ``d``: (name, opener, the run of ``names``
-    scalar lines that opens the block, or a scalar's value)."""
-    run = "(?:%s(?:%s): [^\\n]*\\n)*+" % (_ind(d + 1), "|".join(re.escape(n) for n in names)) if names else ""
-    text = "\\n%s([A-Za-z_][A-Za-z0-9_]*)(?:( \\{\\n)(%s)|: ([^\\n]*))" % (_ind(d), run)
-    return re.compile(text.encode("ascii"))
 
 
 @functools.lru_cache(maxsize=None)
@@ -149,7 +135,7 @@ def _field_re(d: int, names: Tuple[str, ...]) -> "re.Pattern[bytes]":
     text = "%s(%s)(?:: (%s)\\n| \\{\\n((?:%s%s\\n)*+)(?:(?!%s)%s)*+(?:(?=%s)()%s*+)?%s\\}\\n)" % (
         _ind(d), ident, scalar, head, scalar, head, inner, head, inner, _ind(d),
     )
-    return re.compile(text.encode("ascii"))
+    return compile_bytes(text)
 
 
 @functools.lru_cache(maxsize=None)
@@ -378,7 +364,7 @@ class _Walker:
         k = len(path)
         stack = self.stack
         heads = self.heads
-        line_res: List["re.Pattern[bytes]"] = []
+        line_res: List[Tuple["re.Pattern[bytes]", Tuple[int, ...]]] = []
         while True:
             buf = self.buf
             pos = self.pos
@@ -398,11 +384,13 @@ class _Walker:
                 if self.pos != pos:
                     continue
             while len(line_res) <= d:
-                line_res.append(_line_re(len(line_res)))
-            m = line_res[d].match(buf, pos, nl + 1)
+                lre = _line_re(len(line_res))
+                line_res.append((lre, user_groups(lre)))
+            lre, groups = line_res[d]
+            m = lre.match(buf, pos, nl + 1)
             if m is None or m.end() != nl + 1:
                 raise _HandOver(self.base + pos, self.line)
-            ident, opener, scalar, closer = m.groups()
+            ident, opener, scalar, closer = m.group(*groups)
             # Branches in order of frequency: block openers, scalars, closers.
             if opener is not None:
                 fname = ident.decode("ascii")
@@ -483,7 +471,10 @@ class _Walker:
         name_of = self._name_of
         run_heads = _run_heads_re(d + 1, names).findall if names else None
         more = _fields_re(d + 1, names).search if names else None
-        field = _field_re(d, names).match
+        field_re = _field_re(d, names)
+        field = field_re.match
+        groups = user_groups(field_re)
+        g_run, g_later = groups[2], groups[3]
         count = buf.count
         new = tuple.__new__
         col = 2 * d + 1
@@ -497,7 +488,7 @@ class _Walker:
             m = field(buf, p, end)
             if m is None:
                 break
-            fname, sc, run, later = m.groups()
+            fname, sc, run, later = m.group(*groups)
             e = m.end()
             # Branches in order of frequency: the blocks to yield, other blocks, scalars.
             if sc is None and fname == target and fname != b"signature":
@@ -509,7 +500,7 @@ class _Walker:
                         for i, (nm, simple, other) in enumerate(run_heads(run.decode("utf-8", "surrogateescape")), line + 1)
                     ]
                     if later is not None:
-                        hs = self._more_heads(more, more(buf, m.start(4) - 1, e - 1), e - 1, line + 1 + len(hs), m.end(3), hs)  # type: ignore[misc,assignment]
+                        hs = self._more_heads(more, more(buf, m.start(g_later) - 1, e - 1), e - 1, line + 1 + len(hs), m.end(g_run), hs)  # type: ignore[misc,assignment]
                         if hs is None:
                             break
                     yield new(Block, (path, base + p + 2 * d, base + e - 1, line, col, tuple(hs), parents))
@@ -653,7 +644,7 @@ class _Walker:
         m = _long_line_re(d).match(self.buf, pos, self.lim)
         if m is None or not self._seekable():
             raise _HandOver(start_abs, line)
-        fname = m.group(1).decode("ascii")
+        fname = m.group(1).decode("ascii")  # (group 1 opens first: any group _atomic adds is inside it)
         if d and (fname == "name" or (self.stack[-1].kind == TARGET and fname in self.heads)):
             raise _HandOver(start_abs, line)  # its value is needed: let the general scanner read it
         quote = self.buf[m.end() - 1]
@@ -662,7 +653,11 @@ class _Walker:
         while True:
             buf = self.buf
             lim = self.lim
-            j = body.match(buf, i, lim).end()  # type: ignore[union-attr]
+            win = lim if _WINDOW is None else min(lim, i + _WINDOW)  # (see _lexer._WINDOW)
+            j = body.match(buf, i, win).end()  # type: ignore[union-attr]
+            if win < lim and j >= win - 12:
+                i = j  # the window's end, maybe inside an escape: go on from where the match stopped
+                continue
             if j + 1 < lim and buf[j] == quote and buf[j + 1] == 0x0A:
                 self.pos = j  # (only a drop point now: the line start is gone from the buffer)
                 nl = self._string_ends(j + 1)

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import functools
 import re
-import sys
 from typing import BinaryIO, Iterator, Optional, Tuple
 
+from ._atomic import NATIVE, compile_bytes
 from ._errors import IncompleteInputError, PbtxtError
 from ._grammar import lexical_error_message, terminal_patterns
 from ._source import BOM, DEFAULT_CHUNK, iter_chunks
@@ -31,17 +31,16 @@ PUNCT = "{}<>[]:;,/.-"
 _WORD_BYTES = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_.+-"
 
 
-# Before Python 3.11 (no possessive repeats) the regex engine keeps a backtracking record for
-# every repetition of a string's escape loop, so a long string is matched in windows there.
-_WINDOW = None if sys.version_info >= (3, 11) else 1 << 16
+# Before Python 3.11 (no possessive repeats: _atomic emulates them with a look-ahead, inside which
+# the engine still keeps a backtracking record for every repetition of a string's escape loop), a
+# long string is matched in windows.
+_WINDOW = None if NATIVE else 1 << 16
 
 
 def _possessive(pattern: str) -> str:
     # The string patterns are unrolled loops with disjoint alternatives, so making their repeats
-    # possessive (Python >= 3.11) changes no match; it removes backtracking bookkeeping that made a
-    # 50 MB literal scan at 14 MB/s instead of about 200 MB/s (measured).
-    if sys.version_info < (3, 11):
-        return pattern
+    # possessive changes no match; it removes backtracking bookkeeping that made a 50 MB literal
+    # scan at 14 MB/s instead of about 200 MB/s (measured on 3.11). Compile with _atomic.
     return pattern.replace("]*", "]*+").replace(")*", ")*+")
 
 
@@ -61,7 +60,7 @@ def _master() -> "re.Pattern[bytes]":
     # about a third of the lexer's time); whitespace that no token follows is a match of its own.
     ws = t["WS"].replace("]+", "]*")
     assert ws != t["WS"], "WS terminal is not a simple class+"
-    return re.compile(("%s(?:%s)|(?P<WS>%s)" % (ws, "|".join(parts), t["WS"])).encode("ascii"))
+    return compile_bytes("%s(?:%s)|(?P<WS>%s)" % (ws, "|".join(parts), t["WS"]))
 
 
 @functools.lru_cache(maxsize=None)
@@ -73,7 +72,7 @@ def _string_body(quote: int) -> "re.Pattern[bytes]":
     q = chr(quote)
     for a in alts:
         if a.startswith(q) and a.endswith(q):
-            return re.compile(a[1:-1].encode("ascii"))
+            return compile_bytes(a[1:-1])
     raise AssertionError("STRING terminal has no %s alternative" % q)  # pragma: no cover
 
 
