@@ -19,6 +19,7 @@ from ._atomic import NATIVE, compile_bytes
 from ._errors import IncompleteInputError, PbtxtError
 from ._grammar import lexical_error_message, terminal_patterns
 from ._source import BOM, DEFAULT_CHUNK, iter_chunks
+from ._window import utf8_end
 
 Token = Tuple[str, int, int, bytes]  # kind, start offset, end offset, text (a long string: its head)
 
@@ -217,18 +218,9 @@ class Lexer:
     def _check_utf8(self, final: bool) -> None:
         if self._bad_utf8 is not None:
             return
-        start = self._utf8_upto - self.base
-        end = len(self.buf)
-        if not final:  # do not judge a multi-byte character cut by the chunk boundary
-            k = end - 1
-            while k >= start and k > end - 4 and 0x80 <= self.buf[k] < 0xC0:
-                k -= 1
-            if k >= start and self.buf[k] >= 0xC0:
-                end = k
-        try:
-            self.buf[start:end].decode("utf-8")
-        except UnicodeDecodeError as e:
-            self._bad_utf8 = self.base + start + e.start
+        end, bad = utf8_end(self.buf, self._utf8_upto - self.base, final)
+        if bad is not None:
+            self._bad_utf8 = self.base + bad
             return
         self._utf8_upto = self.base + end
 

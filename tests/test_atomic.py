@@ -17,7 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pbtxt_scan import _atomic, _canonical, _lexer
+from pbtxt_scan import _lexer
+from pbtxt_scan import _layout as layout
 from pbtxt_scan._atomic import compile_bytes, emulate, user_groups
 
 DATA = Path(__file__).parent / "data"
@@ -26,15 +27,15 @@ NATIVE_OK = sys.version_info >= (3, 11)
 
 def _scanner_patterns() -> List[str]:
     """The text of every regex the scanner compiles with possessive or atomic parts."""
-    ident, scalar = _canonical._terms()
+    ident, scalar = layout.terms()
     names = ("name", "op", "input")
     out = []
     for d in (0, 1, 3):
-        out.append(_canonical._line_re(d).pattern.decode())
-        out.append(_canonical._long_line_re(d).pattern.decode())
+        out.append(layout.line_re(d).pattern.decode())
+        out.append(layout.long_line_re(d).pattern.decode())
     for d in (0, 1):
-        out.append(_canonical._field_re(d, names).pattern.decode())
-        out.append(_canonical._block_re(d).pattern.decode())
+        out.append(layout.field_re(d, names).pattern.decode())
+        out.append(layout.block_re(d).pattern.decode())
     out.append(_lexer._string_body(ord('"')).pattern.decode())
     out.append(_lexer._master().pattern.decode())
     out.append(scalar)
@@ -92,7 +93,7 @@ def test_no_backtracking_into_an_atomic_part() -> None:
 
 def test_emulated_scanner_patterns_are_linear() -> None:
     """The block regex on a line that almost fits: greedy repeats would try every split."""
-    block = _canonical._block_re(0)  # (emulated already below 3.11)
+    block = layout.block_re(0)  # (emulated already below 3.11)
     if NATIVE_OK:
         block = compile_bytes(block.pattern.decode(), native=False)
     text = b"n {\n" + b"  a: 1\n" * 20000 + b"  b: \"x\n"  # not closed: the match must fail
