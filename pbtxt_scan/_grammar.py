@@ -255,6 +255,7 @@ def _line_col(text: str, pos: int) -> "tuple[int, int]":
     return line, col
 
 
+_HEX_ESC = re.compile(r"\\x[0-9A-Fa-f]")  # (matched in place: a slice per escape was quadratic)
 _VALID_ESCAPE_STARTS = set("abfnrtv?\\'\"01234567xuU")
 _UNICODE_ESC = re.compile(r"\\(?:u(?![dD][89a-fA-F])[0-9A-Fa-f]{4}|U000(?!0[dD][89a-fA-F])[0-9A-Fa-f]{5}|U0010[0-9A-Fa-f]{4})")
 
@@ -269,7 +270,7 @@ def lexical_error_message(text: str, pos: int) -> str:
             return "NUL character inside a string"
         for esc in re.finditer(r"\\(.?)", line[1:]):
             e = esc.group(0)
-            if e[1:] not in _VALID_ESCAPE_STARTS or (e == "\\x" and not re.match(r"\\x[0-9A-Fa-f]", line[1 + esc.start():])):
+            if e[1:] not in _VALID_ESCAPE_STARTS or (e == "\\x" and not _HEX_ESC.match(line, 1 + esc.start())):
                 return "invalid escape '%s' in string" % e  # %r would double the backslash
             if e[1:] in "uU" and not _UNICODE_ESC.match(line, 1 + esc.start()):
                 return "invalid \\%s escape in string (too few hex digits, a surrogate, or beyond U+10FFFF)" % e[1:]

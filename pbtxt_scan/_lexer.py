@@ -148,6 +148,8 @@ class Lexer:
         self._line = start_line
         self._ls_abs = start_offset  # start of the line holding _nl_abs
         self._ls_chars = 0  # characters between _ls_abs and base when the line began before base
+        self._col_abs = start_offset  # an offset on the current line whose column is known ...
+        self._col = 0  # ... in characters from the line start
         self._utf8_upto = start_offset  # validated up to here
         self._safe = start_offset  # just past the last non-word byte read: tokens before it are whole
         self._bad_utf8: Optional[int] = None
@@ -166,8 +168,14 @@ class Lexer:
             if n:
                 self._line += n
                 self._ls_abs = b + self.buf.rfind(b"\n", seg_start, off - b) + 1
+                self._col_abs, self._col = self._ls_abs, 0
             self._nl_abs = off
-        if self._ls_abs >= b:
+        # The column: counted on from the last one asked on this line (asks are monotonic), so a
+        # long line is decoded once, not from its start at every token on it.
+        if self._col_abs >= b and off >= self._col_abs:
+            col = self._col + len(self.buf[self._col_abs - b : off - b].decode("utf-8", "replace"))
+            self._col_abs, self._col = off, col
+        elif self._ls_abs >= b:
             col = len(self.buf[self._ls_abs - b : off - b].decode("utf-8", "replace"))
         else:
             col = self._ls_chars + len(self.buf[: off - b].decode("utf-8", "replace"))
@@ -193,6 +201,7 @@ class Lexer:
             start = max(self._ls_abs - self.base, 0)
             carried = self._ls_chars if self._ls_abs < self.base else 0
             self._ls_chars = carried + len(self.buf[start:pos].decode("utf-8", "replace"))
+            self._col_abs, self._col = new_base, self._ls_chars  # (the new buffer start)
         self.buf = self.buf[pos:]
         self.base = new_base
 
@@ -215,7 +224,7 @@ class Lexer:
             if data.startswith(BOM):  # a UTF-8 BOM is not text: skip it, keep offsets true
                 data = data[3:]
                 self.base += 3
-                self._nl_abs = self._ls_abs = self._utf8_upto = self.base
+                self._nl_abs = self._ls_abs = self._utf8_upto = self._col_abs = self.base
         self.buf += data
         k = len(data.rstrip(_WORD_BYTES))
         if k:

@@ -66,7 +66,9 @@ def scan_tokens(
     any_name = False
     colon = False
     ext_parts: List[str] = []
-    svalue: List[bytes] = []  # pieces of the current scalar string value
+    # Pieces of the current string value, or None when nothing uses it (only heads of the blocks
+    # read and `name` labels are kept: a run of adjacent literals elsewhere costs no memory).
+    svalue: Optional[List[bytes]] = None
 
     def unexpected(tok: Token, expected: str) -> Exception:
         text = tok[3].decode("utf-8", "replace") if tok[3] else tok[0]
@@ -101,6 +103,11 @@ def scan_tokens(
         stack.append(Frame(field, TARGET if block is not None else OTHER, block, closer, in_list))
         names.append(field)
 
+    def wanted() -> bool:
+        # Whether the scalar field being read is one finish_scalar keeps.
+        d = len(stack)
+        return d > 0 and (field == "name" or (d == depth_target and stack[-1].block is not None and field in heads))
+
     def finish_scalar(value: str) -> None:
         # A scalar field is complete: record it if it is a head of the block being read.
         d = len(stack)
@@ -113,10 +120,12 @@ def scan_tokens(
         kind = tok[0]
         if state == STRINGS or state == LIST_STRINGS:
             if kind == "STRING":  # adjacent literals concatenate
-                svalue.append(unescape(tok[3][1:-1].decode("utf-8", "surrogateescape")))
+                if svalue is not None:
+                    svalue.append(unescape(tok[3][1:-1].decode("utf-8", "surrogateescape")))
                 continue
-            finish_scalar(decode(b"".join(svalue)))
-            svalue = []
+            if svalue is not None:
+                finish_scalar(decode(b"".join(svalue)))
+                svalue = None
             # The string is complete: this token is read as what follows any scalar.
             state = AFTER_FIELD if state == STRINGS else LIST_SCALAR_NEXT
         elif state == LIST_FIRST and kind != "]" and kind != "{" and kind != "<":
@@ -168,7 +177,7 @@ def scan_tokens(
                 raise unexpected(tok, "expected ':' or '{' after field name %r" % field)
         elif state == COLON:
             if kind == "STRING" and not any_name:
-                svalue = [unescape(tok[3][1:-1].decode("utf-8", "surrogateescape"))]
+                svalue = [unescape(tok[3][1:-1].decode("utf-8", "surrogateescape"))] if wanted() else None
                 state = STRINGS
             elif (kind == "NUMBER" or kind == "IDENT") and not any_name:
                 finish_scalar(tok[3].decode("ascii"))
@@ -218,7 +227,7 @@ def scan_tokens(
                 finish_scalar(tok[3].decode("ascii"))
                 state = LIST_SCALAR_NEXT
             elif kind == "STRING":
-                svalue = [unescape(tok[3][1:-1].decode("utf-8", "surrogateescape"))]
+                svalue = [unescape(tok[3][1:-1].decode("utf-8", "surrogateescape"))] if wanted() else None
                 state = LIST_STRINGS
             elif kind == "-":
                 state = LIST_NEG
@@ -256,7 +265,8 @@ def scan_tokens(
     # End of input: only a complete top level is valid.
     end = lx.base + len(lx.buf)
     if state == STRINGS:
-        finish_scalar(decode(b"".join(svalue)))
+        if svalue is not None:
+            finish_scalar(decode(b"".join(svalue)))
         state = AFTER_FIELD
     if stack or state not in (FIELD, AFTER_FIELD):
         if stack:
