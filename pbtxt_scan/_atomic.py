@@ -3,15 +3,18 @@
 The scanner's regexes are written as Python 3.11 reads them: ``X*+`` (possessive) and ``(?>X)``
 (atomic) never give back what they matched, so a failing match costs one pass, not a search over
 every way to split a line. Before 3.11 ``re`` rejects both, and plain greedy repeats in their place
-backtrack catastrophically (measured: 935 s instead of 26 s for the agreement tests). So there each
-one is rewritten into an equivalent that any ``re`` accepts:
+backtracked catastrophically (an earlier attempt measured 935 s instead of 26 s for the agreement
+tests). So there each one is rewritten into an equivalent that any ``re`` accepts:
 
-    (?>X)  ->  (?=(?P<_aN>X))(?P=_aN)       X*+  ->  (?=(?P<_aN>X*))(?P=_aN)
+    (?>X) -> (?=(?P<_atomicN>X))(?P=_atomicN)      (X)*+ -> (?=(?P<_atomicN>(X)*))(?P=_atomicN)
+    x*+   -> x*(?!x)      for one character x (a class, an escape, a literal); likewise x++, x?+,
+                          x{m,n}+ (see _guarded)
 
 A look-ahead is matched once and never re-entered on backtracking; the back-reference then
-consumes exactly the text it matched. That is the definition of an atomic group. The added groups
-are named (``_atomic0``, ``_atomic1`` ...) in one pass over the final pattern, so patterns built
-from pieces stay unique. They still take group numbers, so callers read their own groups through
+consumes exactly the text it matched. That is the definition of an atomic group. For one
+character a guard is cheaper: any shorter run leaves another x next, which the guard rejects.
+The added groups are named (``_atomic0``, ``_atomic1`` ...) in one pass over the final pattern, so
+patterns built from pieces stay unique. They still take group numbers, so callers read their own groups through
 :func:`user_groups` (``m.group(*user_groups(pattern))``), never by a fixed number.
 """
 from __future__ import annotations
