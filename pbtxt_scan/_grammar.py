@@ -2,7 +2,8 @@
 
 ``grammar/pbtxt.lark`` is the only definition of the language. The wheel carries a copy inside the
 package; a source checkout or an editable install reads it from ``grammar/`` beside the package.
-The scanner's lexer (``_lexer.py``) takes its token patterns from here too, so the two cannot drift.
+The scanner's lexer (``_lexer.py``) takes its token patterns from here too (through the static copy
+in ``_terminals``, checked against the grammar by a test), so the two cannot drift.
 """
 from __future__ import annotations
 
@@ -39,11 +40,51 @@ def _lark(with_transformer: bool = True) -> Any:
     )
 
 
-@functools.lru_cache(maxsize=None)
 def terminal_patterns() -> Dict[str, str]:
-    """The regex of every named terminal, as the grammar defines it (for the scanner's lexer)."""
-    lk = _lark()
-    return {t.name: t.pattern.to_regexp() for t in lk.terminals}
+    """The regex of every named terminal, as the grammar defines it (for the scanner's lexer).
+
+    Read from ``_terminals``, a static copy generated from the grammar (``tests/test_terminals.py``
+    proves it is the grammar's), so that scanning never builds the Lark parser (about 100 ms)."""
+    from ._terminals import TERMINALS
+
+    return TERMINALS
+
+
+def grammar_terminals() -> Dict[str, str]:
+    """The same, derived from the grammar by Lark (to generate and check ``_terminals``)."""
+    return {t.name: t.pattern.to_regexp() for t in _lark().terminals}
+
+
+_TERMINALS_HEAD = '''"""The grammar's terminals as regex text. Generated from grammar/pbtxt.lark: do not edit.
+
+The scanner builds its lexer and layout regexes from these without building the Lark parser.
+Regenerate with ``python -m pbtxt_scan._terminals --write`` after changing a terminal in the
+grammar; tests/test_terminals.py fails while this file and the grammar differ.
+"""
+'''
+
+_TERMINALS_MAIN = '''
+
+if __name__ == "__main__":  # python -m pbtxt_scan._terminals [--write]
+    import sys
+
+    from ._grammar import render_terminals
+
+    text = render_terminals()
+    if sys.argv[1:] == ["--write"]:
+        with open(__file__, "w", encoding="utf-8", newline="\\n") as out:
+            out.write(text)
+    else:
+        sys.stdout.write(text)
+'''
+
+
+def render_terminals() -> str:
+    """The text of ``_terminals.py`` for the grammar as it is."""
+    lines = ["TERMINALS = {"]
+    lines += ["    %r: %r," % (name, pattern) for name, pattern in grammar_terminals().items()]
+    lines.append("}")
+    return _TERMINALS_HEAD + "\n" + "\n".join(lines) + "\n" + _TERMINALS_MAIN
 
 
 # --- strings ---------------------------------------------------------------------------------
@@ -219,6 +260,7 @@ def _line_col(text: str, pos: int) -> "tuple[int, int]":
     return line, col
 
 
+_HEX_ESC = re.compile(r"\\x[0-9A-Fa-f]")  # (matched in place: a slice per escape was quadratic)
 _VALID_ESCAPE_STARTS = set("abfnrtv?\\'\"01234567xuU")
 _UNICODE_ESC = re.compile(r"\\(?:u(?![dD][89a-fA-F])[0-9A-Fa-f]{4}|U000(?!0[dD][89a-fA-F])[0-9A-Fa-f]{5}|U0010[0-9A-Fa-f]{4})")
 
@@ -233,7 +275,7 @@ def lexical_error_message(text: str, pos: int) -> str:
             return "NUL character inside a string"
         for esc in re.finditer(r"\\(.?)", line[1:]):
             e = esc.group(0)
-            if e[1:] not in _VALID_ESCAPE_STARTS or (e == "\\x" and not re.match(r"\\x[0-9A-Fa-f]", line[1 + esc.start():])):
+            if e[1:] not in _VALID_ESCAPE_STARTS or (e == "\\x" and not _HEX_ESC.match(line, 1 + esc.start())):
                 return "invalid escape '%s' in string" % e  # %r would double the backslash
             if e[1:] in "uU" and not _UNICODE_ESC.match(line, 1 + esc.start()):
                 return "invalid \\%s escape in string (too few hex digits, a surrogate, or beyond U+10FFFF)" % e[1:]

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import functools
 import re
-import sys
 from typing import BinaryIO, Iterator, Optional, Tuple
 
+from ._atomic import NATIVE, compile_bytes
 from ._errors import IncompleteInputError, PbtxtError
 from ._grammar import lexical_error_message, terminal_patterns
 from ._source import BOM, DEFAULT_CHUNK, iter_chunks
+from ._window import utf8_end
 
 Token = Tuple[str, int, int, bytes]  # kind, start offset, end offset, text (a long string: its head)
 
@@ -31,18 +32,25 @@ PUNCT = "{}<>[]:;,/.-"
 _WORD_BYTES = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_.+-"
 
 
-# Before Python 3.11 (no possessive repeats) the regex engine keeps a backtracking record for
-# every repetition of a string's escape loop, so a long string is matched in windows there.
-_WINDOW = None if sys.version_info >= (3, 11) else 1 << 16
+# Before Python 3.11 (no possessive repeats: _atomic emulates them with a look-ahead, inside which
+# the engine still keeps a backtracking record for every repetition of a string's escape loop), a
+# long string is matched in windows.
+_WINDOW = None if NATIVE else 1 << 16
 
 
-def _possessive(pattern: str) -> str:
+def _possessive(pattern: str, native: bool = NATIVE) -> str:
     # The string patterns are unrolled loops with disjoint alternatives, so making their repeats
-    # possessive (Python >= 3.11) changes no match; it removes backtracking bookkeeping that made a
-    # 50 MB literal scan at 14 MB/s instead of about 200 MB/s (measured).
-    if sys.version_info < (3, 11):
-        return pattern
-    return pattern.replace("]*", "]*+").replace(")*", ")*+")
+    # possessive changes no match; it removes backtracking bookkeeping that made a 50 MB literal
+    # scan at 14 MB/s instead of about 200 MB/s (measured on 3.11). Compile with _atomic.
+    out = pattern.replace("]*", "]*+")
+    if native:
+        return out.replace(")*", ")*+")
+    # Below 3.11 the escape loop stays a plain greedy repeat: _atomic would emulate it with a
+    # look-ahead and a back-reference in every string, 18% of the fast path's time (measured on
+    # 3.9). It matches the same: each iteration starts with a backslash, which cannot end the
+    # string, and the escapes exclude each other (a string body reads one way only), so giving an
+    # iteration back never leads to another match. (test_atomic compares the two forms.)
+    return out
 
 
 @functools.lru_cache(maxsize=None)
@@ -61,7 +69,7 @@ def _master() -> "re.Pattern[bytes]":
     # about a third of the lexer's time); whitespace that no token follows is a match of its own.
     ws = t["WS"].replace("]+", "]*")
     assert ws != t["WS"], "WS terminal is not a simple class+"
-    return re.compile(("%s(?:%s)|(?P<WS>%s)" % (ws, "|".join(parts), t["WS"])).encode("ascii"))
+    return compile_bytes("%s(?:%s)|(?P<WS>%s)" % (ws, "|".join(parts), t["WS"]))
 
 
 @functools.lru_cache(maxsize=None)
@@ -73,7 +81,7 @@ def _string_body(quote: int) -> "re.Pattern[bytes]":
     q = chr(quote)
     for a in alts:
         if a.startswith(q) and a.endswith(q):
-            return re.compile(a[1:-1].encode("ascii"))
+            return compile_bytes(a[1:-1])
     raise AssertionError("STRING terminal has no %s alternative" % q)  # pragma: no cover
 
 
@@ -140,6 +148,8 @@ class Lexer:
         self._line = start_line
         self._ls_abs = start_offset  # start of the line holding _nl_abs
         self._ls_chars = 0  # characters between _ls_abs and base when the line began before base
+        self._col_abs = start_offset  # an offset on the current line whose column is known ...
+        self._col = 0  # ... in characters from the line start
         self._utf8_upto = start_offset  # validated up to here
         self._safe = start_offset  # just past the last non-word byte read: tokens before it are whole
         self._bad_utf8: Optional[int] = None
@@ -158,8 +168,14 @@ class Lexer:
             if n:
                 self._line += n
                 self._ls_abs = b + self.buf.rfind(b"\n", seg_start, off - b) + 1
+                self._col_abs, self._col = self._ls_abs, 0
             self._nl_abs = off
-        if self._ls_abs >= b:
+        # The column: counted on from the last one asked on this line (asks are monotonic), so a
+        # long line is decoded once, not from its start at every token on it.
+        if self._col_abs >= b and off >= self._col_abs:
+            col = self._col + len(self.buf[self._col_abs - b : off - b].decode("utf-8", "replace"))
+            self._col_abs, self._col = off, col
+        elif self._ls_abs >= b:
             col = len(self.buf[self._ls_abs - b : off - b].decode("utf-8", "replace"))
         else:
             col = self._ls_chars + len(self.buf[: off - b].decode("utf-8", "replace"))
@@ -185,6 +201,7 @@ class Lexer:
             start = max(self._ls_abs - self.base, 0)
             carried = self._ls_chars if self._ls_abs < self.base else 0
             self._ls_chars = carried + len(self.buf[start:pos].decode("utf-8", "replace"))
+            self._col_abs, self._col = new_base, self._ls_chars  # (the new buffer start)
         self.buf = self.buf[pos:]
         self.base = new_base
 
@@ -207,7 +224,7 @@ class Lexer:
             if data.startswith(BOM):  # a UTF-8 BOM is not text: skip it, keep offsets true
                 data = data[3:]
                 self.base += 3
-                self._nl_abs = self._ls_abs = self._utf8_upto = self.base
+                self._nl_abs = self._ls_abs = self._utf8_upto = self._col_abs = self.base
         self.buf += data
         k = len(data.rstrip(_WORD_BYTES))
         if k:
@@ -218,18 +235,9 @@ class Lexer:
     def _check_utf8(self, final: bool) -> None:
         if self._bad_utf8 is not None:
             return
-        start = self._utf8_upto - self.base
-        end = len(self.buf)
-        if not final:  # do not judge a multi-byte character cut by the chunk boundary
-            k = end - 1
-            while k >= start and k > end - 4 and 0x80 <= self.buf[k] < 0xC0:
-                k -= 1
-            if k >= start and self.buf[k] >= 0xC0:
-                end = k
-        try:
-            self.buf[start:end].decode("utf-8")
-        except UnicodeDecodeError as e:
-            self._bad_utf8 = self.base + start + e.start
+        end, bad = utf8_end(self.buf, self._utf8_upto - self.base, final)
+        if bad is not None:
+            self._bad_utf8 = self.base + bad
             return
         self._utf8_upto = self.base + end
 

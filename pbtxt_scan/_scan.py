@@ -9,9 +9,10 @@ out the way ``tf.io.write_graph`` and GE write them, and falls back to this one.
 """
 from __future__ import annotations
 
-from typing import BinaryIO, FrozenSet, Iterator, List, Optional, Sequence, Tuple
+from typing import BinaryIO, FrozenSet, Iterator, List, Optional, Sequence
 
 from ._grammar import decode, describe_token, unescape
+from ._frames import OTHER, TARGET, Frame, close_block, take_label
 from ._lexer import Lexer, Token
 from ._model import Block, Head
 from ._source import DEFAULT_CHUNK
@@ -25,20 +26,6 @@ _OPEN = {"{": "}", "<": ">"}
 _EXPECT_VALUE = "expected a value"
 
 
-class Frame:
-    """An open message: how it closes, where to return, and the block it is (if at the path)."""
-
-    __slots__ = ("closer", "in_list", "name", "block", "label", "sig")
-
-    def __init__(self, closer: str, in_list: bool, name: str, block: Optional[list]) -> None:
-        self.closer = closer
-        self.in_list = in_list
-        self.name = name
-        self.block = block  # [start, line, col, heads] while this frame is a block at the path
-        self.label: Optional[str] = None  # its `name` (or `signature.name`) head, for parents
-        self.sig = name == "signature"
-
-
 def scan(
     f: BinaryIO,
     path: Sequence[str] = ("node",),
@@ -47,21 +34,27 @@ def scan(
     display: Optional[str] = None,
     start_offset: int = 0,
     start_line: int = 1,
-    open_names: Sequence[Tuple[str, str]] = (),
-    lexer: Optional[Lexer] = None,
 ) -> Iterator[Block]:
-    """Yield the blocks at ``path`` in file order, validating the whole stream as it goes.
+    """Yield the blocks at ``path`` in file order, validating the whole stream as it goes."""
+    return scan_tokens(Lexer(f, chunk_size, start_offset, start_line, path=display), path, heads)
 
-    ``open_names`` lets a caller start inside already-open messages (``(name, closer)`` pairs),
-    which is how the canonical fast path hands over mid-file.
-    """
-    lx = lexer or Lexer(f, chunk_size, start_offset, start_line, path=display)
+
+def scan_tokens(
+    lx: Lexer,
+    path: Sequence[str],
+    heads: FrozenSet[str] = frozenset(),
+    stack: Optional[List[Frame]] = None,
+    after: bool = False,
+    last_field: str = "",
+) -> Iterator[Block]:
+    """``scan`` over the tokens of ``lx``, from inside the open messages ``stack`` (the fast
+    path's, at a hand-over), ``after`` a complete field named ``last_field`` or not."""
     target = tuple(path)
     depth_target = len(target)
-    stack: List[Frame] = [Frame(c, False, n, None) for n, c in open_names]
-    names: List[str] = [n for n, _ in open_names]
-    state = FIELD
-    field = ""  # current field name
+    stack = [] if stack is None else stack
+    names: List[str] = [fr.name for fr in stack]
+    state = AFTER_FIELD if after else FIELD
+    field = last_field  # current field name
     field_start = 0
     field_line = 0
     # Line and column of the field name (or of its "["), taken when the name is read: by the time
@@ -73,7 +66,9 @@ def scan(
     any_name = False
     colon = False
     ext_parts: List[str] = []
-    svalue: List[bytes] = []  # pieces of the current scalar string value
+    # Pieces of the current string value, or None when nothing uses it (only heads of the blocks
+    # read and `name` labels are kept: a run of adjacent literals elsewhere costs no memory).
+    svalue: Optional[List[bytes]] = None
 
     def unexpected(tok: Token, expected: str) -> Exception:
         text = tok[3].decode("utf-8", "replace") if tok[3] else tok[0]
@@ -105,8 +100,13 @@ def scan(
                 start = field_start
                 line, col = field_lc
             block = [start, line, col, []]
-        stack.append(Frame(closer, in_list, field, block))
+        stack.append(Frame(field, TARGET if block is not None else OTHER, block, closer, in_list))
         names.append(field)
+
+    def wanted() -> bool:
+        # Whether the scalar field being read is one finish_scalar keeps.
+        d = len(stack)
+        return d > 0 and (field == "name" or (d == depth_target and stack[-1].block is not None and field in heads))
 
     def finish_scalar(value: str) -> None:
         # A scalar field is complete: record it if it is a head of the block being read.
@@ -114,20 +114,18 @@ def scan(
         if d == depth_target and d and stack[-1].block is not None and field in heads:
             stack[-1].block[3].append(Head(field, value, field_line))
         if field == "name" and d:
-            top = stack[-1]
-            if top.label is None:
-                top.label = value
-            if top.sig and d >= 2 and stack[-2].label is None:
-                stack[-2].label = value
+            take_label(stack, value)
 
     for tok in lx.tokens():
         kind = tok[0]
         if state == STRINGS or state == LIST_STRINGS:
             if kind == "STRING":  # adjacent literals concatenate
-                svalue.append(unescape(tok[3][1:-1].decode("utf-8", "surrogateescape")))
+                if svalue is not None:
+                    svalue.append(unescape(tok[3][1:-1].decode("utf-8", "surrogateescape")))
                 continue
-            finish_scalar(decode(b"".join(svalue)))
-            svalue = []
+            if svalue is not None:
+                finish_scalar(decode(b"".join(svalue)))
+                svalue = None
             # The string is complete: this token is read as what follows any scalar.
             state = AFTER_FIELD if state == STRINGS else LIST_SCALAR_NEXT
         elif state == LIST_FIRST and kind != "]" and kind != "{" and kind != "<":
@@ -148,9 +146,7 @@ def scan(
                 fr = stack.pop()
                 names.pop()
                 if fr.block is not None:
-                    b = fr.block
-                    parents = tuple(s.label for s in stack)
-                    yield Block(target, b[0], tok[2], b[1], b[2], tuple(b[3]), parents)
+                    yield close_block(target, fr, tok[2], stack)
                 if fr.in_list:
                     field = fr.name  # the list's field name, for its next item
                     state = LIST_MSG_NEXT
@@ -181,7 +177,7 @@ def scan(
                 raise unexpected(tok, "expected ':' or '{' after field name %r" % field)
         elif state == COLON:
             if kind == "STRING" and not any_name:
-                svalue = [unescape(tok[3][1:-1].decode("utf-8", "surrogateescape"))]
+                svalue = [unescape(tok[3][1:-1].decode("utf-8", "surrogateescape"))] if wanted() else None
                 state = STRINGS
             elif (kind == "NUMBER" or kind == "IDENT") and not any_name:
                 finish_scalar(tok[3].decode("ascii"))
@@ -231,7 +227,7 @@ def scan(
                 finish_scalar(tok[3].decode("ascii"))
                 state = LIST_SCALAR_NEXT
             elif kind == "STRING":
-                svalue = [unescape(tok[3][1:-1].decode("utf-8", "surrogateescape"))]
+                svalue = [unescape(tok[3][1:-1].decode("utf-8", "surrogateescape"))] if wanted() else None
                 state = LIST_STRINGS
             elif kind == "-":
                 state = LIST_NEG
@@ -269,7 +265,8 @@ def scan(
     # End of input: only a complete top level is valid.
     end = lx.base + len(lx.buf)
     if state == STRINGS:
-        finish_scalar(decode(b"".join(svalue)))
+        if svalue is not None:
+            finish_scalar(decode(b"".join(svalue)))
         state = AFTER_FIELD
     if stack or state not in (FIELD, AFTER_FIELD):
         if stack:

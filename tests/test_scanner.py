@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from pbtxt_scan import Block, Field, Message, PbtxtError, parse_text
 from pbtxt_scan._grammar import _number
 from pbtxt_scan._lexer import Lexer
-from pbtxt_scan._scan import scan
+from pbtxt_scan._scan import scan_tokens
 from pbtxt_scan._source import DEFAULT_CHUNK
 
 DATA = Path(__file__).parent / "data"
@@ -60,7 +60,7 @@ def scan_blocks(
     if long_token is not None:
         kw = {"long_token": long_token, "keep": keep or 16}
     lx = Lexer(f, chunk_size, **kw)
-    return list(scan(f, tuple(path), heads, lexer=lx))
+    return list(scan_tokens(lx, tuple(path), heads))
 
 
 def verdict(fn: Any, *args: Any) -> Tuple[bool, Optional[PbtxtError]]:
