@@ -58,24 +58,9 @@ def grammar_terminals() -> Dict[str, str]:
 _TERMINALS_HEAD = '''"""The grammar's terminals as regex text. Generated from grammar/pbtxt.lark: do not edit.
 
 The scanner builds its lexer and layout regexes from these without building the Lark parser.
-Regenerate with ``python -m pbtxt_scan._terminals --write`` after changing a terminal in the
+Regenerate with ``python tools/gen_terminals.py --write`` after changing a terminal in the
 grammar; tests/test_terminals.py fails while this file and the grammar differ.
 """
-'''
-
-_TERMINALS_MAIN = '''
-
-if __name__ == "__main__":  # python -m pbtxt_scan._terminals [--write]
-    import sys
-
-    from ._grammar import render_terminals
-
-    text = render_terminals()
-    if sys.argv[1:] == ["--write"]:
-        with open(__file__, "w", encoding="utf-8", newline="\\n") as out:
-            out.write(text)
-    else:
-        sys.stdout.write(text)
 '''
 
 
@@ -84,7 +69,7 @@ def render_terminals() -> str:
     lines = ["TERMINALS = {"]
     lines += ["    %r: %r," % (name, pattern) for name, pattern in grammar_terminals().items()]
     lines.append("}")
-    return _TERMINALS_HEAD + "\n" + "\n".join(lines) + "\n" + _TERMINALS_MAIN
+    return _TERMINALS_HEAD + "\n" + "\n".join(lines) + "\n"
 
 
 # --- strings ---------------------------------------------------------------------------------
@@ -338,3 +323,4 @@ def parse_text(text: str, first_line: int = 1, path: "str | None" = None) -> Mes
         raise PbtxtError("invalid value: %s" % e.orig_exc, None, None, path) from None
     except UnexpectedInput as e:  # pragma: no cover
         raise PbtxtError(str(e).splitlines()[0], getattr(e, "line", None), getattr(e, "column", None), path) from None
+

@@ -1,7 +1,7 @@
 """The grammar's terminals as regex text. Generated from grammar/pbtxt.lark: do not edit.
 
 The scanner builds its lexer and layout regexes from these without building the Lark parser.
-Regenerate with ``python -m pbtxt_scan._terminals --write`` after changing a terminal in the
+Regenerate with ``python tools/gen_terminals.py --write`` after changing a terminal in the
 grammar; tests/test_terminals.py fails while this file and the grammar differ.
 """
 
@@ -24,16 +24,3 @@ TERMINALS = {
     'LESSTHAN': '<',
     'MORETHAN': '>',
 }
-
-
-if __name__ == "__main__":  # python -m pbtxt_scan._terminals [--write]
-    import sys
-
-    from ._grammar import render_terminals
-
-    text = render_terminals()
-    if sys.argv[1:] == ["--write"]:
-        with open(__file__, "w", encoding="utf-8", newline="\n") as out:
-            out.write(text)
-    else:
-        sys.stdout.write(text)

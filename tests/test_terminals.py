@@ -1,7 +1,7 @@
 """``_terminals`` is the grammar's own terminals, and scanning never builds the Lark parser.
 
 The scanner's regexes come from ``pbtxt_scan/_terminals.py``, a static file generated from
-``grammar/pbtxt.lark`` (``python -m pbtxt_scan._terminals --write``). The grammar stays the one
+``grammar/pbtxt.lark`` (``python tools/gen_terminals.py --write``). The grammar stays the one
 definition: these tests fail as soon as the two differ.
 """
 from __future__ import annotations
@@ -26,13 +26,13 @@ def test_static_terminals_are_the_grammars() -> None:
 
 
 def test_static_file_is_what_the_generator_writes() -> None:
-    # (Regenerate with: python -m pbtxt_scan._terminals --write)
+    # (Regenerate with: python tools/gen_terminals.py --write)
     assert Path(_terminals.__file__).read_text(encoding="utf-8") == _grammar.render_terminals()
 
 
 def test_generator_prints_the_file() -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "pbtxt_scan._terminals"], cwd=str(ROOT), stdout=subprocess.PIPE, check=True
+        [sys.executable, str(ROOT / "tools" / "gen_terminals.py")], cwd=str(ROOT), stdout=subprocess.PIPE, check=True
     ).stdout.decode("utf-8")
     assert out == _grammar.render_terminals()
 
