@@ -47,6 +47,7 @@ from ._lexer import _WINDOW, Lexer, _string_body
 from ._model import Block, Head
 from ._frames import ANCESTOR, OTHER, TARGET, Frame, close_block, parents, take_label
 from ._scan import scan_tokens
+from ._skip import body_end
 from ._batch import Batches
 
 # The layout regexes are written with possessive repeats and atomic groups; before Python 3.11
@@ -333,11 +334,15 @@ class _Walker(Batches):
         while True:
             buf = self.buf
             lim = self.lim
-            win = lim if _WINDOW is None else min(lim, i + _WINDOW)  # (see _lexer._WINDOW)
-            j = body.match(buf, i, win).end()  # type: ignore[union-attr]
-            if win < lim and j >= win - 12:
-                i = j  # the window's end, maybe inside an escape: go on from where the match stopped
-                continue
+            # C-speed first (``_skip``: finds, translate); where the body is not plainly valid,
+            # the terminal's own regex decides, escape by escape.
+            j, closed = body_end(buf, i, lim, quote)
+            if not closed and j < lim - 12:
+                win = lim if _WINDOW is None else min(lim, i + _WINDOW)  # (see _lexer._WINDOW)
+                j = body.match(buf, i, win).end()  # type: ignore[union-attr]
+                if win < lim and j >= win - 12:
+                    i = j  # the window's end, maybe inside an escape: go on from where the match stopped
+                    continue
             if j + 1 < lim and buf[j] == quote and buf[j + 1] == 0x0A:
                 self.pos = j  # (only a drop point now: the line start is gone from the buffer)
                 nl = self._string_ends(j + 1)
