@@ -24,13 +24,13 @@ A *split point* is a line start ``p`` (``p`` follows a ``\\n``) whose line is ``
    where a nested ``attr {`` sits in column 0), some chunk fails. Take the *first* failing chunk
    ``i``: chunks ``0..i-1`` are valid, so by (2) the file is at depth 0, between two fields, at
    ``i``'s start, which is exactly the state a fresh scan starts in (the next token is an
-   identifier, accepted alike after a field and at the start). The chunk's scan therefore runs as
-   the single-process scan does over the same bytes, until it needs a byte past the chunk's end:
-   an error raised before that is the single-process error, message, line and column alike. Only
-   an :class:`IncompleteInputError` (the input ended inside a field, a string or a list) can come
-   from the cut itself; then, unless ``i`` is the last chunk (whose end is the file's), the rest of
-   the file from ``i``'s start is scanned again in this process, sequentially: the answer is that
-   scan's. Chunks after the first failing one are ignored.
+   identifier, accepted alike after a field and at the start of a file). So the single-process
+   scan from ``i``'s start (with its first line) to the end of the file, in the parent, yields
+   what the single-process scan of the whole file yields from there on: the same blocks, and the
+   same first error, message, line and column alike; the results of chunks ``0..i-1`` are the
+   blocks before. Chunks after ``i`` are ignored. The failing chunk's own error is never shown:
+   it may come from the cut (the input "ended" inside a field at the chunk's end), and when it is
+   real the sequential scan meets it again after at most one chunk.
 
 Layouts: in the writer layout (``tf.io.write_graph``) every top-level ``node {`` is a split point,
 so node-dense graphs split anywhere. A one-line file, a CRLF file (the opener line ends ``{\\r\\n``)
@@ -62,7 +62,7 @@ import re
 import sys
 from typing import Any, Callable, Deque, Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Tuple
 
-from ._errors import IncompleteInputError, PbtxtError
+from ._errors import PbtxtError
 from ._input import GraphFile
 from ._model import Block
 from ._source import DEFAULT_CHUNK
@@ -100,7 +100,8 @@ class Chunk(NamedTuple):
     nodes: int
     ops: Dict[str, int]
     text: str  # rows joined by newlines ("" when none)
-    end_state: Dict[str, int]
+    lines: int  # the lines it ends (its newlines, and a last line without one); 0 for a part
+    bytes: int  # the offset its scan ended at (the file's size, for the last); 0 for a part
 
 
 # --- the plan (parent, before forking) --------------------------------------------------------
@@ -228,7 +229,8 @@ class _Workers:
 
     def map(self, fn: str, tasks: List[Any], window: int) -> Iterator[Any]:
         """``fn(task)`` for each task, in the workers, results in task order; at most ``window``
-        tasks handed out and not yet consumed. EOFError if a worker died."""
+        tasks handed out and not yet consumed. EOFError or OSError if a worker died, _WorkerFailed
+        if a task raised."""
         from multiprocessing.connection import wait
 
         busy: Dict[Any, Deque[int]] = {c: collections.deque() for c in self.conns}
@@ -247,9 +249,9 @@ class _Workers:
                 todo += 1
             while want not in done:
                 for c in wait([c for c in self.conns if busy[c]]):
-                    ok, value = c.recv()  # (EOFError: the worker died)
+                    ok, value = c.recv()  # (EOFError, ConnectionResetError: the worker died)
                     if not ok:
-                        raise RuntimeError("a worker failed:\n" + value)
+                        raise _WorkerFailed(value)
                     done[busy[c].popleft()] = value
             yield done.pop(want)
             want += 1
@@ -267,6 +269,10 @@ class _Workers:
                 pass
         self.conns = []
         self.pids = []
+
+
+class _WorkerFailed(Exception):
+    """A task raised in a worker (a bug): the parent goes on alone, and meets it itself."""
 
 
 def _serve(conn: Any, others: List[Any]) -> None:  # pragma: no cover - (runs in the child)
@@ -309,8 +315,8 @@ def _count_newlines(rng: Tuple[int, int]) -> int:
         n += data.count(b"\n")
 
 
-def _scan_chunk(task: Tuple[int, int, int]) -> Tuple[Chunk, Optional[tuple]]:
-    """Validate and fold one chunk: (its result up to any error, the error as plain data)."""
+def _scan_chunk(task: Tuple[int, int, int]) -> Optional[Chunk]:
+    """Validate and fold one chunk; None if it is not valid alone."""
     from ._canonical import scan_canonical
 
     assert _JOB is not None
@@ -321,7 +327,6 @@ def _scan_chunk(task: Tuple[int, int, int]) -> Tuple[Chunk, Optional[tuple]]:
     n = 0
     ops: Dict[str, int] = collections.Counter()
     rows: List[str] = []
-    err = None
     try:
         if job.row is None:
             for b in blocks:
@@ -332,9 +337,9 @@ def _scan_chunk(task: Tuple[int, int, int]) -> Tuple[Chunk, Optional[tuple]]:
             for b in blocks:
                 n += 1
                 rows.append(row(b))
-    except PbtxtError as e:
-        err = (type(e), e.msg, e.line, e.column, e.path, e.offset)  # (it pickles as its message alone)
-    return Chunk(start, end, n, dict(ops), "\n".join(rows), end_state), err
+    except PbtxtError:
+        return None  # (the parent scans again from the chunk's start, see _failed)
+    return Chunk(start, end, n, dict(ops), "\n".join(rows), end_state["lines"] - line + 1, end_state["bytes"])
 
 
 # --- the parent ------------------------------------------------------------------------------
@@ -351,7 +356,11 @@ def chunks(
 ) -> Iterator[Chunk]:
     """The chunks' results in file order (see the module's docstring). A syntax error is raised
     after the result of the text before it (the rows before the error), as the single-process
-    scan raises it."""
+    scan raises it.
+
+    Rows carry line numbers, so for them each chunk's first line is counted first (in the workers,
+    one ``bytes.count`` pass); counts alone do not need it: each chunk is scanned from line 1 and
+    says how many lines it holds."""
     import time
 
     global _JOB
@@ -361,50 +370,53 @@ def chunks(
     _JOB = _Job(f.fileno(), g.name, tuple(path), heads, row)
     sys.stdout.flush()  # (a forked worker must not inherit unwritten output)
     sys.stderr.flush()
-    workers = _Workers(min(jobs, len(ranges)))
-    failed = None
-    yielded = 0  # chunks whose results are out
-    lines = [1]
+    try:
+        workers = _Workers(min(jobs, len(ranges)))
+    except OSError:  # (no more processes allowed: one will do)
+        _JOB = None
+        yield from sequential(g, 0, 1, path, heads, row, on_progress)
+        changed = g.changed()
+        if changed is not None:
+            raise changed
+        return
+    lines: Optional[List[int]] = None
+    done = 0  # chunks whose results are out
+    rest = None  # (offset, line) to scan sequentially from
     try:
         PROFILE["fork"] = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        for n in workers.map("count", ranges, len(ranges)):
-            lines.append(lines[-1] + n)
-        PROFILE["count"] = time.perf_counter() - t0
+        if row is not None:
+            t0 = time.perf_counter()
+            lines = [1]
+            for n in workers.map("count", ranges, len(ranges)):
+                lines.append(lines[-1] + n)
+            PROFILE["count"] = time.perf_counter() - t0
         merge = 0.0
-        tasks = [(s, e, ln) for (s, e), ln in zip(ranges, lines)]
-        for got, err in workers.map("scan", tasks, 2 * jobs):
-            if err is not None:
-                failed = got, err
+        tasks = [(s, e, lines[i] if lines else 1) for i, (s, e) in enumerate(ranges)]
+        for got in workers.map("scan", tasks, 2 * jobs):
+            if got is None:
                 break
             t0 = time.perf_counter()
             yield got
-            yielded += 1
+            done += 1
             if on_progress is not None:
                 on_progress(got.end)
             merge += time.perf_counter() - t0
         PROFILE["merge"] = merge
-    except EOFError:  # a worker died (killed, out of memory): go on in this process
-        failed = None
-        workers.close()
-        if yielded == len(ranges):  # pragma: no cover
-            return
-        start = ranges[yielded][0]
-        yield from sequential(g, start, lines[yielded] if len(lines) > yielded else _line_at(g, start), path, heads, row, on_progress)
+    except (EOFError, OSError, _WorkerFailed):  # a worker died (killed, out of memory): go on alone
+        pass
     finally:
         workers.close()
         _JOB = None
-    if failed is not None:
-        got, (cls, msg, line, column, where, offset) = failed
-        e = cls(msg, line, column, where, offset)
-        if not isinstance(e, IncompleteInputError) or got.end == bounds[-1]:
-            yield got  # (the rows before the error)
-            raise (g.changed() or e.with_path(g.name))
-        # The input ended inside a field before the file's end: perhaps only the chunk's end.
-        yield from sequential(g, got.start, lines[ranges.index((got.start, got.end))], path, heads, row, on_progress)
-    err2 = g.changed()
-    if err2 is not None:
-        raise err2
+    if done < len(ranges):
+        # Chunk `done` is not valid alone, or its worker died. The chunks before it are valid, so
+        # the file is at depth 0 at its start: the single-process scan from there gives the answer
+        # (the same error, or the rest of the file when the split was wrong).
+        start = ranges[done][0]
+        PROFILE["sequential_from"] = start
+        yield from sequential(g, start, lines[done] if lines else _line_at(g, start), path, heads, row, on_progress)
+    err = g.changed()
+    if err is not None:
+        raise err
 
 
 def _line_at(g: GraphFile, pos: int) -> int:
@@ -447,15 +459,15 @@ def sequential(
             else:
                 rows.append(row(b))
                 if len(rows) == batch:
-                    yield Chunk(start, -1, n, {}, "\n".join(rows), {})
+                    yield Chunk(start, -1, n, {}, "\n".join(rows), 0, 0)
                     n = 0
                     rows = []
             if on_progress is not None:
                 on_progress(b.end)
     except PbtxtError as e:
-        yield Chunk(start, -1, n, dict(ops), "\n".join(rows), {})
+        yield Chunk(start, -1, n, dict(ops), "\n".join(rows), 0, 0)
         raise (g.changed() or e.with_path(g.name)) from None
-    yield Chunk(start, -1, n, dict(ops), "\n".join(rows), end_state)
+    yield Chunk(start, -1, n, dict(ops), "\n".join(rows), end_state["lines"] - line + 1, end_state["bytes"])
 
 
 # --- the commands -----------------------------------------------------------------------------
@@ -470,14 +482,14 @@ def stats(
         return None
     n = 0
     ops: Dict[str, int] = collections.Counter()
-    end_state: Dict[str, int] = {}
+    lines = size = 0
     for c in chunks(g, bounds, path, heads, jobs, None, on_progress):
         n += c.nodes
         for k, v in c.ops.items():
             ops[k] += v
-        if c.end_state:
-            end_state = c.end_state
-    return n, dict(ops), end_state["bytes"], end_state["lines"]
+        lines += c.lines
+        size = max(size, c.bytes)
+    return n, dict(ops), size, lines
 
 
 def rows(

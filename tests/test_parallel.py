@@ -120,7 +120,11 @@ def test_flush_left_falls_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     with GraphFile.open(str(p), spool=False) as g:
         a = stats(g, jobs=1)._replace(seconds=0)
         b = stats(g, jobs=2)._replace(seconds=0)
+        assert 0 <= _parallel.PROFILE["sequential_from"] < len(MLP)
     assert a == b and a.nodes == 155
+    with GraphFile.open(str(GRAPHS[0]), spool=False) as g:  # (a writer-layout file: no fallback)
+        stats(g, jobs=2)
+        assert "sequential_from" not in _parallel.PROFILE
 
 
 def test_streams_and_gzip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -197,3 +201,40 @@ def test_broken_files(fixture: Path, edits: list, cut: object, split: int, tmp_p
     p.write_bytes(bytes(text))
     _same(["check", str(p)], monkeypatch, split=split)
     _same(["nodes", str(p)], monkeypatch, split=split, jobs=(2,))
+
+
+# --- workers ----------------------------------------------------------------------------------
+
+
+def test_a_dying_worker_is_not_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker killed mid-task (here: exiting at its third chunk) leaves the rest to the parent."""
+    import os
+
+    real = _parallel._scan_chunk
+
+    def dying(task):  # type: ignore[no-untyped-def]
+        if task[0] > 2000:
+            os._exit(3)
+        return real(task)
+
+    want = _run(["nodes", str(GRAPHS[0])], 1, 300, monkeypatch)
+    monkeypatch.setattr(_parallel, "_scan_chunk", dying)
+    assert _run(["nodes", str(GRAPHS[0])], 2, 300, monkeypatch) == want
+    assert _run(["stats", str(GRAPHS[0])], 2, 300, monkeypatch)[1:] == want[1:]
+
+
+def test_closing_early_stops_the_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`nodes | head`: the reader stops after the first rows; no worker is left behind."""
+    import os
+
+    from pbtxt_scan._dialect import NAME_AND_OP
+
+    monkeypatch.setattr(_parallel, "SPLIT_BYTES", 300)
+    with GraphFile.open(str(GRAPHS[0]), spool=False) as g:
+        texts = _parallel.rows(g, ("node",), NAME_AND_OP, str, 2)
+        assert texts is not None
+        first = next(texts)
+        texts.close()
+    assert first
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)  # (no child, not even a zombie)
