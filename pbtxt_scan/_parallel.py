@@ -324,22 +324,38 @@ def _scan_chunk(task: Tuple[int, int, int]) -> Optional[Chunk]:
     job = _JOB
     end_state: Dict[str, int] = {}
     blocks = scan_canonical(_PRead(job.fd, start, end), job.path, job.heads, DEFAULT_CHUNK, job.name, end_state, start, line)
+    try:
+        return list(_fold(blocks, start, end, line, job.row, end_state))[0]
+    except PbtxtError:
+        return None  # (the parent scans again from the chunk's start)
+
+
+def _fold(
+    blocks: Iterator[Block], start: int, end: int, line: int, row: Optional[Fold], end_state: Dict[str, int],
+    batch: int = 0, on_progress: Optional[Callable[[int], None]] = None,
+) -> Iterator[Chunk]:
+    """The blocks' counts or rows: a result per ``batch`` rows (0: one for all), the last one
+    with the line and byte counts; a scan error is raised after the result of the blocks before it."""
     n = 0
     ops: Dict[str, int] = collections.Counter()
     rows: List[str] = []
     try:
-        if job.row is None:
-            for b in blocks:
-                n += 1
+        for b in blocks:
+            n += 1
+            if row is None:
                 ops[b.op or "?"] += 1
-        else:
-            row = job.row
-            for b in blocks:
-                n += 1
+            else:
                 rows.append(row(b))
+                if len(rows) == batch:
+                    yield Chunk(start, end, n, {}, "\n".join(rows), 0, 0)
+                    n = 0
+                    rows = []
+            if on_progress is not None:
+                on_progress(b.end)
     except PbtxtError:
-        return None  # (the parent scans again from the chunk's start, see _failed)
-    return Chunk(start, end, n, dict(ops), "\n".join(rows), end_state["lines"] - line + 1, end_state["bytes"])
+        yield Chunk(start, end, n, dict(ops), "\n".join(rows), 0, 0)
+        raise
+    yield Chunk(start, end, n, dict(ops), "\n".join(rows), end_state["lines"] - line + 1, end_state["bytes"])
 
 
 # --- the parent ------------------------------------------------------------------------------
@@ -440,34 +456,17 @@ def sequential(
     heads: FrozenSet[str],
     row: Optional[Fold],
     on_progress: Optional[Callable[[int], None]],
-    batch: int = 512,
 ) -> Iterator[Chunk]:
     """The file from ``start`` (at depth 0, line ``line``) to its end in this process, as results
-    of at most ``batch`` rows each."""
+    of at most 512 rows each (the single-process path's batches)."""
     from ._canonical import scan_canonical
 
     end_state: Dict[str, int] = {}
     blocks = scan_canonical(g.reader(start), tuple(path), heads, DEFAULT_CHUNK, g.name, end_state, start, line)
-    n = 0
-    ops: Dict[str, int] = collections.Counter()
-    rows: List[str] = []
     try:
-        for b in blocks:
-            n += 1
-            if row is None:
-                ops[b.op or "?"] += 1
-            else:
-                rows.append(row(b))
-                if len(rows) == batch:
-                    yield Chunk(start, -1, n, {}, "\n".join(rows), 0, 0)
-                    n = 0
-                    rows = []
-            if on_progress is not None:
-                on_progress(b.end)
+        yield from _fold(blocks, start, -1, line, row, end_state, 512, on_progress)
     except PbtxtError as e:
-        yield Chunk(start, -1, n, dict(ops), "\n".join(rows), 0, 0)
         raise (g.changed() or e.with_path(g.name)) from None
-    yield Chunk(start, -1, n, dict(ops), "\n".join(rows), end_state["lines"] - line + 1, end_state["bytes"])
 
 
 # --- the commands -----------------------------------------------------------------------------

@@ -238,3 +238,14 @@ def test_closing_early_stops_the_workers(monkeypatch: pytest.MonkeyPatch) -> Non
     assert first
     with pytest.raises(ChildProcessError):
         os.waitpid(-1, os.WNOHANG)  # (no child, not even a zombie)
+
+
+def test_huge_heads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Names and ops past the lexer's long-token size (1 MiB) read the same from any chunk start."""
+    cut = MLP.index(b"\nnode {\n", 40000) + 1
+    big = b'node {\n  name: "' + b"x" * 1_500_000 + b'"\n  op: "' + b"y" * 1_200_000 + b'"\n}\n'
+    p = tmp_path / "big.pbtxt"
+    p.write_bytes(MLP[:cut] + big + MLP[cut:])
+    for split in (300, 100_000):
+        out, _, code = _same(["nodes", str(p)], monkeypatch, split=split, jobs=(2,))
+        assert code == 0 and len(out) > 2_700_000
