@@ -18,8 +18,10 @@ A *split point* is a line start ``p`` (``p`` follows a ``\\n``) whose line is ``
    if every chunk is valid, the concatenation, i.e. the file, is valid, and its top-level fields
    are the chunks' fields in order. Blocks at any path (``node``; ``library.function.node_def``;
    ``graph.op``) lie inside one top-level field, so inside one chunk, with the same heads and
-   ``parents``; positions are absolute because each chunk is scanned with its start offset and
-   first line (its newlines are counted first, in parallel).
+   ``parents``. Offsets are absolute (each chunk is scanned with its start offset); so are the
+   line numbers of ``nodes`` rows (each chunk's newlines are counted first, in the workers, and
+   its first line passed in). ``stats``/``check`` need no line number but the total: each chunk
+   is scanned from line 1 and their line counts add up (an error's line comes from (3)).
 3. Where the file is invalid, or a split point was not at depth 0 (a layout without indentation,
    where a nested ``attr {`` sits in column 0), some chunk fails. Take the *first* failing chunk
    ``i``: chunks ``0..i-1`` are valid, so by (2) the file is at depth 0, between two fields, at
