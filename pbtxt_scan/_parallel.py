@@ -139,12 +139,13 @@ def plan(g: GraphFile, jobs: int) -> Optional[List[int]]:
 
 
 def _split_point(g: GraphFile, t: int, window: int) -> Optional[int]:
-    """The first split point in ``[t, t + window]``."""
-    data = g.read_at(t - 1, window + 1 + _LINE)
-    m = _OPENER.search(data, 0, window + 1 + _LINE)
-    if m is None or m.start() > window:
-        return None
-    return t + m.start()
+    """The first split point in ``[t, t + window]`` (a node-dense file has one within 1 KB: look
+    at 64 KB first)."""
+    for size in sorted({min(window, 1 << 16), window}):
+        m = _OPENER.search(g.read_at(t - 1, size + 1 + _LINE))
+        if m is not None and m.start() <= size:
+            return t + m.start()
+    return None
 
 
 def _can_fork() -> bool:
