@@ -93,7 +93,12 @@ def _flush_left(b: bytes) -> bytes:
     return re.sub(rb"(?m)^ +", b"", b)
 
 
-LAYOUTS = {"crlf": _crlf, "one_line": _one_line, "angle": _angle, "flush_left": _flush_left}
+def _bom_comments(b: bytes) -> bytes:
+    """A BOM (chunk 0 only), comment lines and blank lines between the top-level blocks."""
+    return b"\xef\xbb\xbf# a comment\n" + b.replace(b"\n}\nnode {\n", b"\n}\n\n# node {\n  # }\nnode {\n")
+
+
+LAYOUTS = {"crlf": _crlf, "one_line": _one_line, "angle": _angle, "flush_left": _flush_left, "bom_comments": _bom_comments}
 
 
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
