@@ -25,9 +25,11 @@ class Stats(NamedTuple):
         return d
 
 
-def check(path: Source, chunk_size: int = DEFAULT_CHUNK, on_progress: Optional[Callable[[int], None]] = None) -> Stats:
+def check(
+    path: Source, chunk_size: int = DEFAULT_CHUNK, on_progress: Optional[Callable[[int], None]] = None, jobs: int = 1
+) -> Stats:
     """Validate the whole file against the grammar; raise :class:`PbtxtError` at the first error."""
-    return stats(path, dialect=None, chunk_size=chunk_size, on_progress=on_progress)
+    return stats(path, dialect=None, chunk_size=chunk_size, on_progress=on_progress, jobs=jobs)
 
 
 def stats(
@@ -35,11 +37,21 @@ def stats(
     dialect: Union[None, str, Dialect] = None,
     chunk_size: int = DEFAULT_CHUNK,
     on_progress: Optional[Callable[[int], None]] = None,
+    jobs: int = 1,
 ) -> Stats:
-    """Bytes, lines, node count and op histogram, validating the whole file on the way."""
+    """Bytes, lines, node count and op histogram, validating the whole file on the way.
+
+    ``jobs`` > 1: on that many processes where the file allows (``_parallel``), the same result."""
     t0 = time.perf_counter()
     with opened(path, spool=False) as g:
         d = g.dialect if dialect is None or dialect == "auto" else named(dialect)
+        if jobs != 1:
+            from . import _parallel
+
+            got = _parallel.stats(g, d.path, NAME_AND_OP, jobs, on_progress)
+            if got is not None:
+                n, ops, nbytes, lines = got
+                return Stats(g.name, d.name, nbytes, lines, n, ops, time.perf_counter() - t0)
         ops: Dict[str, int] = collections.Counter()
         n = 0
         end_state: Dict[str, int] = {}

@@ -111,6 +111,28 @@ FileArg = typer.Argument(..., help="A graph.pbtxt or GE dump: a path, '-' for st
 FormatOpt = typer.Option("auto", "--format", metavar="FORMAT", help="What the file is: %s." % FORMATS)
 
 
+JobsOpt = typer.Option(
+    None,
+    "--jobs",
+    "-j",
+    metavar="INTEGER",
+    help="Processes: split the file at top-level blocks and validate the parts in parallel, with the same "
+    "output (default: every usable core; 1: one process; stdin, pipes and .gz use one).",
+    show_default=False,
+)
+
+
+def jobs_of(jobs: Optional[int]) -> int:
+    """The --jobs option as a process count (None: every core this process may use)."""
+    if jobs is None:
+        from .._parallel import usable_cores
+
+        return usable_cores()
+    if jobs < 1:
+        raise usage_error("%d: give 1 or more processes" % jobs, "--jobs")
+    return jobs
+
+
 def dialect(fmt: str) -> Optional[str]:
     """The --format option as the API's dialect (None: detect it)."""
     from .._api import DIALECTS

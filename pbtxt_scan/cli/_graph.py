@@ -2,21 +2,23 @@
 is in ``pbtxt_scan._api``."""
 from __future__ import annotations
 
+import contextlib
 import json
-from typing import TYPE_CHECKING, List
+from typing import TYPE_CHECKING, Any, List, Optional
 
 import typer
 
 from .._errors import PbtxtError
 if TYPE_CHECKING:
     from .._input import GraphFile
-from ._app import EXIT_BAD_INPUT, EXIT_NOT_FOUND, FileArg, FormatOpt, bar, command, dialect, fail, out, plural, usage_error
+from ._app import EXIT_BAD_INPUT, EXIT_NOT_FOUND, FileArg, FormatOpt, JobsOpt, bar, command, dialect, fail, jobs_of, out, plural, usage_error
 
 
 @command()
 def check(
     files: List[str] = typer.Argument(..., help="Files to validate ('-' for stdin, .gz accepted).", metavar="FILE", show_default=False),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing on success."),
+    jobs: Optional[int] = JobsOpt,
 ) -> None:
     """Validate whole files against the protobuf text format grammar.
 
@@ -27,11 +29,12 @@ def check(
     """
     from .._api import GraphFile, check as _check
 
+    n_jobs = jobs_of(jobs)
     bad = False
     for path in files:
         try:
             with GraphFile.open(path, spool=False) as g, bar(g) as on_progress:
-                st = _check(g, on_progress=on_progress)
+                st = _check(g, on_progress=on_progress, jobs=n_jobs)
         except PbtxtError as e:
             typer.echo(str(e), err=True)
             bad = True
@@ -47,6 +50,7 @@ def nodes(
     file: str = FileArg,
     jsonl: bool = typer.Option(False, "--jsonl", help="One JSON object per node: name, op, line, name_line, offset, inputs."),
     fmt: str = FormatOpt,
+    jobs: Optional[int] = JobsOpt,
 ) -> None:
     """List every node: its line, name and op, in file order.
 
@@ -55,21 +59,35 @@ def nodes(
 
     Example: pbtxt-scan nodes --jsonl graph.pbtxt | grep MatMul
     """
-    from .._api import NAME_AND_OP, GraphFile, iter_nodes
+    from .._api import NAME_AND_OP, GraphFile
+    from .._dialect import named
 
+    n_jobs = jobs_of(jobs)
+    row = _row_json if jsonl else _row_tsv
     found = False
     rows: List[str] = []  # written in batches: one write per row costs a second per GB
     try:
         with GraphFile.open(file, spool=False) as g, bar(g) as on_progress:
-            for b in iter_nodes(g, dialect(fmt), on_progress=on_progress, heads=None if jsonl else NAME_AND_OP):
-                found = True
-                if jsonl:
-                    rows.append(json.dumps(b.to_json(), ensure_ascii=False))
-                else:
-                    rows.append("%d\t%s\t%s" % (b.line, b.name, b.op))
-                if len(rows) >= 512:
-                    out("\n".join(rows))
-                    rows.clear()
+            f = dialect(fmt)
+            d = g.dialect if f is None else named(f)
+            heads = d.heads if jsonl else NAME_AND_OP
+            texts = None
+            if n_jobs != 1:
+                from .. import _parallel
+
+                texts = _parallel.rows(g, d.path, heads, row, n_jobs, on_progress)
+            if texts is not None:  # (the rows of many nodes at a time, in file order)
+                with contextlib.closing(texts):
+                    for text in texts:
+                        found = True
+                        out(text)
+            else:
+                for b in g.blocks(d.path, heads, on_progress=on_progress):
+                    found = True
+                    rows.append(row(b))
+                    if len(rows) >= 512:
+                        out("\n".join(rows))
+                        rows.clear()
     except PbtxtError as e:
         if rows:  # the nodes before the error, then the error
             out("\n".join(rows))
@@ -79,6 +97,14 @@ def nodes(
     if not found:
         typer.echo("%s: no nodes found" % file, err=True)
         raise typer.Exit(EXIT_NOT_FOUND)
+
+
+def _row_tsv(b: Any) -> str:
+    return "%d\t%s\t%s" % (b.line, b.name, b.op)
+
+
+def _row_json(b: Any) -> str:
+    return json.dumps(b.to_json(), ensure_ascii=False)
 
 
 @command()
@@ -133,6 +159,7 @@ def stats(
     top: int = typer.Option(15, "--top", "-n", metavar="INTEGER", help="How many op types to list (0 for all)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     fmt: str = FormatOpt,
+    jobs: Optional[int] = JobsOpt,
 ) -> None:
     """Bytes, lines, node count and the most common op types (validates the file on the way).
 
@@ -142,9 +169,10 @@ def stats(
 
     if top < 0:
         raise usage_error("%d is negative: give 0 for every op type, or a positive count" % top, "--top")
+    n_jobs = jobs_of(jobs)
     try:
         with GraphFile.open(file, spool=False) as g, bar(g) as on_progress:
-            st = _stats(g, dialect(fmt), on_progress=on_progress)
+            st = _stats(g, dialect(fmt), on_progress=on_progress, jobs=n_jobs)
     except PbtxtError as e:
         raise fail(e)
     if as_json:
