@@ -129,7 +129,8 @@ class _Reader:
         if self.seekable:
             if self.size is not None and off > self.size:
                 raise _error(TRUNCATED_FILE, field_start)
-            self.f.seek(off)
+            if self.f.seek(off) != off:  # (a gzip file stops at its end)
+                raise _error(TRUNCATED_FILE, field_start)
         else:
             left = off - end
             while left > 0:
@@ -193,16 +194,18 @@ def _seekable(f: Any) -> bool:
 
 
 def _size(f: Any) -> Optional[int]:
-    try:
-        return os.fstat(f.fileno()).st_size
-    except (OSError, AttributeError, ValueError, io.UnsupportedOperation):
-        pass
+    """The size of a plain file or a seekable stream (not of a gzip file: its fd is the packed one)."""
+    if isinstance(f, (io.BufferedReader, io.FileIO)):
+        try:
+            return os.fstat(f.fileno()).st_size
+        except (OSError, ValueError, io.UnsupportedOperation):
+            pass
     try:
         here = f.tell()
         size = f.seek(0, 2)
         f.seek(here)
         return int(size)
-    except (OSError, AttributeError, ValueError):
+    except (OSError, AttributeError, ValueError, io.UnsupportedOperation):
         return None
 
 
@@ -268,7 +271,7 @@ def _skip_value(r: _Reader, fn: int, wt: int, off: int, end: Optional[int]) -> N
 
 def _check_end(stop: int, end: Optional[int], off: int, r: _Reader) -> None:
     if end is not None and stop > end:
-        raise _error(TRUNCATED_FILE if end == r.size else TRUNCATED_MSG, off)
+        raise _error(TRUNCATED_MSG, off)
     if r.size is not None and stop > r.size:
         raise _error(TRUNCATED_FILE, off)
 
@@ -304,8 +307,8 @@ def _fields(r: _Reader, end: Optional[int]) -> Iterator[Tuple[int, int, int, int
 # Mini-schemas for telling the kinds apart: field -> "s" (printable string), "v" (varint),
 # "m" (any length-delimited bytes) or a nested schema.
 _S_NODE: Dict[int, Any] = {1: "s", 2: "s", 3: "s", 4: "s", 5: {1: "s", 2: "m"}, 6: "m", 7: "m"}
-_S_FUNC: Dict[int, Any] = {1: "m", 3: _S_NODE, 4: "m", 5: "m", 6: "m", 7: "m"}
-_S_GRAPH: Dict[int, Any] = {1: _S_NODE, 2: {1: _S_FUNC, 2: "m"}, 3: "v", 4: "m"}
+_S_FUNC: Dict[int, Any] = {1: "m", 3: _S_NODE, 4: "m", 5: "m", 6: "m", 7: "m", 8: "m"}
+_S_GRAPH: Dict[int, Any] = {1: _S_NODE, 2: {1: _S_FUNC, 2: "m", 3: "m"}, 3: "v", 4: "m", 5: "m"}
 _S_INFO: Dict[int, Any] = {1: "s", 2: "m", 3: "m", 4: "s", 5: "s", 6: "s", 7: "v", 8: "m"}
 _S_META: Dict[int, Any] = {1: _S_INFO, 2: _S_GRAPH, 3: "m", 4: "m", 5: "m", 6: "m", 7: "m"}
 _S_SAVED: Dict[int, Any] = {1: "v", 2: _S_META}
@@ -317,8 +320,10 @@ def sniff(head: bytes) -> Optional[str]:
     :data:`SNIFF_BYTES`): ``"graphdef"``, ``"metagraph"``, ``"savedmodel"``, or ``None`` for text
     format (which starts with an identifier, ``#`` or whitespace) and anything else.
 
-    Each kind's first fields are checked against a mini-schema; the kind that explains the most
-    bytes wins, and only one that explains all of ``head`` counts (a cut last field is fine).
+    Each kind's fields are checked against a mini-schema of its known fields (at the top level)
+    and the messages below (where fields numbered above the known ones are allowed: TensorFlow
+    adds fields with new numbers). The kind that explains the most bytes wins; it must explain all
+    of ``head`` (a cut last field is fine) or at least its first 1 KiB of whole top-level fields.
     """
     if not head:
         return None
@@ -327,31 +332,42 @@ def sniff(head: bytes) -> Optional[str]:
         ok = _plausible(head, 0, len(head), schema, 0)
         if ok > best_len:
             best, best_len = kind, ok
-    return best if best_len >= len(head) else None
+    if best is None or best_len < min(len(head), 1024):
+        return None
+    if len(head) < 16 and _plausible(head, 0, len(head), dict(_SNIFF)[best], 0, True) < len(head):
+        return None  # a few bytes, cut: too little to tell (text "\n" is not a cut GraphDef)
+    return best
 
 
-def _plausible(buf: bytes, i: int, end: int, schema: Dict[int, Any], depth: int) -> int:
+def _plausible(buf: bytes, i: int, end: int, schema: Dict[int, Any], depth: int, strict: bool = False) -> int:
     """How far ``buf[i:end]`` reads as ``schema`` (``end`` when it all does; a field cut by the
-    end of ``buf`` counts as read)."""
+    end of ``buf`` counts as read unless ``strict``)."""
     while i < end:
         start = i
         try:
             t, i = _varint_slow(buf, i, i) if buf[i] >= 0x80 else (buf[i], i + 1)
         except (PbtxtError, IndexError):
-            return start if i < len(buf) - 10 else end
+            return start if strict or i < len(buf) - 10 else end
         fn, wt = t >> 3, t & 7
         kind = schema.get(fn)
-        if kind is None or (kind == "v") != (wt == 0) or (kind != "v" and wt != 2):
+        if kind is None:
+            if depth == 0 or fn <= max(schema) or wt not in (0, 1, 2, 5):
+                return start
+            kind = "v" if wt == 0 else "m"
+            if wt != 0 and wt != 2:
+                i += 8 if wt == 1 else 4
+                continue
+        if (kind == "v") != (wt == 0) or (kind != "v" and wt != 2):
             return start
         try:
             v, i = _varint_slow(buf, i, i) if buf[i] >= 0x80 else (buf[i], i + 1)
         except (PbtxtError, IndexError):
-            return end if len(buf) - i < 10 else start
+            return end if len(buf) - i < 10 and not strict else start
         if wt == 0:
             continue
         stop = i + v
-        if stop > end and end < len(buf):
-            return start  # runs past its enclosing message
+        if stop > end and (end < len(buf) or strict):
+            return start  # runs past its enclosing message (or, strict, the bytes given)
         if kind == "s":
             try:
                 s = buf[i:stop].decode("utf-8")
@@ -362,7 +378,7 @@ def _plausible(buf: bytes, i: int, end: int, schema: Dict[int, Any], depth: int)
             if any(c < " " for c in s):
                 return start
         elif isinstance(kind, dict) and depth < 4:
-            got = _plausible(buf, i, min(stop, len(buf)), kind, depth + 1)
+            got = _plausible(buf, i, min(stop, len(buf)), kind, depth + 1, strict)
             if got < min(stop, len(buf)):
                 return start
         i = stop
@@ -384,18 +400,6 @@ class WireInfo(NamedTuple):
 # --------------------------------------------------------------------------------------------
 
 
-class _NodeSite(NamedTuple):
-    """A node field found by the walk: path index (0 node, 1 function node_def), tag offset,
-    payload start and end, end of the enclosing message, function name."""
-
-    which: int
-    off: int
-    start: int
-    end: int
-    parent_end: int
-    fname: Optional[str]
-
-
 def _kind_of(r: _Reader, kind: Optional[str]) -> str:
     if kind is not None:
         if kind not in KINDS:
@@ -408,21 +412,20 @@ def _kind_of(r: _Reader, kind: Optional[str]) -> str:
     return found
 
 
-def _sites(r: _Reader, kind: str, which: Sequence[bool], meta_graph: Optional[int], info: Optional[Dict[str, Any]]) -> Iterator[_NodeSite]:
-    """Every node field of the wanted paths (``which[0]`` graph nodes, ``which[1]`` function
-    nodes) in file order. The consumer may read the node; the walk then skips what is left."""
-    end = r.size
+def _sites(r: _Reader, kind: str, which: Sequence[Any], meta_graph: Optional[int], info: Optional[Dict[str, Any]]) -> Iterator[Any]:
+    """Walk to every node field of the wanted paths (``which[0]`` graph nodes, ``which[1]``
+    function nodes) in file order, calling ``which[2](r, path index, tag offset, payload start,
+    payload end, end of the enclosing message, function name)`` with the reader at the payload;
+    yields what it returns unless ``None``. It may read the node; the walk skips what is left."""
+    end = None  # the top level runs to the end of the file (checked against ``r.size``)
     if kind == GRAPHDEF:
         _note(info, WireInfo(GRAPHDEF))
-        for s in _graph(r, end, which):
-            yield s
+        yield from _graph(r, end, which)
     elif kind == METAGRAPH:
         _note(info, WireInfo(METAGRAPH))
-        for s in _meta(r, end, which):
-            yield s
+        yield from _meta(r, end, which)
     else:
-        for s in _saved(r, end, which, meta_graph, info):
-            yield s
+        yield from _saved(r, end, which, meta_graph, info)
 
 
 def _note(info: Optional[Dict[str, Any]], what: WireInfo) -> None:
@@ -430,9 +433,10 @@ def _note(info: Optional[Dict[str, Any]], what: WireInfo) -> None:
         info.update(what._asdict())
 
 
-def _graph(r: _Reader, end: Optional[int], which: Sequence[bool]) -> Iterator[_NodeSite]:
+def _graph(r: _Reader, end: Optional[int], which: Sequence[bool]) -> Iterator[Any]:
     """The GraphDef level: the hot loop (millions of ``node`` fields), written out by hand."""
     want_nodes, want_lib = which[0], which[1]
+    visit = which[2]  # type: ignore[misc]
     while True:
         # 1. the next tag, a single byte for every field GraphDef has
         buf = r.buf
@@ -460,11 +464,15 @@ def _graph(r: _Reader, end: Optional[int], which: Sequence[bool]) -> Iterator[_N
                 i = r.i
             p = r.base + i
             q = p + n
-            if end is not None and q > end or r.size is not None and q > r.size:
-                raise _error(TRUNCATED_FILE if end == r.size else TRUNCATED_MSG, off)
+            if end is not None and q > end:
+                raise _error(TRUNCATED_MSG, off)
+            if r.size is not None and q > r.size:
+                raise _error(TRUNCATED_FILE, off)
             r.i = i
             if want_nodes:
-                yield _NodeSite(0, off, p, q, end if end is not None else -1, None)
+                got = visit(r, 0, off, p, q, end if end is not None else -1, None)
+                if got is not None:
+                    yield got
             if r.base + r.i != q:
                 r.skip_to(q, off)
             continue
@@ -475,36 +483,35 @@ def _graph(r: _Reader, end: Optional[int], which: Sequence[bool]) -> Iterator[_N
             n = r.varint()
             p = r.tell()
             _check_end(p + n, end, off, r)
-            for s in _library(r, p + n):
-                yield s
+            yield from _library(r, p + n, visit)
             r.skip_to(p + n, off)
         else:
             _skip_value(r, fn, wt, off, end)
 
 
-def _library(r: _Reader, end: int) -> Iterator[_NodeSite]:
+def _library(r: _Reader, end: int, visit: Any) -> Iterator[Any]:
     for fn, _off, p, q in _fields(r, end):
         if fn == 1:
-            for s in _function(r, q):
-                yield s
+            yield from _function(r, q, visit)
 
 
-def _function(r: _Reader, end: int) -> Iterator[_NodeSite]:
+def _function(r: _Reader, end: int, visit: Any) -> Iterator[Any]:
     fname: Optional[str] = None
     for fn, off, p, q in _fields(r, end):
         if fn == 3:
-            yield _NodeSite(1, off, p, q, end, fname)
+            got = visit(r, 1, off, p, q, end, fname)
+            if got is not None:
+                yield got
         elif fn == 1:  # signature (OpDef): its name = 1
             for fn2, off2, p2, q2 in _fields(r, q):
                 if fn2 == 1:
                     fname = _text(r.take(q2 - p2, off2))
 
 
-def _meta(r: _Reader, end: Optional[int], which: Sequence[bool]) -> Iterator[_NodeSite]:
+def _meta(r: _Reader, end: Optional[int], which: Sequence[Any]) -> Iterator[Any]:
     for fn, _off, p, q in _fields(r, end):
         if fn == 2:  # graph_def
-            for s in _graph(r, q, which):
-                yield s
+            yield from _graph(r, q, which)
 
 
 def _tags_of_meta(r: _Reader, end: int) -> Tuple[str, ...]:
@@ -517,7 +524,7 @@ def _tags_of_meta(r: _Reader, end: int) -> Tuple[str, ...]:
     return tuple(tags)
 
 
-def _saved(r: _Reader, end: Optional[int], which: Sequence[bool], meta_graph: Optional[int], info: Optional[Dict[str, Any]]) -> Iterator[_NodeSite]:
+def _saved(r: _Reader, end: Optional[int], which: Sequence[Any], meta_graph: Optional[int], info: Optional[Dict[str, Any]]) -> Iterator[Any]:
     if r.seekable:
         # 1. a first pass over the MetaGraphs' tags (their graphs are skipped by seeking)
         start = r.tell()
@@ -538,8 +545,7 @@ def _saved(r: _Reader, end: Optional[int], which: Sequence[bool], meta_graph: Op
         p, q, tags = metas[k]
         _note(info, WireInfo(SAVEDMODEL, k, tags, len(metas), why))
         r.seek(p)
-        for s in _meta(r, q, which):
-            yield s
+        yield from _meta(r, q, which)
         return
     # A stream cannot go back: the first MetaGraph (or the one asked for), tags read on the way.
     k = -1
@@ -561,8 +567,7 @@ def _saved(r: _Reader, end: Optional[int], which: Sequence[bool], meta_graph: Op
                 if info is not None:
                     info["tags"] = tuple(tags)
             elif fn2 == 2:
-                for s in _graph(r, q2, which):
-                    yield s
+                yield from _graph(r, q2, which)
     if k < want:
         raise _error("this SavedModel has %d MetaGraphs, no MetaGraph %d" % (k + 1, want), r.tell())
     if info is not None:
@@ -579,34 +584,46 @@ def _text(b: bytes) -> str:
 
 
 def _node_fast(buf: bytes, i: int, end: int, want: Dict[int, str]) -> List[Head]:
-    """Heads of a NodeDef held whole in ``buf[i:end]``; raises :class:`_Bad` on anything unusual
-    (the careful path then says what and where)."""
+    """Heads of a NodeDef held whole in ``buf[i:end]`` (``want``: tag byte -> head name); raises
+    :class:`_Bad` on anything unusual (the careful path then says what and where)."""
     heads: List[Head] = []
     try:
         while i < end:
+            # 1. every field NodeDef has is length-delimited with a one-byte tag: read its length
             t = buf[i]
+            n = buf[i + 1]
+            if n < 0x80:
+                s = i + 2
+            else:
+                n, s = _varint_slow(buf, i + 1, 0)
+            j = s + n
+            # 2. attr (0x2a), the most common field, is skipped; then the heads
+            if t == 0x2A:
+                if j > end:
+                    raise _Bad
+                i = j
+                continue
+            name = want.get(t)
+            if name is not None:
+                if j > end:
+                    raise _Bad
+                heads.append(Head(name, buf[s:j].decode("utf-8", "surrogateescape"), 0))
+                i = j
+                continue
+            # 3. anything else, by its wire type
             if t >= 0x80 or t < 8:
                 raise _Bad  # a field number over 15, or 0
             wt = t & 7
             if wt == 2:
-                n = buf[i + 1]
-                if n < 0x80:
-                    i += 2
-                else:
-                    n, i = _varint_slow(buf, i + 1, 0)
-                j = i + n
                 if j > end:
                     raise _Bad
-                name = want.get(t >> 3)
-                if name is not None:
-                    heads.append(Head(name, buf[i:j].decode("utf-8", "surrogateescape"), 0))
                 i = j
             elif wt == 0:
                 i += 1
-                j = i
+                k = i
                 while buf[i] >= 0x80:
                     i += 1
-                if i - j > 9:
+                if i - k > 9:
                     raise _Bad
                 i += 1
             elif wt == 1:
@@ -626,31 +643,34 @@ def _node_careful(r: _Reader, start: int, end: int, want: Dict[int, str]) -> Lis
     """Heads of the NodeDef at ``[start, end)``, read field by field (any size; precise errors)."""
     heads: List[Head] = []
     for fn, off, p, q in _fields(r, end):
-        name = want.get(fn)
+        name = want.get(fn << 3 | 2)
         if name is not None:
             heads.append(Head(name, _text(r.take(q - p, off)), 0))
     return heads
 
 
 def _want(heads: FrozenSet[str]) -> Dict[int, str]:
-    return {_HEAD_FIELD[h]: h for h in heads if h in _HEAD_FIELD}
+    """Head names by their tag (field << 3 | wire type 2)."""
+    return {_HEAD_FIELD[h] << 3 | 2: h for h in heads if h in _HEAD_FIELD}
 
 
 _PATHS = (NODE_PATH, FUNCTION_PATH)
 _NO_PARENTS: Tuple[Optional[str], ...] = ()
 
 
-def _block(r: _Reader, s: _NodeSite, want: Dict[int, str]) -> Block:
-    n = s.end - s.start
-    if n <= _INLINE_MAX and r.fill(n) >= n and r.base + r.i == s.start:
+def _block(r: _Reader, which: int, start: int, end: int, fname: Optional[str], want: Dict[int, str]) -> Block:
+    """The block of the NodeDef at ``[start, end)``, the reader at ``start``."""
+    n = end - start
+    i = r.i
+    if n <= len(r.buf) - i or (n <= _INLINE_MAX and r.fill(n) >= n):
+        i = r.i
         try:
-            heads = _node_fast(r.buf, r.i, r.i + n, want)
+            heads = _node_fast(r.buf, i, i + n, want)
         except _Bad:
-            heads = _node_careful(r, s.start, s.end, want)
+            heads = _node_careful(r, start, end, want)
     else:
-        heads = _node_careful(r, s.start, s.end, want)
-    parents = _NO_PARENTS if s.which == 0 else (None, s.fname)
-    return Block(_PATHS[s.which], s.start, s.end, 0, 0, tuple(heads), parents)
+        heads = _node_careful(r, start, end, want)
+    return Block(_PATHS[which], start, end, 0, 0, tuple(heads), _NO_PARENTS if which == 0 else (None, fname))
 
 
 def _which(paths: Sequence[Sequence[str]]) -> Tuple[bool, bool]:
@@ -682,8 +702,11 @@ def iter_wire_blocks(
     r = _Reader(f, chunk_size)
     k = _kind_of(r, kind)
     want = _want(heads)
-    for s in _sites(r, k, _which(paths), meta_graph, info):
-        yield _block(r, s, want)
+
+    def visit(r: _Reader, which: int, off: int, p: int, q: int, parent_end: int, fname: Optional[str]) -> Block:
+        return _block(r, which, p, q, fname, want)
+
+    yield from _sites(r, k, _which(paths) + (visit,), meta_graph, info)
 
 
 # --------------------------------------------------------------------------------------------
@@ -723,17 +746,21 @@ def build_index(
     info: Dict[str, Any] = {}
     offs, ends, fids = array("q"), array("q"), array("q")
     fnames: List[Optional[str]] = []
-    last_off, last_end, nodes = -_REGION, None, 0
-    for s in _sites(r, k, which, meta_graph, info):
-        nodes += 1
-        if s.off - last_off >= _REGION or s.parent_end != last_end:
-            if s.which == 1 and s.parent_end != last_end:
-                fnames.append(s.fname)
-            offs.append(s.off)
-            ends.append(s.parent_end)
-            fids.append(len(fnames) - 1 if s.which == 1 else -1)
-            last_off, last_end = s.off, s.parent_end
-    return WireIndex(tuple(path), offs, ends, fids, tuple(fnames), nodes, r.size, WireInfo(**info))
+    state = [-_REGION, None, 0]  # last checkpoint offset, its enclosing end, nodes
+
+    def visit(r: _Reader, which: int, off: int, p: int, q: int, parent_end: int, fname: Optional[str]) -> None:
+        state[2] += 1
+        if off - state[0] >= _REGION or parent_end != state[1]:
+            if which == 1 and parent_end != state[1]:
+                fnames.append(fname)
+            offs.append(off)
+            ends.append(parent_end)
+            fids.append(len(fnames) - 1 if which == 1 else -1)
+            state[0], state[1] = off, parent_end
+
+    for _ in _sites(r, k, which + (visit,), meta_graph, info):
+        pass
+    return WireIndex(tuple(path), offs, ends, fids, tuple(fnames), state[2], r.size, WireInfo(**info))
 
 
 def iter_wire_blocks_reversed(
@@ -763,9 +790,53 @@ def iter_wire_blocks_reversed(
                 n = r.varint()
                 p = r.tell()
                 _check_end(p + n, ends[k] if ends[k] >= 0 else None, off, r)
-                region.append(_block(r, _NodeSite(which, off, p, p + n, ends[k], fname), want))
+                region.append(_block(r, which, p, p + n, fname, want))
                 r.seek(p + n)
             else:
                 _skip_value(r, fn, wt, off, stop)
         for b in reversed(region):
             yield b
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """``python -m pbtxt_scan._wire [--backward] [--functions] FILE``: ``offset<TAB>name<TAB>op``
+    per node, and which MetaGraph was read on stderr: a debugging and benchmarking tool."""
+    import argparse
+    import sys
+
+    p = argparse.ArgumentParser(prog="python -m pbtxt_scan._wire", description=main.__doc__)
+    p.add_argument("file")
+    p.add_argument("--backward", action="store_true", help="last node first (index pass, then regions)")
+    p.add_argument("--functions", action="store_true", help="library function nodes instead of graph nodes")
+    a = p.parse_args(argv)
+    path = FUNCTION_PATH if a.functions else NODE_PATH
+    name_op = frozenset({"name", "op"})
+    out = sys.stdout
+    try:
+        with open(a.file, "rb") as raw:
+            f: BinaryIO = raw
+            if raw.peek(2)[:2] == b"\x1f\x8b":
+                import gzip
+
+                f = gzip.GzipFile(fileobj=raw)  # type: ignore[assignment]
+            info: Dict[str, Any] = {}
+            if a.backward:
+                ix = build_index(f, path)
+                info = ix.info._asdict()
+                blocks = iter_wire_blocks_reversed(f, ix, name_op)
+            else:
+                blocks = iter_wire_blocks(f, [path], name_op, info=info)
+            for b in blocks:
+                out.write("%d\t%s\t%s\n" % (b.start, b.name, b.op))
+    except PbtxtError as e:
+        e.with_path(a.file)
+        sys.stderr.write("%s:offset %s: %s\n" % (a.file, e.offset, e.msg))
+        return 2
+    except BrokenPipeError:
+        return 0
+    sys.stderr.write("%s\n" % ", ".join("%s=%s" % kv for kv in info.items() if kv[1] not in (None, (), "")))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -96,3 +96,70 @@ def meta_graph(g: list, tags: Sequence[str] = ()) -> list:
 
 def saved_model(metas: Sequence[list]) -> list:
     return [(1, 1)] + [(2, m) for m in metas]
+
+
+class Encoded(NamedTuple):
+    """A graph's bytes and where each NodeDef is: ``(start, end)`` of graph and function nodes."""
+
+    data: bytes
+    nodes: List[Tuple[int, int]]
+    fnodes: List[Tuple[int, int]]
+
+
+def graph_with_offsets(nodes: Sequence[list], functions: Sequence[Tuple[str, Sequence[list]]] = ()) -> Encoded:
+    """A GraphDef, recording the NodeDef spans (in the order the reader must give them)."""
+    out = bytearray()
+    spans: List[Tuple[int, int]] = []
+    for n in nodes:
+        body = encode(n)
+        out += tag(1, 2) + varint(len(body))
+        spans.append((len(out), len(out) + len(body)))
+        out += body
+    fspans: List[Tuple[int, int]] = []
+    if functions:
+        lib = bytearray()
+        lib_spans: List[Tuple[int, int]] = []
+        for fname, fnodes in functions:
+            fn = bytearray(encode([(1, [(1, fname), (2, [(1, "x"), (3, 1)])])]))
+            rel: List[Tuple[int, int]] = []
+            for n in fnodes:
+                body = encode(n)
+                fn += tag(3, 2) + varint(len(body))
+                rel.append((len(fn), len(fn) + len(body)))
+                fn += body
+            fn += encode([(4, [(1, "out"), (2, "y:0")])])
+            head = tag(1, 2) + varint(len(fn))
+            lib_spans += [(len(lib) + len(head) + s, len(lib) + len(head) + e) for s, e in rel]
+            lib += head + fn
+        head = tag(2, 2) + varint(len(lib))
+        fspans = [(len(out) + len(head) + s, len(out) + len(head) + e) for s, e in lib_spans]
+        out += head + lib
+    out += encode([(4, [(1, 1286), (2, 1)])])
+    return Encoded(bytes(out), spans, fspans)
+
+
+def wrap(g: Encoded, kind: str, before: int = 0, after: int = 0) -> Encoded:
+    """``g`` inside a MetaGraphDef (``"metagraph"``) or SavedModel (``"savedmodel"``), the graph
+    in the MetaGraph tagged train with ``before`` serve-tagged MetaGraphs before it and ``after``
+    after it."""
+    if kind == "graphdef":
+        return g
+
+    def meta(graph: bytes, tags: Sequence[str]) -> Tuple[bytes, int]:
+        head = encode([(1, [(2, [(1, [(1, "MatMul")])])] + [(4, t) for t in tags] + [(5, "2.15.1")])])
+        head += tag(2, 2) + varint(len(graph))
+        return head + graph + encode([(4, [(1, "train_op"), (2, [(1, [(1, "x")])])])]), len(head)
+
+    m, shift = meta(g.data, ["train"] if kind == "savedmodel" else [])
+    if kind == "metagraph":
+        return Encoded(m, [(s + shift, e + shift) for s, e in g.nodes], [(s + shift, e + shift) for s, e in g.fnodes])
+    other = encode(graph([node("serve_only", "Placeholder")]))
+    out = bytearray(encode([(1, 1)]))
+    for _ in range(before):
+        out += encode([(2, meta(other, ["serve"])[0])])
+    out += tag(2, 2) + varint(len(m))
+    shift += len(out)
+    out += m
+    for _ in range(after):
+        out += encode([(2, meta(other, ["serve"])[0])])
+    return Encoded(bytes(out), [(s + shift, e + shift) for s, e in g.nodes], [(s + shift, e + shift) for s, e in g.fnodes])
