@@ -19,6 +19,7 @@ Kinds
            updates, ``init``, ``save/...``, ``library``, ``versions``.
 ``const``  frozen / const-heavy graph: placeholders, then one huge ``Const`` per layer whose
            ``tensor_content`` is a single line of tens of MB, then a short forward/backward part.
+``binary`` the ``dense`` nodes as a binary GraphDef (wire format, ``.pb``): ``gen_binary.py``.
 ``ge``     an Ascend GE ``ge_proto_*_Build.txt`` dump (``ge.proto.ModelDef`` as written by the
            C++ ``TextFormat::Print``) with weights as ``Const`` ops holding ``t { desc data }``,
            fused ops with ``_datadump_original_op_names``, a root graph and one subgraph.
@@ -47,7 +48,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 __all__ = ["KINDS", "generate", "parse_size", "cescape", "default_output_path"]
 
-KINDS = ("dense", "const", "ge")
+KINDS = ("dense", "const", "ge", "binary")
 
 TF_PRODUCER = 1286
 DEFAULT_CONST_LINE = 50 * 1000 * 1000  # escaped characters per big Const line
@@ -1305,7 +1306,7 @@ def default_output_path(kind: str, size_bytes: int, seed: int = 0) -> str:
     tag = "%s-%s-s%d" % (kind, _size_tag(size_bytes), seed)
     if kind == "ge":
         return os.path.join(default_bench_dir(), tag, "ge_proto_00000001_graph_1_Build.txt")
-    return os.path.join(default_bench_dir(), tag + ".pbtxt")
+    return os.path.join(default_bench_dir(), tag + (".pb" if kind == "binary" else ".pbtxt"))
 
 
 def generate(kind: str, path: Optional[str], size_bytes: "int | str", seed: int = 0,
@@ -1316,6 +1317,10 @@ def generate(kind: str, path: Optional[str], size_bytes: "int | str", seed: int 
     size = parse_size(size_bytes)
     if path is None:
         path = default_output_path(kind, size, seed)
+    if kind == "binary":
+        from .gen_binary import generate_binary
+
+        return generate_binary(path, size, seed)
     t0 = time.perf_counter()
     tmp = path + ".tmp-gen"
     w = _Writer(tmp)
