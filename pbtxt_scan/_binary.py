@@ -1,0 +1,160 @@
+"""Binary graphs (``.pb``, ``.meta``, ``saved_model.pb``) behind the same :class:`GraphFile` methods.
+
+``GraphFile.open`` tells a binary GraphDef, MetaGraphDef or SavedModel from text by its content
+(:func:`pbtxt_scan._wire.sniff`); from then on every layer reads it through the methods it already
+uses for text, and each of them hands over to a function here:
+
+=====================  =====================================================================
+``g.blocks``           :func:`blocks`: ``_wire.iter_wire_blocks``, forward, in constant memory
+``reverse_blocks``     :func:`reverse_blocks`: ``_wire.build_index`` (one pass over the length
+                       prefixes), then ``_wire.iter_wire_blocks_reversed``
+``g.read``             :func:`node_text`: the NodeDef as text format (``_wire_text.node_to_text``)
+``g.parse``            the grammar's parse of that text (so ``show --json``, the placeholder rule
+                       and everything that reads attrs work unchanged)
+``g.rescan``           :func:`rescan`: the NodeDef's heads read again
+=====================  =====================================================================
+
+The rules, the GE mapping and the CLI see the same :class:`Block` objects as from text. Binary
+has no lines: a block's ``line`` is ``0`` and its position is its byte ``offset`` (``Block.start``,
+the first byte of the serialized NodeDef, counted in the decompressed file); answers print
+``offset N`` where text prints ``line N``, and JSON has ``"line": null`` beside ``"offset"``.
+"""
+from __future__ import annotations
+
+import io
+from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence
+
+from . import _wire
+from ._errors import PbtxtError
+from ._model import Block
+
+if TYPE_CHECKING:
+    from ._input import GraphFile
+
+SNIFF_BYTES = _wire.SNIFF_BYTES
+SAVEDMODEL = _wire.SAVEDMODEL
+
+KIND_NAMES = {
+    _wire.GRAPHDEF: "binary GraphDef",
+    _wire.METAGRAPH: "binary MetaGraphDef",
+    _wire.SAVEDMODEL: "binary SavedModel",
+}
+
+
+def sniff(head: bytes) -> Optional[str]:
+    """The binary kind of a file starting with ``head``, or ``None`` (text, or not a graph)."""
+    return _wire.sniff(head[:SNIFF_BYTES])
+
+
+def blocks(
+    g: "GraphFile",
+    block_path: Sequence[str],
+    heads: FrozenSet[str],
+    chunk_size: int,
+    on_progress: Optional[Callable[[int], None]],
+    end_state: Optional[Dict[str, Any]],
+) -> Iterator[Block]:
+    """Every NodeDef at ``block_path`` in file order (``g.blocks`` on a binary graph)."""
+    _paths(g, block_path)
+    src = g.reader()
+    it = _wire.iter_wire_blocks(src, [tuple(block_path)], heads, kind=g.binary, chunk_size=chunk_size, info=g.wire)
+    try:
+        for b in it:
+            _note(g)
+            yield b
+            if on_progress is not None:
+                on_progress(b.end)
+    except PbtxtError as e:
+        raise (g.changed() or e.with_path(g.name)) from None
+    _note(g)
+    err = g.changed()
+    if err is not None:
+        raise err
+    if end_state is not None:
+        end_state["bytes"] = g.bytes_read()
+        end_state["lines"] = None
+
+
+def reverse_blocks(g: "GraphFile", block_path: Sequence[str], heads: FrozenSet[str]) -> Iterator[Block]:
+    """The NodeDefs at ``block_path`` last-first: an index of node offsets built in one forward
+    pass over the length prefixes (about 100 KB per GB), then regions decoded forward."""
+    _paths(g, block_path)
+    g.whole()  # a stream is spooled to its end: backward reading needs every offset
+    try:
+        index = _wire.build_index(g.reader(), tuple(block_path), kind=g.binary)
+        g.wire.update(index.info._asdict())
+        _note(g)
+        for b in _wire.iter_wire_blocks_reversed(g.reader(), index, heads):
+            yield b
+    except PbtxtError as e:
+        raise (g.changed() or e.with_path(g.name)) from None
+
+
+def node_bytes(g: "GraphFile", block: Block) -> bytes:
+    """The serialized NodeDef of ``block``."""
+    data = g.read_at(block.start, block.end - block.start)
+    if len(data) != block.end - block.start:
+        raise PbtxtError("the file ends inside this node", path=g.name, offset=block.start)
+    return data
+
+
+def node_text(g: "GraphFile", block: Block) -> str:
+    """The NodeDef as text format, as ``tf.io.write_graph`` would print it (``g.read``)."""
+    from ._wire_text import node_to_text
+
+    try:
+        return node_to_text(node_bytes(g, block), field=block.path[-1], base=block.start)
+    except PbtxtError as e:
+        raise e.with_path(g.name) from None
+
+
+def rescan(g: "GraphFile", block: Block, heads: FrozenSet[str]) -> List[Block]:
+    """``block`` with the heads ``heads`` (read again from its bytes); ``[]`` on failure."""
+    try:
+        data = node_bytes(g, block)
+        one = _wire_varint(len(data))
+        got = list(_wire.iter_wire_blocks(io.BytesIO(b"\x0a" + one + data), [_wire.NODE_PATH], heads, kind=_wire.GRAPHDEF))
+    except PbtxtError:
+        return []
+    return [b._replace(path=block.path, start=block.start, end=block.end, parents=block.parents) for b in got]
+
+
+def describe(g: "GraphFile") -> str:
+    """What was read, for notes and ``check``: ``binary SavedModel, MetaGraph 1 of 2 (train)``."""
+    text = KIND_NAMES.get(g.binary or "", "binary graph")
+    info = g.wire
+    if info.get("kind") == SAVEDMODEL and info.get("meta_graph") is not None:
+        n = info.get("meta_graphs")
+        text += ", MetaGraph %d%s" % (info["meta_graph"], " of %d" % n if n else "")
+        tags = info.get("tags") or ()
+        text += " (tags: %s)" % (", ".join(tags) if tags else "none")
+    return text
+
+
+def _note(g: "GraphFile") -> None:
+    """Say once, through ``g.on_note``, which MetaGraph of a SavedModel is read, and why."""
+    info = g.wire
+    if g.noted or info.get("kind") != SAVEDMODEL or info.get("meta_graph") is None:
+        return
+    g.noted = True
+    if g.on_note is not None:
+        g.on_note("%s: %s: %s" % (g.name, describe(g), info.get("why") or ""))
+
+
+def _paths(g: "GraphFile", block_path: Sequence[str]) -> None:
+    if tuple(block_path) not in (_wire.NODE_PATH, _wire.FUNCTION_PATH):
+        raise PbtxtError(
+            "a %s has nodes at node and library.function.node_def, not %s (--format graphdef or function)"
+            % (KIND_NAMES.get(g.binary or "", "binary graph"), ".".join(block_path)),
+            path=g.name,
+        )
+
+
+def _wire_varint(n: int) -> bytes:
+    out = bytearray()
+    while n >= 0x80:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
