@@ -119,16 +119,9 @@ def rescan(g: "GraphFile", block: Block, heads: FrozenSet[str]) -> List[Block]:
     return [b._replace(path=block.path, start=block.start, end=block.end, parents=block.parents) for b in got]
 
 
-def describe(g: "GraphFile") -> str:
-    """What was read, for notes and ``check``: ``binary SavedModel, MetaGraph 1 of 2 (train)``."""
-    text = KIND_NAMES.get(g.binary or "", "binary graph")
-    info = g.wire
-    if info.get("kind") == SAVEDMODEL and info.get("meta_graph") is not None:
-        n = info.get("meta_graphs")
-        text += ", MetaGraph %d%s" % (info["meta_graph"], " of %d" % n if n else "")
-        tags = info.get("tags") or ()
-        text += " (tags: %s)" % (", ".join(tags) if tags else "none")
-    return text
+def describe(kind: Optional[str]) -> str:
+    """``binary GraphDef``, ``binary MetaGraphDef``, ``binary SavedModel``."""
+    return KIND_NAMES.get(kind or "", "binary graph")
 
 
 def _note(g: "GraphFile") -> None:
@@ -137,15 +130,21 @@ def _note(g: "GraphFile") -> None:
     if g.noted or info.get("kind") != SAVEDMODEL or info.get("meta_graph") is None:
         return
     g.noted = True
-    if g.on_note is not None:
-        g.on_note("%s: %s: %s" % (g.name, describe(g), info.get("why") or ""))
+    if g.on_note is None:
+        return
+    n = info.get("meta_graphs")
+    tags = ", ".join(info.get("tags") or ()) or "none"
+    g.on_note(
+        "%s: SavedModel: reading MetaGraph %d%s (tags: %s): %s"
+        % (g.name, info["meta_graph"], " of %d" % n if n else "", tags, info.get("why") or "")
+    )
 
 
 def _paths(g: "GraphFile", block_path: Sequence[str]) -> None:
     if tuple(block_path) not in (_wire.NODE_PATH, _wire.FUNCTION_PATH):
         raise PbtxtError(
             "a %s has nodes at node and library.function.node_def, not %s (--format graphdef or function)"
-            % (KIND_NAMES.get(g.binary or "", "binary graph"), ".".join(block_path)),
+            % (describe(g.binary), ".".join(block_path)),
             path=g.name,
         )
 

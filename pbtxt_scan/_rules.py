@@ -39,10 +39,13 @@ RULES = ("auto", "dataflow", "doc")
 
 
 class Point(NamedTuple):
+    """An answer. ``line``/``name_line`` are ``None`` in a binary graph (no lines): ``offset`` is
+    the position there (the serialized NodeDef's first byte), the block's first byte in text."""
+
     kind: str  # "fp" or "bp"
     name: str
     op: Optional[str]
-    line: int
+    line: Optional[int]
     name_line: Optional[int]
     offset: int
     rule: str
@@ -52,10 +55,16 @@ class Point(NamedTuple):
     def to_json(self) -> Dict[str, Any]:
         return self._asdict()
 
+    @property
+    def where(self) -> str:
+        """``line N`` (text) or ``offset N`` (binary)."""
+        return "offset %d" % self.offset if self.line is None else "line %d" % self.line
+
 
 class Step(NamedTuple):
     """One node the search looked at, and what it made of it (or, verdict "more", a run of
-    ``count`` skipped nodes, lines ``line`` to ``upto``, left out of the trail)."""
+    ``count`` skipped nodes, lines ``line`` to ``upto``, left out of the trail). In a binary graph
+    ``line`` and ``upto`` are byte offsets (:func:`format_trail` is told so)."""
 
     line: int
     name: str
@@ -103,6 +112,7 @@ class Answer(NamedTuple):
     rule: str
     reason: str  # why this answer (or why none)
     trail: List[Step]  # a Trail
+    unit: str = "line"  # what the trail's positions are: "line" (text) or "offset" (binary)
 
 
 class Options(NamedTuple):
@@ -164,13 +174,13 @@ def _fp_scan(
             data[name] = name
             if op.startswith("QueueDequeue"):
                 queues.add(name)
-            trail.append(Step(b.line, name, op, "pass", "data source"))
+            trail.append(Step(_at(b), name, op, "pass", "data source"))
             continue
         if op in PLACEHOLDERS:
             if holds_data(b):
                 ph.add(name)
             else:
-                trail.append(Step(b.line, name, op, "skip", "a scalar placeholder (a hyper-parameter, not data)"))
+                trail.append(Step(_at(b), name, op, "skip", "a scalar placeholder (a hyper-parameter, not data)"))
                 continue
         # doc rule candidate (first only)
         doc_why = None
@@ -187,13 +197,13 @@ def _fp_scan(
             if opts.rule == "doc":  # the recipe stops at its first candidate
                 return found, trail
         if opts.rule == "doc":
-            trail.append(Step(b.line, name, op, "skip", doc_why or ""))
+            trail.append(Step(_at(b), name, op, "skip", doc_why or ""))
             continue
         # dataflow
         if src is not None or fed_ph:
             if op is not None and op.startswith("QueueEnqueue") and src is not None:
                 pipeline.add(src)
-                trail.append(Step(b.line, name, op, "skip", "data from %s goes into another queue" % src))
+                trail.append(Step(_at(b), name, op, "skip", "data from %s goes into another queue" % src))
                 continue
             if c is None or op in opts.keep_ops:
                 if src is not None:
@@ -202,39 +212,43 @@ def _fp_scan(
                         if src not in queue_first:
                             queue_first[src] = b
                             why = "first compute op fed by queue %s (kept until the pipeline is known)" % src
-                            trail.append(Step(b.line, name, op, "pass", why))
+                            trail.append(Step(_at(b), name, op, "pass", why))
                         continue
                     found["dataflow"] = b
-                    trail.append(Step(b.line, name, op, "chosen", "first compute op fed by the data source %s" % src))
+                    trail.append(Step(_at(b), name, op, "chosen", "first compute op fed by the data source %s" % src))
                     return found, trail
                 if found["placeholder"] is None:
                     found["placeholder"] = b
-                    trail.append(Step(b.line, name, op, "pass", "first compute op fed by a placeholder (kept in case no data source exists)"))
+                    trail.append(Step(_at(b), name, op, "pass", "first compute op fed by a placeholder (kept in case no data source exists)"))
                 continue
             if op in METADATA:
-                trail.append(Step(b.line, name, op, "skip", "reads only the shape of the data"))
+                trail.append(Step(_at(b), name, op, "skip", "reads only the shape of the data"))
                 continue
             if c in _PROPAGATING or c == "added by --skip-op":
                 if src is not None:
                     data[name] = src
                 else:
                     ph.add(name)
-                trail.append(Step(b.line, name, op, "pass", "passes the data on (%s)" % c))
+                trail.append(Step(_at(b), name, op, "pass", "passes the data on (%s)" % c))
                 continue
-            trail.append(Step(b.line, name, op, "skip", "catalog: %s" % c))
+            trail.append(Step(_at(b), name, op, "skip", "catalog: %s" % c))
             continue
-        trail.append(Step(b.line, name, op, "skip", "catalog: %s" % c if c else "not fed by the data source"))
+        trail.append(Step(_at(b), name, op, "skip", "catalog: %s" % c if c else "not fed by the data source"))
     final = [blk for q, blk in queue_first.items() if q not in pipeline] or list(queue_first.values())
     if final:
         found["dataflow"] = min(final, key=lambda blk: blk.start)
-        trail.append(Step(found["dataflow"].line, found["dataflow"].name or "", found["dataflow"].op, "chosen",
+        trail.append(Step(_at(found["dataflow"]), found["dataflow"].name or "", found["dataflow"].op, "chosen",
                           "first compute op fed by the last queue of the input pipeline"))
     return found, trail
 
 
 def find_fp(src: Source, opts: Options = Options()) -> Answer:
     with opened(src) as g:
-        return _find_fp(g, opts)
+        return _in_units(g, _find_fp(g, opts))
+
+
+def _in_units(g: GraphFile, ans: Answer) -> Answer:
+    return ans._replace(unit="offset") if g.binary else ans
 
 
 def _find_fp(g: GraphFile, opts: Options) -> Answer:
@@ -296,8 +310,13 @@ def _fp_pick(found: Dict[str, Any], trail: List[Step], opts: Options, file: str,
     if b is None:
         return Answer("fp", None, used, "no compute op found", trail)
     if b is not found["dataflow"]:
-        trail.append(Step(b.line, b.name or "", b.op, "chosen", reason))
+        trail.append(Step(_at(b), b.name or "", b.op, "chosen", reason))
     return Answer("fp", _point("fp", b, used, file, fn), used, reason, trail)
+
+
+def _at(b: Block) -> int:
+    """Where a block is, for the trail: its line (text) or byte offset (binary: line 0)."""
+    return b.line or b.start
 
 
 def _op(b: Block) -> Optional[str]:
@@ -306,6 +325,8 @@ def _op(b: Block) -> Optional[str]:
 
 
 def _point(kind: str, b: Block, rule: str, file: str, fn: Optional[str]) -> Point:
+    if b.line == 0:  # a binary graph: no lines
+        return Point(kind, b.name or "", b.op, None, None, b.start, rule, file, fn)
     return Point(kind, b.name or "", b.op, b.line, b.head_line("name"), b.start, rule, file, fn)
 
 
@@ -405,24 +426,24 @@ def _bp_scan(
     for b in back:
         name = b.name or ""
         if not in_gradients_scope(name):
-            trail.append(Step(b.line, name, b.op, "skip", "not in a gradients scope"))
+            trail.append(Step(_at(b), name, b.op, "skip", "not in a gradients scope"))
             continue
         any_grad = True
         c = cat.category(_op(b))
         if c is not None:
-            trail.append(Step(b.line, name, b.op, "skip", "catalog: %s" % c))
+            trail.append(Step(_at(b), name, b.op, "skip", "catalog: %s" % c))
             continue
         if rule != "doc" and _shape_only(name, back, memo):
-            trail.append(Step(b.line, name, b.op, "skip", "computes only from constants and shapes"))
+            trail.append(Step(_at(b), name, b.op, "skip", "computes only from constants and shapes"))
             continue
-        trail.append(Step(b.line, name, b.op, "chosen", "last op in a gradients scope that computes"))
+        trail.append(Step(_at(b), name, b.op, "chosen", "last op in a gradients scope that computes"))
         return b, trail, True
     return None, trail, any_grad
 
 
 def find_bp(src: Source, opts: Options = Options()) -> Answer:
     with opened(src) as g:
-        return _find_bp(g, opts)
+        return _in_units(g, _find_bp(g, opts))
 
 
 def _find_bp(g: GraphFile, opts: Options) -> Answer:
@@ -500,13 +521,14 @@ def _function_args(blocks: Sequence[Block]) -> FrozenSet[str]:
 # --- explain --------------------------------------------------------------------------------
 
 
-def format_trail(trail: List[Step]) -> List[str]:
-    """The trail as lines (long runs of skips are already collapsed by :class:`Trail`)."""
-    return [_fmt_step(st) for st in trail]
+def format_trail(trail: List[Step], unit: str = "line") -> List[str]:
+    """The trail as lines (long runs of skips are already collapsed by :class:`Trail`); ``unit``:
+    ``line`` (text) or ``offset`` (binary: the positions are byte offsets)."""
+    return [_fmt_step(st, unit) for st in trail]
 
 
-def _fmt_step(s: Step) -> str:
+def _fmt_step(s: Step, unit: str = "line") -> str:
     if s.verdict == "more":
-        return "  ... %d more: %s (lines %d-%d)" % (s.count, s.why, s.line, s.upto)
+        return "  ... %d more: %s (%ss %d-%d)" % (s.count, s.why, unit, s.line, s.upto)
     mark = {"skip": "skip  ", "pass": "pass  ", "chosen": "CHOSEN"}[s.verdict]
-    return "%s line %-7d %s (%s): %s" % (mark, s.line, s.name, s.op, s.why)
+    return "%s %s %-7d %s (%s): %s" % (mark, unit, s.line, s.name, s.op, s.why)

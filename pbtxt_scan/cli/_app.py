@@ -100,7 +100,11 @@ def _quiet_stdout() -> None:
 
 FORMATS = "auto, graphdef, function, ge_proto, ge_onnx"
 
-FileArg = typer.Argument(..., help="A graph.pbtxt or GE dump: a path, '-' for stdin, or a .gz file.", show_default=False)
+FileArg = typer.Argument(
+    ...,
+    help="A graph.pbtxt or GE dump, or a binary graph (.pb, .meta, saved_model.pb): a path, '-' for stdin, or a .gz file.",
+    show_default=False,
+)
 FormatOpt = typer.Option("auto", "--format", help="What the file is: %s." % FORMATS)
 
 
@@ -113,6 +117,18 @@ def dialect(fmt: str) -> Optional[str]:
     if fmt not in DIALECTS:
         raise usage_error("unknown format %r: choose from %s" % (fmt, FORMATS), "--format")
     return fmt
+
+
+# --- the input ---------------------------------------------------------------------------------
+
+
+def open_graph(path: str, spool: bool = True) -> Any:
+    """``GraphFile.open``, with its notes (which MetaGraph of a SavedModel is read) on stderr."""
+    from .._input import GraphFile
+
+    g = GraphFile.open(path, spool=spool)
+    g.on_note = lambda text: typer.echo(text, err=True)
+    return g
 
 
 # --- progress bar ------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from ._app import (
     bar,
     dialect,
     fail,
+    open_graph,
     out,
     plural,
     usage_error,
@@ -93,16 +94,17 @@ def _print_explain(ans: Any) -> None:
     from .._rules import format_trail
 
     typer.echo("%s (rule %s):" % (ans.kind, ans.rule), err=True)
-    for line in format_trail(ans.trail if ans.kind == "fp" else ans.trail):
+    for line in format_trail(ans.trail, ans.unit):
         typer.echo("  " + line, err=True)
-    typer.echo("  => %s" % (ans.reason if ans.point is None else "%s at line %d: %s" % (ans.point.name, ans.point.line, ans.reason)), err=True)
+    typer.echo("  => %s" % (ans.reason if ans.point is None else "%s at %s: %s" % (ans.point.name, ans.point.where, ans.reason)), err=True)
 
 
 def _one_point(kind: str, file: str, opts: Any, as_json: bool, explain: bool) -> None:
     from .._rules import find_bp, find_fp
 
     try:
-        ans = (find_fp if kind == "fp" else find_bp)(file, opts)
+        with open_graph(file) as g:
+            ans = (find_fp if kind == "fp" else find_bp)(g, opts)
     except PbtxtError as e:
         raise fail(e)
     if explain:
@@ -121,7 +123,9 @@ def _point_command(kind: str, doc: str) -> Callable[..., None]:
     def command(
         file: str = FileArg,
         as_json: bool = typer.Option(
-            False, "--json", help="One object: name, op, line, name_line, offset, rule, file, function, reason."
+            False,
+            "--json",
+            help="One object: name, op, line, name_line, offset, rule, file, function, reason (line and name_line are null in a binary graph).",
         ),
         explain: bool = typer.Option(
             False, "--explain", help="Show on stderr each node considered, its line, and why it was skipped."
@@ -196,11 +200,9 @@ def points(
     if out_format not in ("text", "profiling", "env"):
         raise usage_error("choose from text, profiling, env", "--format")
     opts = _options(rule, skip_op, keep_op, name_filter, config)
-    from .._input import GraphFile
-
     bp_error: Optional[PbtxtError] = None
     try:
-        with GraphFile.open(file) as g:  # one input for both searches (stdin and pipes are spooled)
+        with open_graph(file) as g:  # one input for both searches (stdin and pipes are spooled)
             fa = find_fp(g, opts)
             try:
                 ba = find_bp(g, opts)
@@ -257,7 +259,7 @@ def points(
             if ans.point is None:
                 out("%s_point  -  (%s)" % (kind, ans.reason))
             else:
-                where = "line %d" % ans.point.line
+                where = ans.point.where
                 if ans.point.function:
                     where += " in function %s" % ans.point.function
                 out("%s_point  %s  (%s, %s, rule %s)" % (kind, name, ans.point.op, where, ans.rule))
@@ -272,25 +274,31 @@ def check(
     files: List[str] = typer.Argument(..., help="Files to validate ('-' for stdin, .gz accepted).", show_default=False),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing on success."),
 ) -> None:
-    """Validate whole files against the protobuf text format grammar.
+    """Validate whole files against the protobuf text format grammar (binary graphs: the wire format).
 
-    Prints 'FILE: ok (N lines)' per valid file; for the first error in a file, prints
-    'FILE:LINE:COL: message' on stderr. Exit 2 if any file is invalid or unreadable.
+    Prints 'FILE: ok (N lines, M nodes)' per valid file ('FILE: ok (N bytes, M nodes, binary
+    GraphDef)' for a binary one); for the first error in a file, prints 'FILE:LINE:COL: message'
+    ('FILE:offset N: message') on stderr. Exit 2 if any file is invalid or unreadable.
 
     Example: pbtxt-scan check graph.pbtxt
     """
-    from .._api import GraphFile, check as _check
+    from .._api import check as _check
+    from .._binary import describe
 
     bad = False
     for path in files:
         try:
-            with GraphFile.open(path, spool=False) as g, bar(g) as on_progress:
+            with open_graph(path, spool=False) as g, bar(g) as on_progress:
                 st = _check(g, on_progress=on_progress)
         except PbtxtError as e:
             typer.echo(str(e), err=True)
             bad = True
             continue
-        if not quiet:
+        if quiet:
+            continue
+        if st.binary:
+            out("%s: ok (%s, %s, %s)" % (st.path, plural(st.bytes, "byte"), plural(st.nodes, "node"), describe(st.binary)))
+        else:
             out("%s: ok (%s, %s)" % (st.path, plural(st.lines, "line"), plural(st.nodes, "node")))
     if bad:
         raise typer.Exit(EXIT_BAD_INPUT)
@@ -299,7 +307,9 @@ def check(
 @app.command(epilog=EPILOG)
 def nodes(
     file: str = FileArg,
-    jsonl: bool = typer.Option(False, "--jsonl", help="One JSON object per node: name, op, line, name_line, offset, inputs."),
+    jsonl: bool = typer.Option(
+        False, "--jsonl", help="One JSON object per node: name, op, line, name_line, offset, inputs (line null in a binary graph)."
+    ),
     fmt: str = FormatOpt,
 ) -> None:
     """List every node: its line, name and op, in file order.
@@ -307,20 +317,23 @@ def nodes(
     Works on TF GraphDef node blocks, GE ge_proto op blocks and ge_onnx node blocks
     (detected from the first fields). Pipes cleanly: pbtxt-scan nodes graph.pbtxt | head
 
+    On a binary graph (.pb, .meta, saved_model.pb) the first column is the node's byte offset
+    (binary has no lines): offset<TAB>name<TAB>op.
+
     Example: pbtxt-scan nodes --jsonl graph.pbtxt | grep MatMul
     """
-    from .._api import NAME_AND_OP, GraphFile, iter_nodes
+    from .._api import NAME_AND_OP, iter_nodes
 
     found = False
     rows: List[str] = []  # written in batches: one write per row costs a second per GB
     try:
-        with GraphFile.open(file, spool=False) as g, bar(g) as on_progress:
+        with open_graph(file, spool=False) as g, bar(g) as on_progress:
             for b in iter_nodes(g, dialect(fmt), on_progress=on_progress, heads=None if jsonl else NAME_AND_OP):
                 found = True
                 if jsonl:
                     rows.append(json.dumps(b.to_json(), ensure_ascii=False))
                 else:
-                    rows.append("%d\t%s\t%s" % (b.line, b.name, b.op))
+                    rows.append("%d\t%s\t%s" % (b.line or b.start, b.name, b.op))  # binary: the offset
                 if len(rows) >= 512:
                     out("\n".join(rows))
                     rows.clear()
@@ -344,12 +357,13 @@ def show(
 ) -> None:
     """Print a node's own text with its line numbers (or, with --json, the parsed block).
 
+    A node of a binary graph is printed as text format (as tf.io.write_graph writes it), after a
+    '# FILE offset N' comment; --json gives line null, its offset, and lines counted in that text.
+
     Example: pbtxt-scan show graph.pbtxt dense/MatMul
     """
-    from .._input import GraphFile
-
     try:
-        with GraphFile.open(file) as g:
+        with open_graph(file) as g:
             _show(g, name, as_json, fmt)
     except PbtxtError as e:
         raise fail(e)
@@ -366,7 +380,7 @@ def _show(g: Any, name: str, as_json: bool, fmt: str) -> None:
         raise typer.Exit(EXIT_NOT_FOUND)
     if as_json:
         msg = g.parse(hit)
-        obj = {"name": hit.name, "op": hit.op, "line": hit.line, "offset": hit.start}
+        obj = {"name": hit.name, "op": hit.op, "line": hit.line or None, "offset": hit.start}
         try:
             obj["block"] = msg[0].value.to_data(lines=True)
             text = json.dumps(obj, ensure_ascii=False, indent=2)
@@ -375,6 +389,10 @@ def _show(g: Any, name: str, as_json: bool, fmt: str) -> None:
         out(text)
         return
     text = g.read(hit).decode("utf-8", "replace")
+    if hit.binary:  # text format made from the NodeDef: no file lines to number
+        out("# %s offset %d (%s, a %d-byte NodeDef)" % (g.name, hit.start, g.binary, hit.end - hit.start))
+        out(text.rstrip("\n"))
+        return
     width = len(str(hit.line + text.count("\n")))
     for i, line in enumerate(text.split("\n")):
         prefix = " " * (hit.column - 1) if i == 0 else ""
@@ -392,12 +410,13 @@ def stats(
 
     Example: pbtxt-scan stats --top 5 graph.pbtxt
     """
-    from .._api import GraphFile, stats as _stats
+    from .._api import stats as _stats
+    from .._binary import describe
 
     if top < 0:
         raise usage_error("%d is negative: give 0 for every op type, or a positive count" % top, "--top")
     try:
-        with GraphFile.open(file, spool=False) as g, bar(g) as on_progress:
+        with open_graph(file, spool=False) as g, bar(g) as on_progress:
             st = _stats(g, dialect(fmt), on_progress=on_progress)
     except PbtxtError as e:
         raise fail(e)
@@ -405,9 +424,9 @@ def stats(
         out(json.dumps(st.to_json(top or None), ensure_ascii=False))
         return
     out("file     %s" % st.path)
-    out("format   %s" % st.format)
+    out("format   %s" % (st.format if st.binary is None else "%s (%s)" % (st.format, describe(st.binary))))
     out("bytes    %d" % st.bytes)
-    out("lines    %d" % st.lines)
+    out("lines    %s" % ("-" if st.lines is None else st.lines))
     out("nodes    %d" % st.nodes)
     out("seconds  %.3f" % st.seconds)
     ops = sorted(st.ops.items(), key=lambda kv: (-kv[1], kv[0]))
