@@ -26,7 +26,7 @@ import struct
 from typing import Any, Dict, List, Optional, Tuple
 
 from ._errors import PbtxtError
-from ._wire import _varint_slow
+from ._wire_read import _varint_slow
 
 # ---- enums ---------------------------------------------------------------------------------
 
@@ -133,6 +133,12 @@ def node_to_text(data: bytes, field: Optional[str] = "node", indent: int = 0, ba
         _message(data, 0, len(data), "NodeDef", indent + 2, out, base, 0)
         out.append(pad + "}\n")
     return "".join(out)
+
+
+def check_node(data: bytes, base: int = 0) -> None:
+    """Raise :class:`PbtxtError` (with the offset) unless the NodeDef ``data`` is well-formed down to
+    the last nested value (``attr`` values, tensors, shapes) that the mini-schema knows."""
+    _message(data, 0, len(data), "NodeDef", 0, [], base, 0)
 
 
 def _fields(data: bytes, i: int, end: int, base: int) -> List[Tuple[int, int, Any]]:

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import pbtxt_scan as ps
 from pbtxt_scan import _wire as w
+from pbtxt_scan import _wire_walk as ww
 from pbtxt_scan._wire_text import DATA_TYPES, node_to_text
 from wire_encoder import Packed, encode, float32, graph_with_offsets, node, tag, varint, wrap
 
@@ -113,8 +114,8 @@ def test_round_trip_forward_and_backward(node_list, fns, kind, chunk, stream, be
         assert info["meta_graph"] == before and info["meta_graphs"] == before + after + 1
     if stream:
         return
-    old = w._REGION
-    w._REGION = 64  # many checkpoints
+    old = ww._REGION
+    ww._REGION = 64  # many checkpoints
     try:
         for path, want in ((w.NODE_PATH, want_nodes), (w.FUNCTION_PATH, want_fns)):
             ix = w.build_index(io.BytesIO(e.data), path, kind=kind, chunk_size=chunk)
@@ -122,7 +123,7 @@ def test_round_trip_forward_and_backward(node_list, fns, kind, chunk, stream, be
             back = [heads(b) for b in w.iter_wire_blocks_reversed(io.BytesIO(e.data), ix, chunk_size=chunk)]
             assert back == want[::-1]
     finally:
-        w._REGION = old
+        ww._REGION = old
 
 
 @settings(max_examples=100, deadline=None)
@@ -419,3 +420,51 @@ def test_varints_and_tags_of_many_bytes():
     n = node("a" * 300, "B", ["c" * 20000])
     data = tag(1, 2) + varint(len(encode(n))) + encode(n) + encode([(1000, 5), (1, node("z", "Y"))])
     assert [b.name for b in read_all(data, kind="graphdef")] == ["a" * 300, "z"]
+
+
+def test_validate_checks_inside_attrs():
+    bad_attr = [(5, [(1, "k"), (2, b"\x42\x05ab")])]  # AttrValue.shape with a length past its end
+    data = encode([(1, node("a", "B") + bad_attr)])
+    assert [b.name for b in read_all(data, kind="graphdef")] == ["a"]  # the listing skips attrs
+    with pytest.raises(ps.PbtxtError, match="truncated") as e:
+        read_all(data, kind="graphdef", validate=True)
+    assert e.value.offset is not None and e.value.offset > 2
+    for name, *_ in TWINS:
+        read_all(_raw(name), validate=True)
+
+
+def test_main_lists_nodes(tmp_path, capsys):
+    assert w.main([os.path.join(BINARY, "mlp_sgd.pb.gz")]) == 0
+    out, err = capsys.readouterr()
+    assert out.count("\n") == 155 and out.startswith("2\t")
+    assert "kind=graphdef" in err
+    assert w.main(["--backward", os.path.join(BINARY, "mlp_sgd_saved_model", "saved_model.pb")]) == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines()[0].endswith("save/restore_all\tNoOp") and "tagged train" in err
+    cut = tmp_path / "cut.pb"
+    cut.write_bytes(_raw("mlp_sgd.pb")[:1000])
+    assert w.main([str(cut)]) == 2
+    assert "offset 569: truncated" in capsys.readouterr().err
+
+
+def test_gen_binary_holds_the_dense_nodes(tmp_path):
+    """benchmarks/gen_binary.py: the binary kind is the dense kind's nodes, node for node, and each
+    renders back to the dense text byte for byte."""
+    import sys
+
+    sys.path.insert(0, os.path.dirname(HERE))
+    from benchmarks import gen_binary, gen_graph
+
+    meta = gen_graph.generate("binary", str(tmp_path / "g.pb"), 600 << 10)
+    gen_graph.generate("dense", str(tmp_path / "g.pbtxt"), meta["text_bytes"])
+    raw = (tmp_path / "g.pb").read_bytes()
+    text = (tmp_path / "g.pbtxt").read_bytes()
+    assert w.sniff(raw[: w.SNIFF_BYTES]) == "graphdef" and abs(len(raw) - (600 << 10)) < 60 << 10
+    for path in BOTH:
+        mine = list(w.iter_wire_blocks(io.BytesIO(raw), [path]))
+        theirs = list(ps.iter_blocks(str(tmp_path / "g.pbtxt"), path))
+        assert [_same(b) for b in mine] == [_same(b) for b in theirs] and mine
+        for b, t in zip(mine, theirs):
+            assert node_to_text(raw[b.start : b.end], path[-1], t.column - 1) == " " * (t.column - 1) + text[t.start : t.end].decode() + "\n"
+    assert meta["nodes"] == len(list(w.iter_wire_blocks(io.BytesIO(raw))))
+    assert gen_binary.varint(300) == b"\xac\x02"
