@@ -53,11 +53,15 @@ def blocks(
     chunk_size: int,
     on_progress: Optional[Callable[[int], None]],
     end_state: Optional[Dict[str, Any]],
+    validate: bool = False,
 ) -> Iterator[Block]:
-    """Every NodeDef at ``block_path`` in file order (``g.blocks`` on a binary graph)."""
+    """Every NodeDef at ``block_path`` in file order (``g.blocks`` on a binary graph); ``validate``:
+    every node down to its last attr value too (``check``, ``stats``)."""
     _paths(g, block_path)
     src = g.reader()
-    it = _wire.iter_wire_blocks(src, [tuple(block_path)], heads, kind=g.binary, chunk_size=chunk_size, info=g.wire)
+    it = _wire.iter_wire_blocks(
+        src, [tuple(block_path)], heads, kind=g.binary, chunk_size=chunk_size, info=g.wire, validate=validate
+    )
     try:
         for b in it:
             _note(g)

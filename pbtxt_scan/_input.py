@@ -250,12 +250,15 @@ class GraphFile:
         chunk_size: int = DEFAULT_CHUNK,
         on_progress: Optional[Callable[[int], None]] = None,
         end_state: Optional[Dict[str, int]] = None,
+        validate: bool = False,
     ) -> Iterator[Block]:
-        """Every message at ``block_path`` in file order, validated as it is read."""
+        """Every message at ``block_path`` in file order, validated as it is read. (A binary
+        graph's containers and node fields are always checked; ``validate`` also checks every
+        node's attr values, which listings skip: ``check`` and ``stats`` ask for it.)"""
         from ._canonical import scan_canonical
 
         if self.binary:
-            yield from _binary.blocks(self, block_path, heads, chunk_size, on_progress, end_state)
+            yield from _binary.blocks(self, block_path, heads, chunk_size, on_progress, end_state, validate)
             return
 
         try:

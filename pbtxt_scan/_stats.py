@@ -47,7 +47,7 @@ def stats(
         ops: Dict[str, int] = collections.Counter()
         n = 0
         end_state: Dict[str, int] = {}
-        for b in g.blocks(d.path, NAME_AND_OP, chunk_size, on_progress, end_state):
+        for b in g.blocks(d.path, NAME_AND_OP, chunk_size, on_progress, end_state, validate=True):
             n += 1
             ops[b.op or "?"] += 1
         return Stats(g.name, d.name, end_state["bytes"], end_state["lines"], n, dict(ops), time.perf_counter() - t0, g.binary)
