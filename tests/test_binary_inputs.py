@@ -299,3 +299,17 @@ def test_fp_before_the_damage_is_answered(tmp_path: Path) -> None:
     path.write_bytes(MLP_PB[: BP_TAG + 40])
     r = run("fp", str(path))
     assert (r.exit_code, r.stdout) == (0, "dense/MatMul\n")
+
+
+def test_damage_inside_an_attr_value_is_found_by_check_and_stats(tmp_path: Path) -> None:
+    """check and stats decode every attr value (wire's validate=); listings and the searches read
+    names, ops and inputs and skip attrs by their length, as they skip tensors."""
+    at = MLP_PB.find(b"\x0a\x01T\x12\x02\x30\x01", BP_TAG)  # the bp node's attr T: {type: DT_FLOAT}
+    assert at > BP_TAG
+    path = tmp_path / "attr.pb"
+    path.write_bytes(MLP_PB[: at + 5] + b"\x37" + MLP_PB[at + 6 :])  # type's tag with wire type 7
+    for command in ("check", "stats"):
+        r = run(command, str(path))
+        assert (r.exit_code, r.stderr) == (2, "%s:offset %d: wire type 7 is not valid\n" % (path, at + 5))
+    r = run("bp", str(path))
+    assert (r.exit_code, r.stdout) == (0, "gradients/dense/MatMul_grad/MatMul_1\n")
