@@ -7,7 +7,7 @@ uses for text, and each of them hands over to a function here:
 =====================  =====================================================================
 ``g.blocks``           :func:`blocks`: ``_wire.iter_wire_blocks``, forward, in constant memory
 ``reverse_blocks``     :func:`reverse_blocks`: ``_wire.build_index`` (one pass over the length
-                       prefixes), then ``_wire.iter_wire_blocks_reversed``
+                       prefixes; cached like the text index), then ``_wire.iter_wire_blocks_reversed``
 ``g.read``             :func:`node_text`: the NodeDef as text format (``_wire_text.node_to_text``)
 ``g.parse``            the grammar's parse of that text (so ``show --json``, the placeholder rule
                        and everything that reads attrs work unchanged)
@@ -22,9 +22,11 @@ the first byte of the serialized NodeDef, counted in the decompressed file); ans
 from __future__ import annotations
 
 import io
-from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence
+import json
+from array import array
+from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
-from . import _wire
+from . import _cache, _wire
 from ._errors import PbtxtError
 from ._model import Block
 
@@ -81,17 +83,54 @@ def blocks(
 
 def reverse_blocks(g: "GraphFile", block_path: Sequence[str], heads: FrozenSet[str]) -> Iterator[Block]:
     """The NodeDefs at ``block_path`` last-first: an index of node offsets built in one forward
-    pass over the length prefixes (about 100 KB per GB), then regions decoded forward."""
+    pass over the length prefixes (about 100 KB per GB; cached for a regular file, as the text
+    index is), then regions decoded forward."""
     _paths(g, block_path)
     g.whole()  # a stream is spooled to its end: backward reading needs every offset
     try:
-        index = _wire.build_index(g.reader(), tuple(block_path), kind=g.binary)
+        key = _cache.key_of(g)
+        kind = "wire-index-" + ".".join(block_path)
+        index = _load_index(_cache.read(key, kind), tuple(block_path))
+        if index is None:
+            index = _wire.build_index(g.reader(), tuple(block_path), kind=g.binary)
+            _cache.write(key, kind, _dump_index(index))
         g.wire.update(index.info._asdict())
         _note(g)
         for b in _wire.iter_wire_blocks_reversed(g.reader(), index, heads):
             yield b
     except PbtxtError as e:
         raise (g.changed() or e.with_path(g.name)) from None
+
+
+def _dump_index(ix: "_wire.WireIndex") -> bytes:
+    head = {"path": list(ix.path), "fnames": list(ix.fnames), "nodes": ix.nodes, "size": ix.size,
+            "info": list(ix.info), "n": len(ix.offs)}
+    return json.dumps(head).encode() + b"\n" + ix.offs.tobytes() + ix.ends.tobytes() + ix.fids.tobytes()
+
+
+def _load_index(data: Optional[bytes], path: Tuple[str, ...]) -> "Optional[_wire.WireIndex]":
+    """A cached index (``None`` when missing or not this one's: it is built again)."""
+    if not data:
+        return None
+    try:
+        nl = data.index(b"\n")
+        head = json.loads(data[:nl].decode())
+        n = int(head["n"])
+        arrays = []
+        for k in range(3):
+            a = array("q")
+            a.frombytes(data[nl + 1 + 8 * n * k : nl + 1 + 8 * n * (k + 1)])
+            if len(a) != n:
+                return None
+            arrays.append(a)
+        info = head["info"]
+        info[2] = tuple(info[2])
+        if tuple(head["path"]) != path:
+            return None
+        return _wire.WireIndex(path, arrays[0], arrays[1], arrays[2], tuple(head["fnames"]), int(head["nodes"]),
+                               head["size"], _wire.WireInfo(*info))
+    except (ValueError, KeyError, TypeError, IndexError):
+        return None
 
 
 def node_bytes(g: "GraphFile", block: Block) -> bytes:

@@ -313,3 +313,23 @@ def test_damage_inside_an_attr_value_is_found_by_check_and_stats(tmp_path: Path)
         assert (r.exit_code, r.stderr) == (2, "%s:offset %d: wire type 7 is not valid\n" % (path, at + 5))
     r = run("bp", str(path))
     assert (r.exit_code, r.stdout) == (0, "gradients/dense/MatMul_grad/MatMul_1\n")
+
+
+def test_bp_index_is_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The backward index (one pass over every node's length prefix) is built once per file, like
+    the text index: a second bp reads it from the cache; a stale or damaged entry is rebuilt."""
+    import pbtxt_scan._wire as wire
+
+    monkeypatch.setenv("PBTXT_SCAN_CACHE_DIR", str(tmp_path / "cache"))
+    path = binary_path("mlp_sgd_saved_model/saved_model.pb")
+    built = []
+    real = wire.build_index
+    monkeypatch.setattr(wire, "build_index", lambda *a, **k: built.append(1) or real(*a, **k))
+    for _ in range(2):
+        r = run("bp", "--json", path)
+        assert json.loads(r.stdout)["offset"] == 63369
+        assert "MetaGraph 1 of 2 (tags: train)" in r.stderr
+    assert built == [1]
+    for entry in (tmp_path / "cache").iterdir():
+        entry.write_bytes(entry.read_bytes()[:-3])  # damaged: its checksum fails
+    assert json.loads(run("bp", "--json", path).stdout)["offset"] == 63369 and built == [1, 1]
