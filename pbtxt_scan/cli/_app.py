@@ -29,10 +29,11 @@ EPILOG = (
 app = typer.Typer(
     name="pbtxt-scan",
     help=(
-        "Find Ascend profiling points (fp_point, bp_point) in TensorFlow graph.pbtxt files and GE dumps, "
-        "streaming, in constant memory, without TensorFlow or protobuf.\n\n"
+        "Find Ascend profiling points (fp_point, bp_point) in TensorFlow graph.pbtxt files, binary graphs "
+        "(.pb, .meta, saved_model.pb) and GE dumps, streaming, in constant memory, without TensorFlow or protobuf.\n\n"
         "Examples:\n\n"
         "  pbtxt-scan points graph.pbtxt\n\n"
+        "  pbtxt-scan points model_dir/model.ckpt-1000.meta\n\n"
         "  pbtxt-scan fp --explain graph.pbtxt\n\n"
         "  pbtxt-scan nodes graph.pbtxt | head\n\n"
         "  pbtxt-scan show graph.pbtxt dense/MatMul\n\n"
