@@ -24,14 +24,15 @@ from __future__ import annotations
 import io
 import json
 from array import array
-from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
-from . import _cache, _wire
+from . import _wire
 from ._errors import PbtxtError
 from ._model import Block
 
-if TYPE_CHECKING:
-    from ._input import GraphFile
+# The GraphFile (``_input``) calls down into this module, never the other way: ``g`` is typed
+# loosely here to keep the import graph one-way (tests/test_imports.py).
+GraphFile = Any
 
 SNIFF_BYTES = _wire.SNIFF_BYTES
 SAVEDMODEL = _wire.SAVEDMODEL
@@ -49,7 +50,7 @@ def sniff(head: bytes) -> Optional[str]:
 
 
 def blocks(
-    g: "GraphFile",
+    g: GraphFile,
     block_path: Sequence[str],
     heads: FrozenSet[str],
     chunk_size: int,
@@ -81,19 +82,24 @@ def blocks(
         end_state["lines"] = None
 
 
-def reverse_blocks(g: "GraphFile", block_path: Sequence[str], heads: FrozenSet[str]) -> Iterator[Block]:
+def reverse_blocks(
+    g: GraphFile,
+    block_path: Sequence[str],
+    heads: FrozenSet[str],
+    cached: Callable[[], Optional[bytes]] = lambda: None,
+    cache: Callable[[bytes], None] = lambda data: None,
+) -> Iterator[Block]:
     """The NodeDefs at ``block_path`` last-first: an index of node offsets built in one forward
-    pass over the length prefixes (about 100 KB per GB; cached for a regular file, as the text
-    index is), then regions decoded forward."""
+    pass over the length prefixes (about 100 KB per GB), then regions decoded forward.
+    ``cached``/``cache`` read and write the index's bytes (``_reverse`` keeps them in the user's
+    cache, as it keeps the text index)."""
     _paths(g, block_path)
     g.whole()  # a stream is spooled to its end: backward reading needs every offset
     try:
-        key = _cache.key_of(g)
-        kind = "wire-index-" + ".".join(block_path)
-        index = _load_index(_cache.read(key, kind), tuple(block_path))
+        index = _load_index(cached(), tuple(block_path))
         if index is None:
             index = _wire.build_index(g.reader(), tuple(block_path), kind=g.binary)
-            _cache.write(key, kind, _dump_index(index))
+            cache(_dump_index(index))
         g.wire.update(index.info._asdict())
         _note(g)
         for b in _wire.iter_wire_blocks_reversed(g.reader(), index, heads):
@@ -133,7 +139,7 @@ def _load_index(data: Optional[bytes], path: Tuple[str, ...]) -> "Optional[_wire
         return None
 
 
-def node_bytes(g: "GraphFile", block: Block) -> bytes:
+def node_bytes(g: GraphFile, block: Block) -> bytes:
     """The serialized NodeDef of ``block``."""
     data = g.read_at(block.start, block.end - block.start)
     if len(data) != block.end - block.start:
@@ -141,7 +147,7 @@ def node_bytes(g: "GraphFile", block: Block) -> bytes:
     return data
 
 
-def node_text(g: "GraphFile", block: Block) -> str:
+def node_text(g: GraphFile, block: Block) -> str:
     """The NodeDef as text format, as ``tf.io.write_graph`` would print it (``g.read``)."""
     from ._wire_text import node_to_text
 
@@ -151,7 +157,7 @@ def node_text(g: "GraphFile", block: Block) -> str:
         raise e.with_path(g.name) from None
 
 
-def rescan(g: "GraphFile", block: Block, heads: FrozenSet[str]) -> List[Block]:
+def rescan(g: GraphFile, block: Block, heads: FrozenSet[str]) -> List[Block]:
     """``block`` with the heads ``heads`` (read again from its bytes); ``[]`` on failure."""
     try:
         data = node_bytes(g, block)
@@ -167,7 +173,7 @@ def describe(kind: Optional[str]) -> str:
     return KIND_NAMES.get(kind or "", "binary graph")
 
 
-def _note(g: "GraphFile") -> None:
+def _note(g: GraphFile) -> None:
     """Say once, through ``g.on_note``, which MetaGraph of a SavedModel is read, and why."""
     info = g.wire
     if g.noted or info.get("kind") != SAVEDMODEL or info.get("meta_graph") is None:
@@ -183,7 +189,7 @@ def _note(g: "GraphFile") -> None:
     )
 
 
-def _paths(g: "GraphFile", block_path: Sequence[str]) -> None:
+def _paths(g: GraphFile, block_path: Sequence[str]) -> None:
     if tuple(block_path) not in (_wire.NODE_PATH, _wire.FUNCTION_PATH):
         raise PbtxtError(
             "a %s has nodes at node and library.function.node_def, not %s (--format graphdef or function)"

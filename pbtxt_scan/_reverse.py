@@ -88,7 +88,9 @@ def reverse_blocks(g: "GraphFile", block_path: Tuple[str, ...], heads: FrozenSet
     if g.binary:
         from ._binary import reverse_blocks as wire_reverse
 
-        yield from wire_reverse(g, block_path, heads)
+        key = _cache.key_of(g)
+        kind = "wire-index-" + ".".join(block_path)
+        yield from wire_reverse(g, block_path, heads, lambda: _cache.read(key, kind), lambda data: _cache.write(key, kind, data))
         return
     f, size = g.whole()
     key = _cache.key_of(g)
