@@ -333,3 +333,47 @@ def test_bp_index_is_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     for entry in (tmp_path / "cache").iterdir():
         entry.write_bytes(entry.read_bytes()[:-3])  # damaged: its checksum fails
     assert json.loads(run("bp", "--json", path).stdout)["offset"] == 63369 and built == [1, 1]
+
+
+# --- the guard (test_guard.py) over random damage to binary twins ------------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from test_guard import COMMANDS, check_rules  # noqa: E402
+
+_BIN_SEEDS = ["tf2_gradient_tape.meta", "mlp_sgd_saved_model/saved_model.pb", "mlp_sgd.pb.gz"]
+
+
+@settings(max_examples=int(os.environ.get("PBTXT_SCAN_FUZZ_EXAMPLES", "20")), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+          derandomize="PBTXT_SCAN_FUZZ_EXAMPLES" not in os.environ)
+@given(seed=st.sampled_from(_BIN_SEEDS), edits=st.lists(st.tuples(st.floats(0, 1), st.integers(0, 3), st.binary(min_size=1, max_size=12)), min_size=1, max_size=6))
+def test_every_command_on_damaged_binary_graphs(tmp_path: Path, seed: str, edits: "list[tuple[float, int, bytes]]") -> None:
+    """Exit 0, 1 or 2, no traceback, one stderr line on failure: whatever the damage (bytes of the
+    decompressed graph, so that a .gz seed stays gzip)."""
+    raw = (BINARY / seed).read_bytes()
+    packed = raw[:2] == b"\x1f\x8b"
+    data = bytearray(gzip.decompress(raw) if packed else raw)
+    for where, how, piece in edits:
+        i = int(where * len(data))
+        if how == 0:
+            data[i:i] = piece
+        elif how == 1:
+            del data[i : i + len(piece)]
+        elif how == 2:
+            data[i : i + len(piece)] = piece
+        else:
+            del data[max(i, 1):]
+    f = tmp_path / Path(seed).name
+    f.write_bytes(gzip.compress(bytes(data)) if packed else bytes(data))
+    for args in COMMANDS:
+        check_rules([a.format(f=f) for a in args])
+
+
+@pytest.mark.parametrize("args", [["bp"], ["points", "--explain"], ["nodes"], ["check"], ["show", "--json"]], ids=lambda a: " ".join(a))
+def test_a_failure_is_one_line_without_the_saved_model_note(tmp_path: Path, args: "list[str]") -> None:
+    """The note saying which MetaGraph is read comes with results; a failure is the error alone."""
+    path = tmp_path / "saved_model.pb"
+    path.write_bytes((BINARY / "mlp_sgd_saved_model" / "saved_model.pb").read_bytes()[:70000])  # cut in the train graph
+    r = run(*args, str(path), *(["no/such/node"] if args[0] == "show" else []))
+    assert r.exit_code == 2 and len(r.stderr.splitlines()) == 1 and ":offset " in r.stderr, r.stderr

@@ -124,12 +124,22 @@ def dialect(fmt: str) -> Optional[str]:
 
 
 def open_graph(path: str, spool: bool = True) -> Any:
-    """``GraphFile.open``, with its notes (which MetaGraph of a SavedModel is read) on stderr."""
+    """``GraphFile.open``, keeping its notes (which MetaGraph of a SavedModel is read) for
+    :func:`say_notes`: a command says them once it has its result, and drops them when it fails
+    (a failure is one line on stderr)."""
     from .._input import GraphFile
 
     g = GraphFile.open(path, spool=spool)
-    g.on_note = lambda text: typer.echo(text, err=True)
+    g.notes = []
+    g.on_note = g.notes.append
     return g
+
+
+def say_notes(g: Any) -> None:
+    """The notes of an input opened by :func:`open_graph`, on stderr."""
+    for text in getattr(g, "notes", ()):
+        typer.echo(text, err=True)
+    g.notes = []
 
 
 # --- progress bar ------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from ._app import (
     fail,
     open_graph,
     out,
+    say_notes,
     plural,
     usage_error,
 )
@@ -107,6 +108,7 @@ def _one_point(kind: str, file: str, opts: Any, as_json: bool, explain: bool) ->
             ans = (find_fp if kind == "fp" else find_bp)(g, opts)
     except PbtxtError as e:
         raise fail(e)
+    say_notes(g)
     if explain:
         _print_explain(ans)
     if ans.point is None:
@@ -215,8 +217,10 @@ def points(
     except PbtxtError as e:
         raise fail(e)
     if bp_error is not None:
-        ge = None
-    if explain:
+        ge = None  # (and no notes, no trails: a failure is one line on stderr)
+    else:
+        say_notes(g)
+    if explain and bp_error is None:
         _print_explain(fa)
         _print_explain(ba)
     fp_name = fa.point.name if fa.point else None
@@ -294,6 +298,7 @@ def check(
             typer.echo(str(e), err=True)
             bad = True
             continue
+        say_notes(g)
         if quiet:
             continue
         if st.binary:
@@ -343,6 +348,7 @@ def nodes(
         raise fail(e)
     if rows:
         out("\n".join(rows))
+    say_notes(g)
     if not found:
         typer.echo("%s: no nodes found" % file, err=True)
         raise typer.Exit(EXIT_NOT_FOUND)
@@ -376,6 +382,7 @@ def _show(g: Any, name: str, as_json: bool, fmt: str) -> None:
     d = g.dialect if f is None else named(f)
     hit = next((b for b in g.blocks(d.path, NAME_AND_OP) if b.name == name), None)
     if hit is None:
+        say_notes(g)
         typer.echo("%s: no node named %r" % (g.name, name), err=True)
         raise typer.Exit(EXIT_NOT_FOUND)
     if as_json:
@@ -386,9 +393,11 @@ def _show(g: Any, name: str, as_json: bool, fmt: str) -> None:
             text = json.dumps(obj, ensure_ascii=False, indent=2)
         except RecursionError:
             raise PbtxtError("nested too deeply to print as JSON (use show without --json)", hit.line, hit.column, g.name) from None
+        say_notes(g)
         out(text)
         return
     text = g.read(hit).decode("utf-8", "replace")
+    say_notes(g)
     if hit.binary:  # text format made from the NodeDef: no file lines to number
         out("# %s offset %d (%s, a %d-byte NodeDef)" % (g.name, hit.start, g.binary, hit.end - hit.start))
         out(text.rstrip("\n"))
@@ -420,6 +429,7 @@ def stats(
             st = _stats(g, dialect(fmt), on_progress=on_progress)
     except PbtxtError as e:
         raise fail(e)
+    say_notes(g)
     if as_json:
         out(json.dumps(st.to_json(top or None), ensure_ascii=False))
         return
