@@ -276,6 +276,10 @@ def test_big_tensor_is_skipped_not_held():
         tracemalloc.stop()
     assert got == ["a", "b"]
     assert peak < 4 << 20, peak
+    f = io.BytesIO(data)
+    ix = w.build_index(f)
+    assert [b.name for b in w.iter_wire_blocks_reversed(f, ix)] == ["b", "a"]
+    assert len(ix.offs) == 2  # a node past the region size starts a new region
 
 
 # ---- detection -------------------------------------------------------------------------------
@@ -295,6 +299,9 @@ def test_sniff_text(head):
 
 
 def test_sniff_kinds():
+    big_first = graph_with_offsets([node("w", "Const", attrs=[("value", [(8, [(1, 1), (4, b"\x0a" * 300000)])])])]).data
+    assert w.sniff(big_first[: w.SNIFF_BYTES]) == "graphdef"  # the first node is cut by the head
+    assert w.sniff(wrap(graph_with_offsets([node("a", "B")]), "metagraph").data) == "metagraph"
     assert w.sniff(b"") is None
     assert w.sniff(b"node {\n  name: \"a\"\n}\n") is None
     assert w.sniff(b"\x89PNG\r\n\x1a\n") is None
@@ -467,4 +474,6 @@ def test_gen_binary_holds_the_dense_nodes(tmp_path):
         for b, t in zip(mine, theirs):
             assert node_to_text(raw[b.start : b.end], path[-1], t.column - 1) == " " * (t.column - 1) + text[t.start : t.end].decode() + "\n"
     assert meta["nodes"] == len(list(w.iter_wire_blocks(io.BytesIO(raw))))
+    ix = w.build_index(io.BytesIO(raw))
+    assert ix.nodes == meta["nodes"] and len(ix.offs) <= len(raw) // ww._REGION + 2  # sparse
     assert gen_binary.varint(300) == b"\xac\x02"
