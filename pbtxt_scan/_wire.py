@@ -18,6 +18,9 @@ API (everything is importable from here; the work lives in ``_wire_read`` (reade
 - ``build_index(f, path=NODE_PATH, kind=None, meta_graph=None) -> WireIndex`` and
   ``iter_wire_blocks_reversed(f, index, heads=HEADS) -> Iterator[Block]``: the same blocks
   last-first (seekable files: callers spool stdin and ungzip to a temporary file first).
+  ``reread_block(f, block, heads) -> Block``: one node again with other heads. As for text, read
+  backward with ``heads={"name", "op"}`` and fetch the inputs of the few candidates this way: a
+  1 GB graph's ``init`` or ``save/SaveV2`` can hold 300,000 inputs (50 MB of heads).
 - ``node_to_text(data, field="node", indent=0, base=0) -> str``: one NodeDef (the bytes
   ``[block.start, block.end)``) as ``text_format`` prints it; it parses with ``parse_text``.
   ``check_node(data, base=0)`` validates one NodeDef down to its attr values.
@@ -71,12 +74,12 @@ from typing import Any, BinaryIO, Dict, Optional, Sequence
 from ._errors import PbtxtError
 from ._wire_read import DEFAULT_CHUNK, FUNCTION_PATH, GRAPHDEF, HEADS, KINDS, METAGRAPH, NODE_PATH, SAVEDMODEL, SNIFF_BYTES, WireInfo, sniff
 from ._wire_text import check_node, node_to_text
-from ._wire_walk import WireIndex, build_index, iter_wire_blocks, iter_wire_blocks_reversed
+from ._wire_walk import WireIndex, build_index, iter_wire_blocks, iter_wire_blocks_reversed, reread_block
 
 __all__ = [
     "DEFAULT_CHUNK", "FUNCTION_PATH", "GRAPHDEF", "HEADS", "KINDS", "METAGRAPH", "NODE_PATH", "SAVEDMODEL",
     "SNIFF_BYTES", "WireIndex", "WireInfo", "build_index", "check_node", "iter_wire_blocks",
-    "iter_wire_blocks_reversed", "node_to_text", "sniff",
+    "iter_wire_blocks_reversed", "node_to_text", "reread_block", "sniff",
 ]
 
 

@@ -447,3 +447,16 @@ def iter_wire_blocks_reversed(
                 _skip_value(r, fn, wt, off, stop)
         for b in reversed(region):
             yield b
+
+
+def reread_block(f: BinaryIO, block: Block, heads: FrozenSet[str] = HEADS) -> Block:
+    """``block`` again from the seekable ``f``, with other ``heads``: read the nodes backward with
+    name and op only (a NoOp such as ``init`` can have 100,000+ inputs), then the inputs of the
+    few candidates."""
+    if not _seekable(f):
+        raise PbtxtError("reading a node again needs a seekable file (copy the stream to a file first)")
+    r = _Reader(f, max(64, min(block.end - block.start, DEFAULT_CHUNK)))
+    r.seek(block.start)
+    r.want = _want(heads)
+    which = 0 if tuple(block.path) == NODE_PATH else 1
+    return _block(r, which, -1, block.start, block.end, -1, block.parents[-1] if block.parents else None)

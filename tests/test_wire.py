@@ -412,6 +412,19 @@ def test_saved_model_choice():
     assert ix.info.meta_graph == 1 and ix.nodes == len(names)
 
 
+def test_reread_block_with_other_heads():
+    raw = _raw("tf2_gradient_tape.meta")
+    f = io.BytesIO(raw)
+    light = frozenset({"name", "op"})
+    for path in BOTH:
+        full = list(w.iter_wire_blocks(io.BytesIO(raw), [path]))
+        back = list(w.iter_wire_blocks_reversed(f, w.build_index(f, path), light))
+        assert [b.heads for b in back] == [tuple(h for h in b.heads if h.name in light) for b in full[::-1]]
+        assert [w.reread_block(f, b) for b in back] == full[::-1]
+    with pytest.raises(ps.PbtxtError, match="seekable"):
+        w.reread_block(Stream(raw), back[0])
+
+
 def test_unknown_kind_and_paths():
     with pytest.raises(ps.PbtxtError, match="not a binary GraphDef"):
         read_all(b"node {\n}\n")
