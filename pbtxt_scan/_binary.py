@@ -21,7 +21,6 @@ the first byte of the serialized NodeDef, counted in the decompressed file); ans
 """
 from __future__ import annotations
 
-import io
 import json
 from array import array
 from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
@@ -158,14 +157,12 @@ def node_text(g: GraphFile, block: Block) -> str:
 
 
 def rescan(g: GraphFile, block: Block, heads: FrozenSet[str]) -> List[Block]:
-    """``block`` with the heads ``heads`` (read again from its bytes); ``[]`` on failure."""
+    """``block`` with the heads ``heads`` (read again from its bytes: ``_wire.reread_block``);
+    ``[]`` on failure, as for text."""
     try:
-        data = node_bytes(g, block)
-        one = _wire_varint(len(data))
-        got = list(_wire.iter_wire_blocks(io.BytesIO(b"\x0a" + one + data), [_wire.NODE_PATH], heads, kind=_wire.GRAPHDEF))
+        return [_wire.reread_block(g.reader(), block, heads)]
     except PbtxtError:
         return []
-    return [b._replace(path=block.path, start=block.start, end=block.end, parents=block.parents) for b in got]
 
 
 def describe(kind: Optional[str]) -> str:
@@ -196,13 +193,3 @@ def _paths(g: GraphFile, block_path: Sequence[str]) -> None:
             % (describe(g.binary), ".".join(block_path)),
             path=g.name,
         )
-
-
-def _wire_varint(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append(n & 0x7F | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
