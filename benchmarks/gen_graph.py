@@ -19,6 +19,7 @@ Kinds
            updates, ``init``, ``save/...``, ``library``, ``versions``.
 ``const``  frozen / const-heavy graph: placeholders, then one huge ``Const`` per layer whose
            ``tensor_content`` is a single line of tens of MB, then a short forward/backward part.
+``binary`` the ``dense`` nodes as a binary GraphDef (wire format, ``.pb``): ``gen_binary.py``.
 ``ge``     an Ascend GE ``ge_proto_*_Build.txt`` dump (``ge.proto.ModelDef`` as written by the
            C++ ``TextFormat::Print``) with weights as ``Const`` ops holding ``t { desc data }``,
            fused ops with ``_datadump_original_op_names``, a root graph and one subgraph.
@@ -48,6 +49,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 __all__ = ["KINDS", "generate", "parse_size", "cescape", "default_output_path"]
 
 KINDS = ("dense", "const", "ge", "feed", "queue")  # feed, queue: benchmarks/gen_fed.py
+GENERATORS = KINDS + ("binary",)  # binary: benchmarks/gen_binary.py (not yet in run.py's default kinds)
 
 TF_PRODUCER = 1286
 DEFAULT_CONST_LINE = 50 * 1000 * 1000  # escaped characters per big Const line
@@ -1305,17 +1307,21 @@ def default_output_path(kind: str, size_bytes: int, seed: int = 0) -> str:
     tag = "%s-%s-s%d" % (kind, _size_tag(size_bytes), seed)
     if kind == "ge":
         return os.path.join(default_bench_dir(), tag, "ge_proto_00000001_graph_1_Build.txt")
-    return os.path.join(default_bench_dir(), tag + ".pbtxt")
+    return os.path.join(default_bench_dir(), tag + (".pb" if kind == "binary" else ".pbtxt"))
 
 
 def generate(kind: str, path: Optional[str], size_bytes: "int | str", seed: int = 0,
              const_line_bytes: int = DEFAULT_CONST_LINE) -> Dict[str, Any]:
     """Write a ``kind`` file of about ``size_bytes`` to ``path``; return its metadata."""
-    if kind not in KINDS:
-        raise ValueError("kind must be one of %s" % (KINDS,))
+    if kind not in GENERATORS:
+        raise ValueError("kind must be one of %s" % (GENERATORS,))
     size = parse_size(size_bytes)
     if path is None:
         path = default_output_path(kind, size, seed)
+    if kind == "binary":
+        from .gen_binary import generate_binary
+
+        return generate_binary(path, size, seed)
     t0 = time.perf_counter()
     tmp = path + ".tmp-gen"
     w = _Writer(tmp)
@@ -1345,7 +1351,7 @@ def generate(kind: str, path: Optional[str], size_bytes: "int | str", seed: int 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.gen_graph",
                                 description="Generate large deterministic graph.pbtxt / GE dump files.")
-    p.add_argument("kind", choices=KINDS)
+    p.add_argument("kind", choices=GENERATORS)
     p.add_argument("--size", default="100MB", help="target size, e.g. 5MB, 1GB, 1.5GiB (powers of 1024)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("-o", "--output", default=None,

@@ -1,11 +1,12 @@
-"""pbtxt-scan: stream protobuf text format graphs (TF graph.pbtxt, GE dumps) in constant memory.
+"""pbtxt-scan: stream TF graphs (graph.pbtxt, binary .pb/.meta/saved_model.pb) and GE dumps in constant memory.
 
 Public API (everything else is private and may change):
 
 - :func:`iter_nodes` / :func:`iter_blocks`: blocks with byte offsets, lines and head fields
 - :func:`parse_block` / :func:`parse_text`: the Lark grammar's parse into plain data
 - :func:`check`, :func:`stats`: whole-file validation and statistics
-- :class:`GraphFile`: one input opened once (a path, ``-``, a pipe or ``.gz``), read through by every layer
+- :class:`GraphFile`: one input opened once (a path, ``-``, a pipe or ``.gz``; text format, or a binary
+  GraphDef, MetaGraphDef or SavedModel told by content), read through by every layer
 - :class:`PbtxtError`: the one error type (``line``, ``column``, ``path``)
 """
 from __future__ import annotations

@@ -13,10 +13,13 @@ RULES = ("auto", "dataflow", "doc")
 
 
 class Point(NamedTuple):
+    """An answer. ``line``/``name_line`` are ``None`` in a binary graph (no lines): ``offset`` is
+    the position there (the serialized NodeDef's first byte), the block's first byte in text."""
+
     kind: str  # "fp" or "bp"
     name: str
     op: Optional[str]
-    line: int
+    line: Optional[int]
     name_line: Optional[int]
     offset: int
     rule: str
@@ -26,10 +29,16 @@ class Point(NamedTuple):
     def to_json(self) -> Dict[str, Any]:
         return self._asdict()
 
+    @property
+    def where(self) -> str:
+        """``line N`` (text) or ``offset N`` (binary)."""
+        return "offset %d" % self.offset if self.line is None else "line %d" % self.line
+
 
 class Step(NamedTuple):
     """One node the search looked at, and what it made of it (or, verdict "more", a run of
-    ``count`` skipped nodes, lines ``line`` to ``upto``, left out of the trail)."""
+    ``count`` skipped nodes, lines ``line`` to ``upto``, left out of the trail). In a binary graph
+    ``line`` and ``upto`` are byte offsets (:func:`format_trail` is told so)."""
 
     line: int
     name: str
@@ -77,6 +86,7 @@ class Answer(NamedTuple):
     rule: str
     reason: str  # why this answer (or why none)
     trail: List[Step]  # a Trail
+    unit: str = "line"  # what the trail's positions are: "line" (text) or "offset" (binary)
 
 
 class Options(NamedTuple):
@@ -102,20 +112,33 @@ def _op(b: Block) -> Optional[str]:
     return op[3:] if op is not None and op.startswith("ge:") else op  # GE's ONNX view: "ge:Conv2D"
 
 
+def _in_units(g: Any, ans: Answer) -> Answer:
+    """A binary graph's trail counts byte offsets, not lines (``g``: the GraphFile read)."""
+    return ans._replace(unit="offset") if g.binary else ans
+
+
+def _at(b: Block) -> int:
+    """Where a block is, for the trail: its line (text) or byte offset (binary: line 0)."""
+    return b.line or b.start
+
+
 def _point(kind: str, b: Block, rule: str, file: str, fn: Optional[str]) -> Point:
+    if b.line == 0:  # a binary graph: no lines
+        return Point(kind, b.name or "", b.op, None, None, b.start, rule, file, fn)
     return Point(kind, b.name or "", b.op, b.line, b.head_line("name"), b.start, rule, file, fn)
 
 
 # --- explain --------------------------------------------------------------------------------
 
 
-def format_trail(trail: List[Step]) -> List[str]:
-    """The trail as lines (long runs of skips are already collapsed by :class:`Trail`)."""
-    return [_fmt_step(st) for st in trail]
+def format_trail(trail: List[Step], unit: str = "line") -> List[str]:
+    """The trail as lines (long runs of skips are already collapsed by :class:`Trail`); ``unit``:
+    ``line`` (text) or ``offset`` (binary: the positions are byte offsets)."""
+    return [_fmt_step(st, unit) for st in trail]
 
 
-def _fmt_step(s: Step) -> str:
+def _fmt_step(s: Step, unit: str = "line") -> str:
     if s.verdict == "more":
-        return "  ... %d more: %s (lines %d-%d)" % (s.count, s.why, s.line, s.upto)
+        return "  ... %d more: %s (%ss %d-%d)" % (s.count, s.why, unit, s.line, s.upto)
     mark = {"skip": "skip  ", "pass": "pass  ", "chosen": "CHOSEN"}[s.verdict]
-    return "%s line %-7d %s (%s): %s" % (mark, s.line, s.name, s.op, s.why)
+    return "%s %s %-7d %s (%s): %s" % (mark, unit, s.line, s.name, s.op, s.why)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import collections
 from typing import Callable, Deque, Dict, FrozenSet, Iterator, List, Optional, Tuple
 
-from ._answers import Answer, Options, Step, Trail, _op, _point, _producer
+from ._answers import _at, _in_units, Answer, Options, Step, Trail, _op, _point, _producer
 from ._body import step_body, training_function
 from ._catalog import METADATA, in_gradients_scope
 from ._dialect import operator_layout
@@ -106,24 +106,24 @@ def _bp_scan(
     for b in back:
         name = b.name or ""
         if not in_gradients_scope(name):
-            trail.append(Step(b.line, name, b.op, "skip", "not in a gradients scope"))
+            trail.append(Step(_at(b), name, b.op, "skip", "not in a gradients scope"))
             continue
         any_grad = True
         c = cat.category(_op(b))
         if c is not None:
-            trail.append(Step(b.line, name, b.op, "skip", "catalog: %s" % c))
+            trail.append(Step(_at(b), name, b.op, "skip", "catalog: %s" % c))
             continue
         if rule != "doc" and _shape_only(name, back, memo):
-            trail.append(Step(b.line, name, b.op, "skip", "computes only from constants and shapes"))
+            trail.append(Step(_at(b), name, b.op, "skip", "computes only from constants and shapes"))
             continue
-        trail.append(Step(b.line, name, b.op, "chosen", "last op in a gradients scope that computes"))
+        trail.append(Step(_at(b), name, b.op, "chosen", "last op in a gradients scope that computes"))
         return b, trail, True
     return None, trail, any_grad
 
 
 def find_bp(src: Source, opts: Options = Options()) -> Answer:
     with opened(src) as g:
-        return _find_bp(g, opts)
+        return _in_units(g, _find_bp(g, opts))
 
 
 def _find_bp(g: GraphFile, opts: Options) -> Answer:

@@ -8,7 +8,8 @@ class PbtxtError(ValueError):
     """Bad input: a syntax error, an unreadable file, or a file that is not text format.
 
     ``str(err)`` is the one-line ``FILE:LINE:COL: message`` the CLI prints; ``line`` and ``column``
-    are 1-based (``None`` where no position exists, e.g. a missing file).
+    are 1-based (``None`` where no position exists, e.g. a missing file). An error in a binary
+    graph (wire format: no lines) has a byte ``offset`` instead and reads ``FILE:offset N: message``.
     """
 
     def __init__(
@@ -32,6 +33,8 @@ class PbtxtError(ValueError):
             where.append(str(self.line))
             if self.column is not None:
                 where.append(str(self.column))
+        elif self.offset is not None:
+            where.append("offset %d" % self.offset)
         return ":".join(where) + ": " + self.msg
 
     def with_path(self, path: str) -> "PbtxtError":

@@ -6,7 +6,7 @@ import contextlib
 from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple
 
 from ._ahead import _Ahead, ahead_of, graph_producer
-from ._answers import _PROPAGATING, Answer, Options, Step, Trail, _op, _point, _producer
+from ._answers import _at, _in_units, _PROPAGATING, Answer, Options, Step, Trail, _op, _point, _producer
 from ._body import _function_args, step_body, training_function
 from ._catalog import DATA_SOURCES, ENQUEUES, METADATA, PLACEHOLDERS, in_gradients_scope
 from ._dialect import operator_layout
@@ -63,7 +63,7 @@ def _fp_scan(
             n_sources += 1
             if op.startswith("QueueDequeue"):
                 queues.add(name)
-            trail.append(Step(b.line, name, op, "pass", "data source"))
+            trail.append(Step(_at(b), name, op, "pass", "data source"))
         elif op in PLACEHOLDERS and op not in opts.keep_ops and not _placeholder(b, role, found, ph, trail, opts):
             pass
         else:
@@ -77,13 +77,13 @@ def _fp_scan(
             continue
         nxt = ahead.next_op(b.end, wanted)
         if nxt is None:
-            trail.append(Step(b.line, name, op, "pass", "a byte search of the rest of the file finds no node that could change the answer"))
+            trail.append(Step(_at(b), name, op, "pass", "a byte search of the rest of the file finds no node that could change the answer"))
             break
         wait_until = nxt
     final = [blk for q, blk in queue_first.items() if q not in pipeline] or list(queue_first.values())
     if final:
         found["dataflow"] = min(final, key=lambda blk: blk.start)
-        trail.append(Step(found["dataflow"].line, found["dataflow"].name or "", found["dataflow"].op, "chosen",
+        trail.append(Step(_at(found["dataflow"]), found["dataflow"].name or "", found["dataflow"].op, "chosen",
                           "first compute op fed by the last queue of the input pipeline"))
     return found, trail
 
@@ -91,14 +91,14 @@ def _fp_scan(
 def _placeholder(b: Block, role: Callable[[Block], Tuple[bool, str]], found: Dict[str, Any], ph: Set[str], trail: Trail, opts: Options) -> bool:
     """Handle a placeholder; False when it is settled here (skipped), True to go on as a node."""
     if found["placeholder"] is not None or opts.rule == "doc":
-        trail.append(Step(b.line, b.name or "", b.op, "skip", "catalog: inputs"))
+        trail.append(Step(_at(b), b.name or "", b.op, "skip", "catalog: inputs"))
         return False
     holds, why = role(b)
     if holds:
         ph.add(b.name or "")
-        trail.append(Step(b.line, b.name or "", b.op, "pass", why or "a placeholder that feeds data"))
+        trail.append(Step(_at(b), b.name or "", b.op, "pass", why or "a placeholder that feeds data"))
     else:
-        trail.append(Step(b.line, b.name or "", b.op, "skip", why))
+        trail.append(Step(_at(b), b.name or "", b.op, "skip", why))
     return False
 
 
@@ -119,14 +119,14 @@ def _fp_node(b, name, op, c, src, fed_ph, opts, found, trail, data, ph, queue_fi
         if opts.rule == "doc":  # the recipe stops at its first candidate
             return True
     if opts.rule == "doc":
-        trail.append(Step(b.line, name, op, "skip", doc_why or ""))
+        trail.append(Step(_at(b), name, op, "skip", doc_why or ""))
         return False
     if src is None and not fed_ph:
-        trail.append(Step(b.line, name, op, "skip", "catalog: %s" % c if c else "not fed by the data source"))
+        trail.append(Step(_at(b), name, op, "skip", "catalog: %s" % c if c else "not fed by the data source"))
         return False
     if op is not None and op in ENQUEUES and src is not None:
         pipeline.add(src)
-        trail.append(Step(b.line, name, op, "skip", "data from %s goes into another queue" % src))
+        trail.append(Step(_at(b), name, op, "skip", "data from %s goes into another queue" % src))
         return False
     if c is None or op in opts.keep_ops:
         if src is not None:
@@ -135,26 +135,26 @@ def _fp_node(b, name, op, c, src, fed_ph, opts, found, trail, data, ph, queue_fi
                 if src not in queue_first:
                     queue_first[src] = b
                     why = "first compute op fed by queue %s (kept until the pipeline is known)" % src
-                    trail.append(Step(b.line, name, op, "pass", why))
+                    trail.append(Step(_at(b), name, op, "pass", why))
                 return False
             found["dataflow"] = b
-            trail.append(Step(b.line, name, op, "chosen", "first compute op fed by the data source %s" % src))
+            trail.append(Step(_at(b), name, op, "chosen", "first compute op fed by the data source %s" % src))
             return True
         found["placeholder"] = b
         ph.clear()  # only the first op fed by a placeholder matters
-        trail.append(Step(b.line, name, op, "pass", "first compute op fed by a placeholder (kept in case no data source exists)"))
+        trail.append(Step(_at(b), name, op, "pass", "first compute op fed by a placeholder (kept in case no data source exists)"))
         return False
     if op in METADATA:
-        trail.append(Step(b.line, name, op, "skip", "reads only the shape (or presence) of the data"))
+        trail.append(Step(_at(b), name, op, "skip", "reads only the shape (or presence) of the data"))
         return False
     if c in _PROPAGATING or c == "added by --skip-op":
         if src is not None:
             data[name] = src
         else:
             ph.add(name)
-        trail.append(Step(b.line, name, op, "pass", "passes the data on (%s)" % c))
+        trail.append(Step(_at(b), name, op, "pass", "passes the data on (%s)" % c))
         return False
-    trail.append(Step(b.line, name, op, "skip", "catalog: %s" % c))
+    trail.append(Step(_at(b), name, op, "skip", "catalog: %s" % c))
     return False
 
 
@@ -184,7 +184,7 @@ def _still_wanted(found, opts, n_sources, ph, queue_first, pipeline, queues) -> 
 
 def find_fp(src: Source, opts: Options = Options()) -> Answer:
     with opened(src) as g:
-        return _find_fp(g, opts)
+        return _in_units(g, _find_fp(g, opts))
 
 
 def _find_fp(g: GraphFile, opts: Options) -> Answer:
@@ -318,5 +318,5 @@ def _fp_pick(found: Dict[str, Any], trail: List[Step], opts: Options, file: str,
     if b is None:
         return Answer("fp", None, used, "no compute op found", trail)
     if b is not found["dataflow"]:
-        trail.append(Step(b.line, b.name or "", b.op, "chosen", reason))
+        trail.append(Step(_at(b), b.name or "", b.op, "chosen", reason))
     return Answer("fp", _point("fp", b, used, file, fn), used, reason, trail)

@@ -17,6 +17,11 @@ How the bytes are reached depends on the source:
   forward pass: ``stats``, ``check``, ``nodes``) nothing is copied and the stream is read once.
 
 Memory is bounded by the read size (1 MiB) whatever the source: the spool lives on disk.
+
+Binary graphs (a ``.pb`` GraphDef, a ``.meta`` MetaGraphDef, a ``saved_model.pb``, gzipped or not,
+from a file or a stream) are told from text by their first bytes when the file is opened
+(``binary`` names the kind); the same methods then read them through ``_binary`` (the wire-format
+reader), so nothing above this object changes: see ``_binary`` for the correspondence.
 """
 from __future__ import annotations
 
@@ -27,7 +32,8 @@ import stat
 import tempfile
 from typing import Any, BinaryIO, Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple, Union
 
-from ._dialect import HEAD_BYTES, NAME_AND_OP, TF_HEADS, Dialect, dialect_of_head, named
+from . import _binary
+from ._dialect import DIALECTS, HEAD_BYTES, NAME_AND_OP, TF_HEADS, Dialect, dialect_of_head, named
 from ._errors import PbtxtError
 from ._model import Block, Message
 from ._source import DEFAULT_CHUNK, PathLike, display_name, looks_binary, open_binary
@@ -57,6 +63,10 @@ class GraphFile:
         self._eof = False
         self._head = b""  # unspooled streams: the first bytes, kept to be read again from 0
         self._dialect: Optional[Dialect] = None
+        self.binary: Optional[str] = None  # "graphdef", "metagraph" or "savedmodel": wire format
+        self.wire: Dict[str, Any] = {}  # binary: what was read (the SavedModel's MetaGraph, and why)
+        self.on_note: Optional[Callable[[str], None]] = None  # told which MetaGraph a SavedModel gives
+        self.noted = False
         if not self.regular:
             if spool:
                 try:
@@ -69,13 +79,19 @@ class GraphFile:
 
     @classmethod
     def open(cls, path: PathLike, spool: bool = True) -> "GraphFile":
-        """Open ``path`` (``-`` for stdin; gzip is unpacked), refusing what is not text format."""
+        """Open ``path`` (``-`` for stdin; gzip is unpacked): protobuf text format, or a binary
+        GraphDef, MetaGraphDef or SavedModel (told by content); other binary files are refused."""
         raw, name = open_binary(path)
         try:
             g = cls(raw, name, spool)
-            why = looks_binary(g.head(4096))
-            if why:
-                raise PbtxtError(why, path=name)
+            head = g.head(_binary.SNIFF_BYTES)
+            g.binary = _binary.sniff(head)
+            if g.binary is None:
+                why = looks_binary(head[:4096])
+                if why:
+                    raise PbtxtError(why, path=name)
+            elif g.binary == _binary.SAVEDMODEL and not g.can_seek:
+                g._spool_from_here()  # its train MetaGraph may come after the first: keep a way back
         except BaseException:
             if str(path) != "-":
                 raw.close()
@@ -150,6 +166,26 @@ class GraphFile:
             self._eof = True
         return data
 
+    def _spool_from_here(self) -> None:
+        """Turn an unspooled stream into a spooled one (only its first bytes were read yet)."""
+        assert self._spool is None and self._stored == len(self._head)
+        try:
+            self._spool = tempfile.TemporaryFile(prefix="pbtxt-scan-spool-")
+            self._spool.write(self._head)
+        except OSError as e:
+            raise PbtxtError("cannot make a temporary file to read the input through: %s" % (e.strerror or e), path=self.name) from None
+        self._head = b""
+
+    def known_size(self) -> Optional[int]:
+        """The input's size if known without reading further (a regular file, a stream read to its end)."""
+        if self.regular:
+            return self.size
+        return self._stored if self._eof else None
+
+    def bytes_read(self) -> int:
+        """The input's bytes (decompressed) read so far: its size once read to the end."""
+        return (self.size or 0) if self.regular else self._stored
+
     def _fill(self, upto: Optional[int]) -> None:
         """Copy the stream to the spool up to offset ``upto`` (``None``: to its end)."""
         assert self._spool is not None
@@ -210,7 +246,7 @@ class GraphFile:
     @property
     def dialect(self) -> Dialect:
         if self._dialect is None:
-            self._dialect = dialect_of_head(self.head())
+            self._dialect = DIALECTS["graphdef"] if self.binary else dialect_of_head(self.head())
         return self._dialect
 
     def blocks(
@@ -220,9 +256,16 @@ class GraphFile:
         chunk_size: int = DEFAULT_CHUNK,
         on_progress: Optional[Callable[[int], None]] = None,
         end_state: Optional[Dict[str, int]] = None,
+        validate: bool = False,
     ) -> Iterator[Block]:
-        """Every message at ``block_path`` in file order, validated as it is read."""
+        """Every message at ``block_path`` in file order, validated as it is read. (A binary
+        graph's containers and node fields are always checked; ``validate`` also checks every
+        node's attr values, which listings skip: ``check`` and ``stats`` ask for it.)"""
         from ._canonical import scan_canonical
+
+        if self.binary:
+            yield from _binary.blocks(self, block_path, heads, chunk_size, on_progress, end_state, validate)
+            return
 
         try:
             for b in scan_canonical(self.reader(), tuple(block_path), heads, chunk_size, self.name, end_state):
@@ -242,13 +285,17 @@ class GraphFile:
         return self.blocks(d.path, d.heads if heads is None else heads, **kw)
 
     def read(self, block: Block) -> bytes:
-        """The block's own bytes."""
+        """The block's own bytes (of a binary graph: the node as text format, UTF-8)."""
+        if self.binary:
+            return _binary.node_text(self, block).encode("utf-8", "surrogateescape")
         return self.read_at(block.start, block.end - block.start)
 
     def rescan(self, block: Block, heads: FrozenSet[str]) -> List[Block]:
         """Scan one block found before again (for heads it was read without); ``[]`` on failure."""
         from ._scan import scan
 
+        if self.binary:
+            return _binary.rescan(self, block, heads)
         src: BinaryIO = self.reader(block.start, block.end)
         at = block.start
         field = block.path[-1]
@@ -265,11 +312,21 @@ class GraphFile:
 
     def parse(self, block: Block, max_bytes: Optional[int] = None) -> Message:
         """Parse one block with the Lark grammar: a one-field :class:`Message` (the block's field,
-        e.g. ``node``) whose positions are those of the file."""
+        e.g. ``node``) whose positions are those of the file (of a binary graph: those of the
+        node's text, as ``show`` prints it)."""
         from ._grammar import parse_text
 
-        size = block.end - block.start
         max_bytes = PARSE_MAX if max_bytes is None else max_bytes
+        if self.binary:
+            node = _binary.node_text(self, block)
+            if len(node) > max_bytes:
+                raise PbtxtError(
+                    "node is %.1f MB as text, over the %.1f MB limit for a full parse" % (len(node) / (1 << 20), max_bytes / (1 << 20)),
+                    path=self.name,
+                    offset=block.start,
+                )
+            return parse_text(node, path=self.name)
+        size = block.end - block.start
         if size > max_bytes:
             raise PbtxtError(
                 "block is %.1f MB, over the %.1f MB limit for a full parse (the grammar's parse takes about 50 bytes of "
@@ -316,10 +373,26 @@ class _View(io.RawIOBase):
         return self._g.can_seek
 
     def seek(self, offset: int, whence: int = 0) -> int:
-        if whence != 0 or not self._g.can_seek:
+        """Any position of a seekable input; the end only where the size is known. Past the end
+        the position stops at it (what a reader checks to tell a truncated field)."""
+        if not self._g.can_seek:
             raise io.UnsupportedOperation("seek")
-        self._pos = self._start + offset
-        return offset
+        if whence == 0:
+            pos = self._start + offset
+        elif whence == 1:
+            pos = self._pos + offset
+        else:
+            end = self._end if self._end is not None else self._g.known_size()
+            if whence != 2 or end is None:
+                raise io.UnsupportedOperation("seek to the end of a stream not read to its end")
+            pos = end + offset
+        if not self._g.regular:
+            self._g.read_at(max(pos - 1, 0), 1)  # a stream is spooled as far as that
+        size = self._g.known_size()
+        if size is not None and pos > size:
+            pos = max(size, self._start)
+        self._pos = pos
+        return pos - self._start
 
     def tell(self) -> int:
         return self._pos - self._start

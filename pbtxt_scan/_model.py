@@ -66,6 +66,8 @@ class Block(NamedTuple):
     ``heads`` are its direct scalar fields of interest in file order, values unescaped.
     ``parents`` holds the ``name`` head of each enclosing block on the path (e.g. the function name
     for ``library.function.node_def``, the graph name for ``graph.op``); ``None`` where it has none.
+    A block of a binary graph (wire format) has no lines: ``line`` and ``column`` are ``0`` and its
+    position is ``start``, the byte offset of its serialized NodeDef (see :attr:`where`).
     """
 
     path: Tuple[str, ...]
@@ -107,9 +109,24 @@ class Block(NamedTuple):
     def inputs(self) -> List[str]:
         return [h.value for h in self.heads if h.name == "input"]
 
+    @property
+    def binary(self) -> bool:
+        """Whether the block is from a binary graph (text lines start at 1)."""
+        return self.line == 0
+
+    @property
+    def where(self) -> str:
+        """``line N`` (text) or ``offset N`` (binary): how answers and listings say where it is."""
+        return "offset %d" % self.start if self.line == 0 else "line %d" % self.line
+
     def to_json(self) -> Dict[str, Any]:
-        out: Dict[str, Any] = {"name": self.name, "op": self.op, "line": self.line, "column": self.column}
-        out["name_line"] = self.head_line("name")
+        """The same keys for text and binary; a binary block's ``line``, ``column`` and
+        ``name_line`` are ``null`` (its position is ``offset``)."""
+        if self.line == 0:
+            out: Dict[str, Any] = {"name": self.name, "op": self.op, "line": None, "column": None, "name_line": None}
+        else:
+            out = {"name": self.name, "op": self.op, "line": self.line, "column": self.column}
+            out["name_line"] = self.head_line("name")
         out["offset"] = self.start
         out["end"] = self.end
         out["inputs"] = self.inputs

@@ -85,8 +85,16 @@ def reverse_blocks(g: "GraphFile", block_path: Tuple[str, ...], heads: FrozenSet
 
     Top-level blocks (``("node",)``) take the backward shortcut when the layout allows; nested ones
     (GE's ``("graph", "op")``, inside one huge ``graph`` block) always take the index path. A
-    stream (stdin, a pipe, gzip) is read backward from its spool.
+    stream (stdin, a pipe, gzip) is read backward from its spool. A binary graph is read backward
+    through its index of node offsets (``_binary``).
     """
+    if g.binary:
+        from ._binary import reverse_blocks as wire_reverse
+
+        key = _cache.key_of(g)
+        kind = "wire-index-" + ".".join(block_path)
+        yield from wire_reverse(g, block_path, heads, lambda: _cache.read(key, kind), lambda data: _cache.write(key, kind, data))
+        return
     f, size = g.whole()
     key = _cache.key_of(g)
     if len(block_path) == 1:

@@ -129,19 +129,12 @@ def iter_chunks(f: BinaryIO, size: int = DEFAULT_CHUNK) -> Iterator[bytes]:
 
 
 def looks_binary(head: bytes) -> Optional[str]:
-    """Why ``head`` (the first bytes of a file) is not protobuf text format, or ``None`` if it may be."""
+    """Why ``head`` (the first bytes of a file) is not protobuf text format, or ``None`` if it may be.
+    (Binary graphs are told apart before this is asked: ``_wire.sniff``.)"""
     if not head:
         return None
     if head.startswith(BOM):
         head = head[3:]
-    # A binary GraphDef starts with field 1 (node), wire type 2: byte 0x0a, a varint length, then
-    # the NodeDef's own field 1 (name): 0x0a again.
-    if len(head) > 3 and head[0] == 0x0A:
-        i = 1
-        while i < len(head) and head[i] & 0x80:
-            i += 1
-        if i + 1 < len(head) and head[i + 1] == 0x0A:
-            return "this looks like a binary GraphDef (.pb), not text format: write it with as_text=True"
     sample = head[:4096]
     nul = sample.find(b"\x00")
     if nul >= 0:

@@ -11,13 +11,17 @@ from ._source import DEFAULT_CHUNK
 
 
 class Stats(NamedTuple):
+    """``lines`` is ``None`` for a binary graph (``bytes`` counts its decompressed bytes), whose
+    ``binary`` says what it is (``graphdef``, ``metagraph``, ``savedmodel``; ``None`` for text)."""
+
     path: str
     format: str
     bytes: int
-    lines: int
+    lines: Optional[int]
     nodes: int
     ops: Dict[str, int]
     seconds: float
+    binary: Optional[str] = None
 
     def to_json(self, top: Optional[int] = None) -> Dict[str, Any]:
         d = self._asdict()
@@ -55,7 +59,7 @@ def stats(
         ops: Dict[str, int] = collections.Counter()
         n = 0
         end_state: Dict[str, int] = {}
-        for b in g.blocks(d.path, NAME_AND_OP, chunk_size, on_progress, end_state):
+        for b in g.blocks(d.path, NAME_AND_OP, chunk_size, on_progress, end_state, validate=True):
             n += 1
             ops[b.op or "?"] += 1
-        return Stats(g.name, d.name, end_state["bytes"], end_state["lines"], n, dict(ops), time.perf_counter() - t0)
+        return Stats(g.name, d.name, end_state["bytes"], end_state["lines"], n, dict(ops), time.perf_counter() - t0, g.binary)

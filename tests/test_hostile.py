@@ -50,8 +50,11 @@ def write(tmp_path: Path, name: str, data: bytes) -> str:
 
 # --- bad input: (file bytes, exact message after "FILE:") -------------------------------------------
 
-# A binary GraphDef: field 1 (node, 0x0a) <varint length>, then the NodeDef's field 1 (name, 0x0a).
-_BINARY_GRAPHDEF = b"\x0a\x1c\x0a\x05dense\x12\x06MatMul\x1a\x01x\x1a\x01w\x2a\x03cpu" + b"\x0a\x0b\x0a\x01y\x12\x06Relu\x22\x02\x08\x01"
+# A binary GraphDef (read since issue 13): field 1 (node, 0x0a) <varint length>, then the NodeDef's
+# fields (name 0x0a, op 0x12, input 0x1a, device 0x22); then versions (field 4, 0x22).
+_BINARY_GRAPHDEF = (
+    b"\x0a\x1a\x0a\x05dense\x12\x06MatMul\x1a\x01x\x1a\x01w\x22\x03cpu" + b"\x0a\x09\x0a\x01y\x12\x04Relu" + b"\x22\x02\x08\x01"
+)
 
 CASES = [
     ("truncated_mid_block", NODE[:-2], "4:1: unexpected end of input: message 'node' is not closed (expected '}')"),
@@ -70,7 +73,7 @@ CASES = [
     ("nul_after_text", NODE + b"\x00\x00\x00", "5:1: NUL byte in text (is this a binary file?)"),
     ("binary_garbage", bytes(range(256)) * 8, "this looks like a binary file (it has NUL bytes), not protobuf text format"),
     ("binary_control_bytes", bytes([1, 2, 3, 4, 5, 6, 7, 8]) * 40, "this looks like a binary file (control bytes), not protobuf text format"),
-    ("binary_graphdef", _BINARY_GRAPHDEF, "this looks like a binary GraphDef (.pb), not text format: write it with as_text=True"),
+    ("binary_graphdef_cut", _BINARY_GRAPHDEF[:-5], "offset 28: truncated: a length-delimited field runs past the end of the file"),
     ("number_then_letters", b"node {\n  x: 10bar\n}\n", "2:6: invalid number (a number cannot be followed directly by a letter or digit)"),
     ("plus_sign", b"node {\n  x: +1\n}\n", "2:6: unexpected '+' (a number takes no '+' sign)"),
     ("scalar_without_colon", b"node {\n  x 1\n}\n", "2:5: unexpected number 1, expected ':' or '{' after field name 'x'"),
@@ -84,7 +87,17 @@ CASES = [
 def test_bad_input_one_clear_line(tmp_path: Path, name: str, data: bytes, message: str, command: str) -> None:
     path = write(tmp_path, name + ".pbtxt", data)
     r = run(command, path)
-    assert_one_line_error(r, "%s:%s" % (path, message) if message[0].isdigit() else "%s: %s" % (path, message))
+    positioned = message[0].isdigit() or message.startswith("offset ")  # FILE:LINE:COL or FILE:offset N
+    assert_one_line_error(r, "%s:%s" % (path, message) if positioned else "%s: %s" % (path, message))
+
+
+def test_binary_graphdef_is_read(tmp_path: Path) -> None:
+    # Refused before issue 13 ("write it with as_text=True"); now read like its text.
+    path = write(tmp_path, "tiny.pb", _BINARY_GRAPHDEF)
+    r = run("nodes", path)
+    assert (r.exit_code, r.stdout, r.stderr) == (0, "2\tdense\tMatMul\n30\ty\tRelu\n", "")
+    r = run("check", path)
+    assert (r.exit_code, r.stdout) == (0, path + ": ok (43 bytes, 2 nodes, binary GraphDef)\n")
 
 
 @pytest.mark.parametrize("name, data, message", CASES[:3], ids=[c[0] for c in CASES[:3]])

@@ -17,6 +17,10 @@ DATA = Path(__file__).parent / "data"
 MLP = DATA / "graphs" / "mlp_sgd.pbtxt"
 TF2 = DATA / "graphs" / "tf2_gradient_tape.pbtxt"
 GE = DATA / "ge" / "ge_proto_00000013_graph_3_Build.txt"
+# binary twins (issue 13): read through the same GraphFile, so opened once too
+MLP_PB = DATA / "binary" / "mlp_sgd.pb"
+MLP_SAVED = DATA / "binary" / "mlp_sgd_saved_model" / "saved_model.pb"
+TF2_META = DATA / "binary" / "tf2_gradient_tape.meta"
 
 # Runs the CLI with an audit hook that counts the opens of one path (audit hooks cannot be
 # removed, so each run is its own process).
@@ -72,17 +76,19 @@ def _opens(target: Path, *args: str, tmp_path: Path) -> "tuple[int, subprocess.C
     ],
     ids=lambda a: " ".join(a),
 )
-def test_tf_commands_open_the_input_once(tmp_path: Path, args: "list[str]") -> None:
-    n, r = _opens(MLP, *[a.format(f=MLP) for a in args], tmp_path=tmp_path)
+@pytest.mark.parametrize("target", [MLP, MLP_PB, MLP_SAVED], ids=["text", "pb", "saved_model"])
+def test_tf_commands_open_the_input_once(tmp_path: Path, args: "list[str]", target: Path) -> None:
+    n, r = _opens(target, *[a.format(f=target) for a in args], tmp_path=tmp_path)
     assert r.returncode == 0, r.stderr
     assert n == 1, "opened %d times" % n
 
 
 @needs_audit
 @pytest.mark.parametrize("command", ["fp", "bp", "points"])
-def test_tf2_function_search_opens_the_input_once(tmp_path: Path, command: str) -> None:
+@pytest.mark.parametrize("target", [TF2, TF2_META], ids=["text", "meta"])
+def test_tf2_function_search_opens_the_input_once(tmp_path: Path, command: str, target: Path) -> None:
     # The answer comes from a library function: a second pass over the file, same open.
-    n, r = _opens(TF2, command, "--json", str(TF2), tmp_path=tmp_path)
+    n, r = _opens(target, command, "--json", str(target), tmp_path=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "__inference_train_step" in r.stdout
     assert n == 1, "opened %d times" % n

@@ -30,10 +30,11 @@ EPILOG = (
 app = typer.Typer(
     name="pbtxt-scan",
     help=(
-        "Find Ascend profiling points (fp_point, bp_point) in TensorFlow graph.pbtxt files and GE dumps, "
-        "streaming, in constant memory, without TensorFlow or protobuf.\n\n"
+        "Find Ascend profiling points (fp_point, bp_point) in TensorFlow graph.pbtxt files, binary graphs "
+        "(.pb, .meta, saved_model.pb) and GE dumps, streaming, in constant memory, without TensorFlow or protobuf.\n\n"
         "Examples:\n\n"
         "  pbtxt-scan points graph.pbtxt\n\n"
+        "  pbtxt-scan points model_dir/model.ckpt-1000.meta\n\n"
         "  pbtxt-scan fp --explain graph.pbtxt\n\n"
         "  pbtxt-scan nodes graph.pbtxt | head\n\n"
         "  pbtxt-scan show graph.pbtxt dense/MatMul\n\n"
@@ -107,7 +108,12 @@ def _quiet_stdout() -> None:
 
 FORMATS = "auto, graphdef, function, ge_proto, ge_onnx"
 
-FileArg = typer.Argument(..., help="A graph.pbtxt or GE dump: a path, '-' for stdin, or a .gz file.", metavar="FILE", show_default=False)
+FileArg = typer.Argument(
+    ...,
+    help="A graph.pbtxt or GE dump, or a binary graph (.pb, .meta, saved_model.pb): a path, '-' for stdin, or a .gz file.",
+    metavar="FILE",
+    show_default=False,
+)
 FormatOpt = typer.Option("auto", "--format", metavar="FORMAT", help="What the file is: %s." % FORMATS)
 
 
@@ -142,6 +148,28 @@ def dialect(fmt: str) -> Optional[str]:
     if fmt not in DIALECTS:
         raise usage_error("unknown format %r: choose from %s" % (fmt, FORMATS), "--format")
     return fmt
+
+
+# --- the input ---------------------------------------------------------------------------------
+
+
+def open_graph(path: str, spool: bool = True) -> Any:
+    """``GraphFile.open``, keeping its notes (which MetaGraph of a SavedModel is read) for
+    :func:`say_notes`: a command says them once it has its result, and drops them when it fails
+    (a failure is one line on stderr)."""
+    from .._input import GraphFile
+
+    g = GraphFile.open(path, spool=spool)
+    g.notes = []
+    g.on_note = g.notes.append
+    return g
+
+
+def say_notes(g: Any) -> None:
+    """The notes of an input opened by :func:`open_graph`, on stderr."""
+    for text in getattr(g, "notes", ()):
+        typer.echo(text, err=True)
+    g.notes = []
 
 
 # --- progress bar ------------------------------------------------------------------------------

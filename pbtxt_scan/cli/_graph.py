@@ -11,7 +11,7 @@ import typer
 from .._errors import PbtxtError
 if TYPE_CHECKING:
     from .._input import GraphFile
-from ._app import EXIT_BAD_INPUT, EXIT_NOT_FOUND, FileArg, FormatOpt, JobsOpt, bar, command, dialect, fail, jobs_of, out, plural, usage_error
+from ._app import EXIT_BAD_INPUT, EXIT_NOT_FOUND, FileArg, FormatOpt, JobsOpt, bar, command, dialect, fail, jobs_of, open_graph, out, plural, say_notes, usage_error
 
 
 @command()
@@ -20,26 +20,33 @@ def check(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing on success."),
     jobs: Optional[int] = JobsOpt,
 ) -> None:
-    """Validate whole files against the protobuf text format grammar.
+    """Validate whole files against the protobuf text format grammar (binary graphs: the wire format).
 
-    Prints 'FILE: ok (N lines)' per valid file; for the first error in a file, prints
-    'FILE:LINE:COL: message' on stderr. Exit 2 if any file is invalid or unreadable.
+    Prints 'FILE: ok (N lines, M nodes)' per valid file ('FILE: ok (N bytes, M nodes, binary
+    GraphDef)' for a binary one); for the first error in a file, prints 'FILE:LINE:COL: message'
+    ('FILE:offset N: message') on stderr. Exit 2 if any file is invalid or unreadable.
 
     Example: pbtxt-scan check graph.pbtxt
     """
-    from .._api import GraphFile, check as _check
+    from .._api import check as _check
+    from .._binary import describe
 
     n_jobs = jobs_of(jobs)
     bad = False
     for path in files:
         try:
-            with GraphFile.open(path, spool=False) as g, bar(g) as on_progress:
+            with open_graph(path, spool=False) as g, bar(g) as on_progress:
                 st = _check(g, on_progress=on_progress, jobs=n_jobs)
         except PbtxtError as e:
             typer.echo(str(e), err=True)
             bad = True
             continue
-        if not quiet:
+        say_notes(g)
+        if quiet:
+            continue
+        if st.binary:
+            out("%s: ok (%s, %s, %s)" % (st.path, plural(st.bytes, "byte"), plural(st.nodes, "node"), describe(st.binary)))
+        else:
             out("%s: ok (%s, %s)" % (st.path, plural(st.lines, "line"), plural(st.nodes, "node")))
     if bad:
         raise typer.Exit(EXIT_BAD_INPUT)
@@ -57,9 +64,12 @@ def nodes(
     Works on TF GraphDef node blocks, GE ge_proto op blocks and ge_onnx node blocks
     (detected from the first fields). Pipes cleanly: pbtxt-scan nodes graph.pbtxt | head
 
+    On a binary graph (.pb, .meta, saved_model.pb) the first column is the node's byte offset
+    (binary has no lines): offset<TAB>name<TAB>op.
+
     Example: pbtxt-scan nodes --jsonl graph.pbtxt | grep MatMul
     """
-    from .._api import NAME_AND_OP, GraphFile
+    from .._api import NAME_AND_OP
     from .._dialect import named
 
     n_jobs = jobs_of(jobs)
@@ -67,7 +77,7 @@ def nodes(
     found = False
     rows: List[str] = []  # written in batches: one write per row costs a second per GB
     try:
-        with GraphFile.open(file, spool=False) as g, bar(g) as on_progress:
+        with open_graph(file, spool=False) as g, bar(g) as on_progress:
             f = dialect(fmt)
             d = g.dialect if f is None else named(f)
             heads = d.heads if jsonl else NAME_AND_OP
@@ -94,13 +104,14 @@ def nodes(
         raise fail(e)
     if rows:
         out("\n".join(rows))
+    say_notes(g)
     if not found:
         typer.echo("%s: no nodes found" % file, err=True)
         raise typer.Exit(EXIT_NOT_FOUND)
 
 
 def _row_tsv(b: Any) -> str:
-    return "%d\t%s\t%s" % (b.line, b.name, b.op)
+    return "%d\t%s\t%s" % (b.line or b.start, b.name, b.op)  # binary: the offset
 
 
 def _row_json(b: Any) -> str:
@@ -116,12 +127,13 @@ def show(
 ) -> None:
     """Print a node's own text with its line numbers (or, with --json, the parsed block).
 
+    A node of a binary graph is printed as text format (as tf.io.write_graph writes it), after a
+    '# FILE offset N' comment; --json gives line null, its offset, and lines counted in that text.
+
     Example: pbtxt-scan show graph.pbtxt dense/MatMul
     """
-    from .._api import GraphFile
-
     try:
-        with GraphFile.open(file) as g:
+        with open_graph(file) as g:
             _show(g, name, as_json, fmt)
     except PbtxtError as e:
         raise fail(e)
@@ -134,19 +146,26 @@ def _show(g: "GraphFile", name: str, as_json: bool, fmt: str) -> None:
     d = g.dialect if f is None else named(f)
     hit = next((b for b in g.blocks(d.path, NAME_AND_OP) if b.name == name), None)
     if hit is None:
+        say_notes(g)
         typer.echo("%s: no node named %r" % (g.name, name), err=True)
         raise typer.Exit(EXIT_NOT_FOUND)
     if as_json:
         msg = g.parse(hit)
-        obj = {"name": hit.name, "op": hit.op, "line": hit.line, "offset": hit.start}
+        obj = {"name": hit.name, "op": hit.op, "line": hit.line or None, "offset": hit.start}
         try:
             obj["block"] = msg[0].value.to_data(lines=True)
             text = json.dumps(obj, ensure_ascii=False, indent=2)
         except RecursionError:
             raise PbtxtError("nested too deeply to print as JSON (use show without --json)", hit.line, hit.column, g.name) from None
+        say_notes(g)
         out(text)
         return
     text = g.read(hit).decode("utf-8", "replace")
+    say_notes(g)
+    if hit.binary:  # text format made from the NodeDef: no file lines to number
+        out("# %s offset %d (%s, a %d-byte NodeDef)" % (g.name, hit.start, g.binary, hit.end - hit.start))
+        out(text.rstrip("\n"))
+        return
     width = len(str(hit.line + text.count("\n")))
     for i, line in enumerate(text.split("\n")):
         prefix = " " * (hit.column - 1) if i == 0 else ""
@@ -165,23 +184,25 @@ def stats(
 
     Example: pbtxt-scan stats --top 5 graph.pbtxt
     """
-    from .._api import GraphFile, stats as _stats
+    from .._api import stats as _stats
+    from .._binary import describe
 
     if top < 0:
         raise usage_error("%d is negative: give 0 for every op type, or a positive count" % top, "--top")
     n_jobs = jobs_of(jobs)
     try:
-        with GraphFile.open(file, spool=False) as g, bar(g) as on_progress:
+        with open_graph(file, spool=False) as g, bar(g) as on_progress:
             st = _stats(g, dialect(fmt), on_progress=on_progress, jobs=n_jobs)
     except PbtxtError as e:
         raise fail(e)
+    say_notes(g)
     if as_json:
         out(json.dumps(st.to_json(top or None), ensure_ascii=False))
         return
     out("file     %s" % st.path)
-    out("format   %s" % st.format)
+    out("format   %s" % (st.format if st.binary is None else "%s (%s)" % (st.format, describe(st.binary))))
     out("bytes    %d" % st.bytes)
-    out("lines    %d" % st.lines)
+    out("lines    %s" % ("-" if st.lines is None else st.lines))
     out("nodes    %d" % st.nodes)
     out("seconds  %.3f" % st.seconds)
     ops = sorted(st.ops.items(), key=lambda kv: (-kv[1], kv[0]))

@@ -9,7 +9,7 @@ from typing import Any, Callable, Dict, List, Optional
 import typer
 
 from .._errors import PbtxtError
-from ._app import EXIT_NOT_FOUND, FileArg, command, fail, out, usage_error
+from ._app import EXIT_NOT_FOUND, FileArg, command, fail, open_graph, out, say_notes, usage_error
 
 
 RuleOpt = typer.Option(
@@ -80,18 +80,20 @@ def _print_explain(ans: Any) -> None:
     from .._rules import format_trail
 
     typer.echo("%s (rule %s):" % (ans.kind, ans.rule), err=True)
-    for line in format_trail(ans.trail):
+    for line in format_trail(ans.trail, ans.unit):
         typer.echo("  " + line, err=True)
-    typer.echo("  => %s" % (ans.reason if ans.point is None else "%s at line %d: %s" % (ans.point.name, ans.point.line, ans.reason)), err=True)
+    typer.echo("  => %s" % (ans.reason if ans.point is None else "%s at %s: %s" % (ans.point.name, ans.point.where, ans.reason)), err=True)
 
 
 def _one_point(kind: str, file: str, opts: Any, as_json: bool, explain: bool) -> None:
     from .._rules import find_bp, find_fp
 
     try:
-        ans = (find_fp if kind == "fp" else find_bp)(file, opts)
+        with open_graph(file) as g:
+            ans = (find_fp if kind == "fp" else find_bp)(g, opts)
     except PbtxtError as e:
         raise fail(e)
+    say_notes(g)
     if explain:
         _print_explain(ans)
     if ans.point is None:
@@ -183,11 +185,9 @@ def points(
     if out_format not in ("text", "profiling", "env"):
         raise usage_error("choose from text, profiling, env", "--format")
     opts = _options(rule, skip_op, keep_op, name_filter, config)
-    from .._input import GraphFile
-
     bp_error: Optional[PbtxtError] = None
     try:
-        with GraphFile.open(file) as g:  # one input for both searches (stdin and pipes are spooled)
+        with open_graph(file) as g:  # one input for both searches (stdin and pipes are spooled)
             fa = find_fp(g, opts)
             try:
                 ba = find_bp(g, opts)
@@ -200,7 +200,9 @@ def points(
     except PbtxtError as e:
         raise fail(e)
     if bp_error is not None:
-        ge = None
+        ge = None  # (and no notes, no trails: a failure is one line on stderr)
+    else:
+        say_notes(g)
     if explain and bp_error is None:  # (a failed command says one line: the error)
         _print_explain(fa)
         _print_explain(ba)
@@ -244,7 +246,7 @@ def points(
             if ans.point is None:
                 out("%s_point  -  (%s)" % (kind, ans.reason))
             else:
-                where = "line %d" % ans.point.line
+                where = ans.point.where
                 if ans.point.function:
                     where += " in function %s" % ans.point.function
                 out("%s_point  %s  (%s, %s, rule %s)" % (kind, name, ans.point.op, where, ans.rule))
