@@ -400,7 +400,6 @@ def chunks(
         return
     lines: Optional[List[int]] = None
     done = 0  # chunks whose results are out
-    rest = None  # (offset, line) to scan sequentially from
     try:
         PROFILE["fork"] = time.perf_counter() - t0
         if row is not None:
