@@ -33,10 +33,11 @@ import tempfile
 from typing import Any, BinaryIO, Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple, Union
 
 from . import _binary
-from ._dialect import DIALECTS, HEAD_BYTES, NAME_AND_OP, TF_HEADS, Dialect, dialect_of_head, named
+from ._dialect import DIALECTS, HEAD_BYTES, TF_HEADS, Dialect, dialect_of_head
 from ._errors import PbtxtError
 from ._model import Block, Message
-from ._source import DEFAULT_CHUNK, PathLike, display_name, looks_binary, open_binary
+from ._source import DEFAULT_CHUNK, PathLike, looks_binary, open_binary
+from ._views import Prefixed, View
 
 # A full Lark parse holds about 50 bytes per byte of text (measured: an 11 MB block took 556 MB):
 # blocks above this are refused by parse() with a clear error instead of growing the process.
@@ -205,7 +206,7 @@ class GraphFile:
     def reader(self, start: int = 0, end: Optional[int] = None) -> BinaryIO:
         """A file-like view of bytes ``[start, end)`` (``end=None``: to the end of the input). It
         keeps its own position, so views, block reads and scans can interleave."""
-        return _View(self, start, end)  # type: ignore[return-value]
+        return View(self, start, end)  # type: ignore[return-value]
 
     def fileno(self) -> int:
         """The descriptor of a regular file (for positioned reads by helpers such as grep's feeder)."""
@@ -302,7 +303,7 @@ class GraphFile:
         if self.read_at(block.start, 1) in (b"{", b"<"):
             # An item of a [...] list starts at its "{": give it a field name so it scans alone.
             prefix = field.encode() + b" "
-            src = _Prefixed(prefix, src)  # type: ignore[assignment]
+            src = Prefixed(prefix, src)  # type: ignore[assignment]
             at -= len(prefix)
         try:
             got = list(scan(src, (field,), heads, start_offset=at, start_line=block.line, display=self.name))
@@ -357,80 +358,6 @@ def opened(src: Source, spool: bool = True) -> Iterator[GraphFile]:
         yield g
 
 
-class _View(io.RawIOBase):
-    """Bytes ``[start, end)`` of a :class:`GraphFile`, with a position of its own."""
-
-    def __init__(self, g: GraphFile, start: int, end: Optional[int]) -> None:
-        self._g = g
-        self._start = start
-        self._pos = start
-        self._end = end
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return self._g.can_seek
-
-    def seek(self, offset: int, whence: int = 0) -> int:
-        """Any position of a seekable input; the end only where the size is known. Past the end
-        the position stops at it (what a reader checks to tell a truncated field)."""
-        if not self._g.can_seek:
-            raise io.UnsupportedOperation("seek")
-        if whence == 0:
-            pos = self._start + offset
-        elif whence == 1:
-            pos = self._pos + offset
-        else:
-            end = self._end if self._end is not None else self._g.known_size()
-            if whence != 2 or end is None:
-                raise io.UnsupportedOperation("seek to the end of a stream not read to its end")
-            pos = end + offset
-        if not self._g.regular:
-            self._g.read_at(max(pos - 1, 0), 1)  # a stream is spooled as far as that
-        size = self._g.known_size()
-        if size is not None and pos > size:
-            pos = max(size, self._start)
-        self._pos = pos
-        return pos - self._start
-
-    def tell(self) -> int:
-        return self._pos - self._start
-
-    def read(self, n: int = -1) -> bytes:  # type: ignore[override]
-        if n is None or n < 0:
-            return b"".join(iter(lambda: self.read(DEFAULT_CHUNK), b""))
-        if self._end is not None:
-            n = min(n, self._end - self._pos)
-        if n <= 0:
-            return b""
-        data = self._g.read_at(self._pos, n)
-        self._pos += len(data)
-        return data
-
-    def readinto(self, b: "bytearray | memoryview") -> int:  # type: ignore[override]
-        data = self.read(len(b))
-        b[: len(data)] = data
-        return len(data)
-
-
-class _Prefixed(io.RawIOBase):
-    """Some bytes, then a stream."""
-
-    def __init__(self, head: bytes, rest: BinaryIO) -> None:
-        self._head = head
-        self._rest = rest
-
-    def readable(self) -> bool:
-        return True
-
-    def read(self, n: int = -1) -> bytes:  # type: ignore[override]
-        if self._head:
-            out, self._head = self._head, b""
-            return out
-        return self._rest.read(n)
-
-
 def _regular_stat(f: Any) -> Optional[Tuple[int, int]]:
     """(size, mtime) of a regular file opened as ``f``; ``None`` for streams and gzip."""
     if not isinstance(f, io.BufferedReader) and not isinstance(f, io.FileIO):
@@ -442,67 +369,3 @@ def _regular_stat(f: Any) -> Optional[Tuple[int, int]]:
     if not stat.S_ISREG(st.st_mode):
         return None
     return st.st_size, st.st_mtime_ns
-
-
-# --- the path-level API (each call opens the file once) -----------------------------------------
-
-
-def iter_blocks(
-    path: Source,
-    block_path: Sequence[str],
-    heads: FrozenSet[str] = TF_HEADS,
-    chunk_size: int = DEFAULT_CHUNK,
-    on_progress: Optional[Callable[[int], None]] = None,
-) -> Iterator[Block]:
-    """Every message at ``block_path`` (e.g. ``("graph", "op")``) in file order, in constant memory.
-
-    The whole stream is validated as it is read; a syntax error met on the way raises
-    :class:`PbtxtError` with the file, line and column.
-    """
-    with opened(path, spool=False) as g:
-        yield from g.blocks(block_path, heads, chunk_size, on_progress)
-
-
-def iter_nodes(
-    path: Source,
-    dialect: Union[None, str, Dialect] = None,
-    chunk_size: int = DEFAULT_CHUNK,
-    on_progress: Optional[Callable[[int], None]] = None,
-    heads: Optional[FrozenSet[str]] = None,
-) -> Iterator[Block]:
-    """The operator blocks of a graph file: TF ``node``, GE ``graph.op`` or ONNX ``graph.node``.
-
-    ``dialect`` is detected from the file's first fields unless given (see :data:`DIALECTS`);
-    ``heads`` narrows the head fields read (default: the dialect's, inputs included).
-    """
-    with opened(path, spool=False) as g:
-        d = g.dialect if dialect is None or dialect == "auto" else named(dialect)
-        yield from g.blocks(d.path, d.heads if heads is None else heads, chunk_size, on_progress)
-
-
-def detect_dialect(path: Source) -> Dialect:
-    """Tell a TF GraphDef from a GE ge_proto or ge_onnx dump by its first fields."""
-    with opened(path, spool=False) as g:
-        return g.dialect
-
-
-def _refuse_stdin(path: Source) -> None:
-    if not isinstance(path, GraphFile) and str(path) == "-":
-        raise PbtxtError("cannot read stdin a second time: pass a file", path=display_name(path))
-
-
-def read_block_bytes(path: Source, block: Block) -> bytes:
-    """The block's own bytes, read again from the file."""
-    _refuse_stdin(path)
-    with opened(path) as g:
-        return g.read(block)
-
-
-def parse_block(path: Source, block: Block, max_bytes: Optional[int] = None) -> Message:
-    """Parse one block with the Lark grammar (see :meth:`GraphFile.parse`)."""
-    _refuse_stdin(path)
-    with opened(path) as g:
-        return g.parse(block, max_bytes)
-
-
-__all__ = ["NAME_AND_OP", "GraphFile", "Source", "opened", "iter_blocks", "iter_nodes", "detect_dialect", "read_block_bytes", "parse_block"]
