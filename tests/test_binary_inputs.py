@@ -13,12 +13,12 @@ import os
 import re
 import subprocess
 import sys
-import threading
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
 import pytest
 from cli_runner import CliRunner
+from test_input import _feed
 
 from pbtxt_scan.cli import app
 
@@ -246,17 +246,7 @@ def test_dev_fd_pipe_of_a_gzipped_pb(command: str) -> None:
     want = _run(command, path, *extra)
     assert want.returncode == 0, want.stderr
     r_fd, w_fd = os.pipe()
-    data = (BINARY / "mlp_sgd.pb.gz").read_bytes()
-
-    def write() -> None:
-        with os.fdopen(w_fd, "wb") as w:
-            try:
-                w.write(data)
-            except BrokenPipeError:
-                pass
-
-    t = threading.Thread(target=write, daemon=True)
-    t.start()
+    t = _feed(w_fd, (BINARY / "mlp_sgd.pb.gz").read_bytes())
     fd_path = "/dev/fd/%d" % r_fd
     got = _run(command, fd_path, *extra, pass_fds=(r_fd,))
     os.close(r_fd)
