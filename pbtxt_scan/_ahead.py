@@ -246,23 +246,38 @@ def _grep(grep: str, g: "GraphFile", offset: int, pattern: str) -> Iterator[Tupl
 
 
 def _grep_range(grep: str, g: "GraphFile", start: int, end: int, pattern: str) -> Iterator[Tuple[int, bytes]]:
-    """grep's matches in bytes ``[start, end)`` of the file, as offsets. grep reads them from a
-    pipe this process fills from its own descriptor (grep never opens the file)."""
+    """grep's matches in bytes ``[start, end)`` of the file, as offsets. grep never opens the file:
+    it reads the open descriptor itself (a range to the end) or a pipe this process fills from it."""
     import subprocess
     import threading
 
     args = [grep, "-a", "-b", "-o", "-E", "-e", pattern]
     env = dict(os.environ, LC_ALL="C")
-    r, w = os.pipe()
-    try:
-        p = subprocess.Popen(args, stdin=r, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
-    except OSError:
-        os.close(w)
-        raise _SearchFailed("grep did not start") from None
-    finally:
-        os.close(r)
-    feeder = threading.Thread(target=_feed, args=(g, start, end, w), daemon=True)
-    feeder.start()
+    feeder = None
+    direct = end >= (g.size or 0) and g.offset_free and not getattr(g, "_fd_busy", False)
+    if direct:  # (one child at a time may own the descriptor's offset: others take a pipe)
+        g._fd_busy = True  # type: ignore[attr-defined]
+        # To the end of the file: grep reads the open descriptor itself from `start` (our own
+        # reads are positioned, so its moving offset is no one else's); no copy through a pipe,
+        # which cost a third of the search (0.36 s a GB).
+        fd = g.fileno()
+        os.lseek(fd, start, os.SEEK_SET)
+        try:
+            p = subprocess.Popen(args, stdin=fd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+        except OSError:
+            g._fd_busy = False  # type: ignore[attr-defined]
+            raise _SearchFailed("grep did not start") from None
+    else:
+        r, w = os.pipe()
+        try:
+            p = subprocess.Popen(args, stdin=r, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+        except OSError:
+            os.close(w)
+            raise _SearchFailed("grep did not start") from None
+        finally:
+            os.close(r)
+        feeder = threading.Thread(target=_feed, args=(g, start, end, w), daemon=True)
+        feeder.start()
     try:
         assert p.stdout is not None
         for raw in p.stdout:
@@ -278,7 +293,10 @@ def _grep_range(grep: str, g: "GraphFile", start: int, end: int, pattern: str) -
         p.wait()
         if p.stdout is not None:
             p.stdout.close()
-        feeder.join()
+        if feeder is not None:
+            feeder.join()
+        if direct:
+            g._fd_busy = False  # type: ignore[attr-defined]
 
 
 def _feed(g: "GraphFile", start: int, end: int, w: int) -> None:

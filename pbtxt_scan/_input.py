@@ -43,6 +43,10 @@ from ._views import Prefixed, View
 # blocks above this are refused by parse() with a clear error instead of growing the process.
 PARSE_MAX = 2 << 20
 
+# Regular files are read with pread where the system has it: reads never depend on (or move) the
+# descriptor's shared offset, which fp's grep may then use as its own stdin (see _ahead).
+_PREAD = hasattr(os, "pread")
+
 _CHANGED = "the file changed while it was being read (%s bytes when opened, %s now): run again when it is complete"
 
 
@@ -132,6 +136,8 @@ class GraphFile:
         """Up to ``n`` bytes at offset ``pos`` (fewer at the end of the input)."""
         try:
             if self.regular:
+                if _PREAD:  # positioned: the descriptor's offset stays free for a grep reading it
+                    return os.pread(self._raw.fileno(), n, pos)
                 self._raw.seek(pos)
                 return self._raw.read(n)
             if self._spool is not None:
@@ -208,6 +214,12 @@ class GraphFile:
         keeps its own position, so views, block reads and scans can interleave."""
         return View(self, start, end)  # type: ignore[return-value]
 
+    @property
+    def offset_free(self) -> bool:
+        """Whether nothing in this process reads through the descriptor's shared offset while a
+        search runs (reads are positioned): a child process may then read the descriptor itself."""
+        return self.regular and _PREAD
+
     def fileno(self) -> int:
         """The descriptor of a regular file (for positioned reads by helpers such as grep's feeder)."""
         if not self.regular:
@@ -217,8 +229,8 @@ class GraphFile:
     def whole(self) -> Tuple[BinaryIO, int]:
         """The input as a seekable file and its size, for reading backward (a stream is spooled
         to its end first)."""
-        if self.regular:
-            return self._raw, self.size or 0
+        if self.regular:  # (a view: positioned reads, never the descriptor's shared offset)
+            return self.reader(), self.size or 0
         if self._spool is None:
             raise PbtxtError("cannot read %s backward: pass a file" % self.name, path=self.name)
         self._fill(None)

@@ -384,9 +384,8 @@ def chunks(
 
     global _JOB
     t0 = time.perf_counter()
-    f, _ = g.whole()
     ranges = list(zip(bounds, bounds[1:]))
-    _JOB = _Job(f.fileno(), g.name, tuple(path), heads, row)
+    _JOB = _Job(g.fileno(), g.name, tuple(path), heads, row)
     sys.stdout.flush()  # (a forked worker must not inherit unwritten output)
     sys.stderr.flush()
     try:
