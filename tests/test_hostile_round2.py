@@ -174,3 +174,26 @@ def test_points_on_a_truncated_file_keeps_the_fp(tmp_path: Path) -> None:
     assert r.stdout.splitlines()[0].split()[:2] == ["fp_point", "dense/MatMul"]
     assert len(r.stderr.splitlines()) == 1 and r.stderr.startswith(str(cut) + ":")
     assert run("fp", str(cut)).stdout == "dense/MatMul\n"
+
+
+@pytest.mark.parametrize("args", [["nodes"], ["nodes", "--jsonl"], ["fp", "--json"], ["show"], ["show", "--json"]])
+def test_names_that_are_not_utf8_print_as_escapes(tmp_path: Path, args: "list[str]") -> None:
+    """Octal escapes may spell bytes that are not UTF-8 (kept as surrogates when read): printing
+    such a name raised UnicodeEncodeError (found by the guard's mutations on Python 3.9)."""
+    import json
+    import subprocess
+    import sys
+
+    f = write(tmp_path, "g.pbtxt", 'node {\n  name: "a\\345\\236b"\n  op: "Placeholder"\n  attr { key: "shape" value { shape { dim { size: -1 } } } }\n}\n'
+              'node {\n  name: "m"\n  op: "MatMul"\n  input: "a\\345\\236b"\n}\n')
+    extra = ["a\udce5\udc9eb"] if args[0] == "show" else []
+    r = subprocess.run([sys.executable, "-m", "pbtxt_scan", *args, f, *[e.encode("utf-8", "surrogateescape").decode("utf-8", "replace") for e in extra]],
+                       capture_output=True, env=dict(__import__("os").environ, PYTHONIOENCODING="utf-8"), timeout=60)
+    err = r.stderr.decode("utf-8", "replace")
+    assert "Traceback" not in err, err
+    assert r.returncode in (0, 1), err
+    text = r.stdout.decode("utf-8")  # what is printed is valid UTF-8
+    if "--json" in args or "--jsonl" in args:
+        for line in text.splitlines():
+            if line.startswith("{") and line.endswith("}"):
+                json.loads(line)

@@ -87,7 +87,14 @@ def usage_error(message: str, option: str) -> "typer.BadParameter":
 
 def out(line: str) -> None:
     try:
-        sys.stdout.write(line + "\n")
+        try:
+            sys.stdout.write(line + "\n")
+        except UnicodeEncodeError:
+            # A name that was not UTF-8 in the file (escapes such as "\345\236" are kept as
+            # surrogates when read), or a terminal that cannot show a character: backslash
+            # escapes (in JSON, valid \u escapes), never a traceback.
+            enc = getattr(sys.stdout, "encoding", None) or "utf-8"
+            sys.stdout.write((line + "\n").encode(enc, "backslashreplace").decode(enc))
     except BrokenPipeError:  # `| head` has read enough: stop quietly, successfully
         _quiet_stdout()
         raise typer.Exit(0) from None
