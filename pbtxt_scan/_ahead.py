@@ -20,7 +20,6 @@ from ._catalog import DATA_SOURCES, ENQUEUES, PLACEHOLDERS, in_gradients_scope
 if TYPE_CHECKING:
     from ._input import GraphFile
 
-_ENQUEUE_PREFIX = "QueueEnqueue"
 
 
 class _Search:
