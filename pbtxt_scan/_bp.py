@@ -137,8 +137,8 @@ def _find_bp(g: GraphFile, opts: Options) -> Answer:
         return Answer("bp", _point("bp", b, rule, g.name, None), rule, "last op in a gradients scope that computes", trail)
     body = step_body(any_grad, lambda: training_function(g)) if block_path == ("node",) else None
     if body is not None:
-        fname, fblocks = body
-        b2, t2, _ = _bp_scan(reversed(fblocks), opts, rule)
+        fname = body.name
+        b2, t2, _ = _bp_scan(body.reversed_blocks(), opts, rule)
         if b2 is not None:
             reason = "the training step runs in function %s (it holds the gradients)" % fname
             return Answer("bp", _point("bp", b2, rule, g.name, fname), rule, reason, trail + t2)

@@ -7,7 +7,7 @@ from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Opt
 
 from ._ahead import _Ahead, ahead_of, graph_producer
 from ._answers import _at, _in_units, _PROPAGATING, Answer, Options, Step, Trail, _op, _point, _producer
-from ._body import _function_args, step_body, training_function
+from ._body import step_body, training_function
 from ._catalog import DATA_SOURCES, ENQUEUES, METADATA, PLACEHOLDERS, in_gradients_scope
 from ._dialect import operator_layout
 from ._input import GraphFile, Source, opened
@@ -212,9 +212,8 @@ def _find_fp(g: GraphFile, opts: Options) -> Answer:
     body = step_body(top_grad, lambda: training_function(g))
     if body is None:
         return ans
-    fname, fblocks = body
-    args = _function_args(fblocks)
-    f2, t2 = _fp_scan(iter(fblocks), opts, args, role=role)
+    fname = body.name
+    f2, t2 = _fp_scan(body.blocks(), opts, body.args, role=role)
     sub = _fp_pick(f2, t2, opts, g.name, fname)
     if sub.point is None:
         return ans
