@@ -13,8 +13,10 @@ graph is *the same* GraphDef, node for node, and every answer in
 
 * ``<stem>.pb``    ``GraphDef.SerializeToString()``;
 * ``<stem>.meta``  ``tf.compat.v1.train.export_meta_graph(graph_def=..., saver_def=...)``
-  with a real ``Saver`` built on the imported graph (``meta_info_def``, ``graph_def``,
-  ``saver_def``, ``collection_def`` are all set);
+  on the imported graph: ``meta_info_def``, ``graph_def`` (the text twin's, unchanged),
+  ``collection_def``, and a ``saver_def`` naming the graph's own ``save/*`` ops when it
+  has them (estimator_queue), else one from a real ``Saver`` built on the imported graph
+  (none for tf2_gradient_tape, which has no top-level variable);
 * ``<stem>.pb.gz`` gzip of the ``.pb`` (only for ``GZ_STEMS``, mtime 0 so reruns are byte-identical);
 * ``<stem>_saved_model/saved_model.pb`` (only for ``SAVED_MODEL_STEMS``):
   ``tf.compat.v1.saved_model.Builder`` with two MetaGraphs, ``serve`` first (the

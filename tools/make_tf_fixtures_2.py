@@ -7,12 +7,14 @@ import it, and the project never needs TensorFlow. Two throwaway venvs:
     python3.11 -m venv /tmp/tfvenv    && /tmp/tfvenv/bin/pip install tensorflow-cpu==2.15.1
     python3.11 -m venv /tmp/tfvenv216 && /tmp/tfvenv216/bin/pip install tensorflow-cpu==2.16.2
     /tmp/tfvenv216/bin/python tools/make_tf_fixtures_2.py OUT_DIR keras_fit keras_fit_steps_per_execution
-    /tmp/tfvenv/bin/python    tools/make_tf_fixtures_2.py OUT_DIR tf10_placeholders npu_geop
+    /tmp/tfvenv/bin/python    tools/make_tf_fixtures_2.py OUT_DIR keras2_fit keras2_fit_steps_per_execution \
+                                                          tf10_placeholders npu_geop
 
 (the Keras 3 fixtures need TF >= 2.16, whose pip dependency is Keras 3; the
 other two were made with 2.15.1). OUT_DIR defaults to tests/data/graphs.
 
 * ``keras_fit*``: the graph TensorFlow traced for a real ``model.fit`` (Keras 3).
+* ``keras2_fit*``: the same with Keras 2 (tf.keras in TF 2.15): ``__inference_train_function_*``.
 * ``tf10_placeholders``: a real TF1 feed_dict training graph written with
   ``add_shapes=True``, then rewritten to what TensorFlow 1.0 wrote (placeholder
   ``shape {}``, ``versions { producer: 21 }``, and the few op/attr spellings that
@@ -85,6 +87,42 @@ def make_keras_fit(out_dir):
 
 def make_keras_fit_steps_per_execution(out_dir):
     return _keras_fit(out_dir, "keras_fit_steps_per_execution", 4)
+
+
+# --------------------------------------------------------------------------
+# 1b. Keras 2 (tf.keras in TF 2.15) model.fit: __inference_train_function_*
+# --------------------------------------------------------------------------
+def _keras2_fit(out_dir, stem, steps_per_execution):
+    import keras
+
+    if int(keras.__version__.split(".")[0]) != 2:
+        raise SystemExit("%s needs Keras 2 (tensorflow-cpu 2.15); found Keras %s"
+                         % (stem, keras.__version__))
+    tf.keras.utils.set_random_seed(1)
+    rng = np.random.RandomState(0)
+    xs = rng.rand(32, 6).astype(np.float32)
+    ys = rng.randint(0, 3, size=(32,)).astype(np.int32)
+    model = tf.keras.Sequential([
+        tf.keras.layers.Dense(8, activation="relu", input_shape=(6,)),
+        tf.keras.layers.Dense(3),
+    ])
+    model.compile(optimizer=tf.keras.optimizers.SGD(0.1),
+                  loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  steps_per_execution=steps_per_execution)
+    model.fit(xs, ys, batch_size=8, epochs=1, verbose=0)
+    # Keras 2 keeps the tf.function it built and called as model.train_tf_function.
+    cfs = model.train_tf_function._list_all_concrete_functions()
+    for cf in cfs:
+        print(stem, cf.name, len(cf.graph.as_graph_def().node))
+    return _write(cfs[0].graph.as_graph_def(), out_dir, stem)
+
+
+def make_keras2_fit(out_dir):
+    return _keras2_fit(out_dir, "keras2_fit", 1)
+
+
+def make_keras2_fit_steps_per_execution(out_dir):
+    return _keras2_fit(out_dir, "keras2_fit_steps_per_execution", 4)
 
 
 # --------------------------------------------------------------------------
@@ -278,7 +316,8 @@ def make_npu_geop(out_dir):
     return _write(out, out_dir, "npu_geop")
 
 
-ALL = ["keras_fit", "keras_fit_steps_per_execution", "tf10_placeholders", "npu_geop"]
+ALL = ["keras_fit", "keras_fit_steps_per_execution", "keras2_fit", "keras2_fit_steps_per_execution",
+       "tf10_placeholders", "npu_geop"]
 
 
 def main(argv):
