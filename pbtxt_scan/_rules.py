@@ -21,7 +21,10 @@ Where the step is (:func:`step_body`, one rule for fp and bp): the top level whe
 is in a gradients scope; else the ``library`` function holding the most gradients-scope nodes
 (GradientTape in a ``tf.function``; Keras ``model.fit``, whose ``train_function`` calls
 ``one_step_on_data``; an Ascend ``GeOp`` body), however deep the call chain; else the top level.
-Both points then come from that body, and name it.
+Both points then come from that body, and name it. The function is found by one pass over the
+library that keeps, of each function, its gradients count, its arguments (bare inputs: few) and
+its blocks' offsets (32 bytes a node), never its blocks: fp then reads the chosen function's
+blocks again forward, bp backward (:class:`_body.FunctionBody`).
 
 fp in bounded memory, at the cost of the distance to its answer
 ----------------------------------------------------------------
