@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, List, Optional, Tuple
 
 from ._catalog import DATA_SOURCES, ENQUEUES, PLACEHOLDERS, in_gradients_scope
 
@@ -218,39 +218,38 @@ class _SearchFailed(Exception):
     pass
 
 
-_SPLIT = 64 << 20  # above this many bytes, the search runs as two greps over two halves, at once
+_SPLIT = 64 << 20  # a rest longer than this is cut into parts searched at once, one a core
+_MAX_PARTS = 16
 
 
 def _grep(grep: str, g: "GraphFile", offset: int, pattern: str) -> Iterator[Tuple[int, bytes]]:
-    """grep's matches from ``offset`` on. A long rest is cut at a line start into two halves
-    searched by two processes started together (two cores: half the wall time); the first half's
-    matches come first. A match never spans lines, so none is lost at the cut."""
+    """grep's matches from ``offset`` on, in order. A long rest is cut at line starts into parts
+    (at least ``_SPLIT`` bytes each, at most one a usable core) searched by processes started
+    together; each part's matches come after the previous part's. A match never spans lines, so
+    none is lost at a cut. All start before any is read: waiting for one part's first hit before
+    starting the next ran them one after the other whenever a part had none."""
+    from ._parallel import usable_cores
+
     size = g.size or 0
-    cut = None
-    if size - offset > _SPLIT:
-        mid = offset + (size - offset) // 2
+    parts = max(1, min(usable_cores(), _MAX_PARTS, (size - offset) // _SPLIT))
+    cuts = [offset]
+    for k in range(1, parts):
+        mid = offset + (size - offset) * k // parts
         nl = g.read_at(mid, 1 << 16).find(b"\n")
-        cut = mid + nl + 1 if nl >= 0 and mid + nl + 1 < size else None
-    if cut is None:
-        run = _GrepRun(grep, g, offset, size, pattern)
-        try:
-            yield from run
-        finally:
-            run.close()
-        return
-    # Both processes start before either is read: the second half's grep runs while the first
-    # half's hits are consumed (waiting for its first hit instead ran the halves one after the
-    # other whenever the second half had none: 0.4 s a GB).
-    second = _GrepRun(grep, g, cut, size, pattern)
+        if nl >= 0 and cuts[-1] < mid + nl + 1 < size:
+            cuts.append(mid + nl + 1)
+    cuts.append(size)
+    runs: List[_GrepRun] = []
     try:
-        first = _GrepRun(grep, g, offset, cut, pattern)
-        try:
-            yield from first
-        finally:
-            first.close()
-        yield from second
+        # The last part first: it runs to the end, so it may read the descriptor itself.
+        for lo, hi in reversed(list(zip(cuts, cuts[1:]))):
+            runs.insert(0, _GrepRun(grep, g, lo, hi, pattern))
+        for run in runs:
+            yield from run
+            run.close()
     finally:
-        second.close()
+        for run in runs:
+            run.close()
 
 
 class _GrepRun:

@@ -4,6 +4,7 @@ roles. See the ``_rules`` module docstring for the design."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -292,9 +293,12 @@ def test_data_path():
     assert Path(GRAPHS).is_dir()
 
 
+@pytest.mark.parametrize("cores", [2, 5])
 @pytest.mark.parametrize("stem", ["mlp_sgd", "estimator_queue", "tf2_gradient_tape"])
-def test_the_search_cut_in_two_finds_what_one_search_finds(stem, monkeypatch):
+def test_the_search_cut_in_parts_finds_what_one_search_finds(stem, cores, monkeypatch):
     import shutil
+
+    from pbtxt_scan import _parallel
 
     grep = shutil.which("grep")
     if grep is None:
@@ -302,10 +306,18 @@ def test_the_search_cut_in_two_finds_what_one_search_finds(stem, monkeypatch):
     g = GraphFile.open(str(GRAPHS / (stem + ".pbtxt")))
     pattern = _ahead._pattern(_ahead._OP_WORDS + _ahead._GRAD_WORDS, ["library"])
     whole = list(_ahead._grep_range(grep, g, 100, g.size, pattern))
-    monkeypatch.setattr(_ahead, "_SPLIT", 1000)  # these files are cut in two
+    monkeypatch.setattr(_ahead, "_SPLIT", 1000)  # these files are cut in parts, one a core
+    monkeypatch.setattr(_parallel, "usable_cores", lambda: cores)
     cut = list(_ahead._grep(grep, g, 100, pattern))
     assert whole and cut == whole
+    import threading
+
+    threads = threading.active_count()
     stopped = _ahead._grep(grep, g, 100, pattern)  # closed early: no process or thread left
     next(stopped)
     stopped.close()
+    assert threading.active_count() == threads
+    tasks = os.listdir("/proc/self/task") if os.path.isdir("/proc/self/task") else []  # (Linux)
+    children = [t for t in tasks if os.path.exists("/proc/self/task/%s/children" % t)]
+    assert all(not open("/proc/self/task/%s/children" % t).read().strip() for t in children)
     g.close()
