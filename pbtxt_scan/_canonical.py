@@ -279,6 +279,11 @@ class _Walker(Batches):
                 break
             if self.base + self.lim - start_abs > _BIG:
                 return False
+            if self.lim - buf.rfind(b"\n", self.pos, self.lim) > _LONG:
+                # A line longer than _LONG is coming: enter the block (_long_line streams that
+                # line) rather than read and search up to _BIG of it here, and in every batch
+                # that looks for a closer in the buffer it would leave behind.
+                return False
             frm = max(frm, self.base + self.lim - len(closer) + 1)
             if not self._more():
                 return False
