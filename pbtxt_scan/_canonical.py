@@ -339,8 +339,8 @@ class _Walker(Batches):
         while True:
             buf = self.buf
             lim = self.lim
-            # C-speed first (``_skip``: finds, translate); where the body is not plainly valid,
-            # the terminal's own regex decides, escape by escape.
+            # C-speed first (``_skip``: a class map read by the bytes-escape decoder); where the
+            # body is not plainly valid, the terminal's own regex decides, escape by escape.
             j, closed = body_end(buf, i, lim, quote)
             if not closed and j < lim - 12:
                 win = lim if _WINDOW is None else min(lim, i + _WINDOW)  # (see _lexer._WINDOW)
