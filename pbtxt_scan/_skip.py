@@ -26,7 +26,8 @@ reached with three whole-buffer C passes (``bytes.translate``, ``codecs.escape_d
    None of the classes is a hex digit, so the decoder raises at the first escape that does not
    start with a simple letter, and a bare ``n`` left in its output is an unescaped quote.
 4. ``\\x``, ``\\u``, ``\\U`` are rare in real graphs (writers escape bytes as octal): where the
-   decoder stops at one, the grammar's own sub-pattern checks it and the decoding goes on after.
+   decoder stops at one, the grammar's own sub-pattern checks it and the decoding goes on after
+   (up to one a KiB: denser, the caller's regex is faster).
 
 Anything that is not plainly valid returns early: the caller then takes the exact, slow road
 (the terminal's regex, or the general scanner), which gives the same error message as before. So
@@ -74,6 +75,10 @@ def _escapes_ok(buf: bytes, i: int, end: int, quote: int) -> bool:
     cls = buf[i:end].translate(_classes[quote])
     view = memoryview(cls)
     at = 0
+    # Each \x, \u, \U costs a few microseconds of Python here, the terminal's regex as much as
+    # ~150 bytes: where they are denser than one a KiB (a writer that escapes bytes in hex), the
+    # regex is the faster road.
+    budget = 64 + ((end - i) >> 10)
     while True:
         try:
             out = _decode(view[at:])[0]
@@ -84,7 +89,8 @@ def _escapes_ok(buf: bytes, i: int, end: int, quote: int) -> bool:
             k = i + at + int(m.group(1))  # the backslash of a \x, \u, \U or of an invalid escape
             esc = _SPECIAL.match(buf, k, end)
             # the part decoded before it must hold no bare quote either
-            if esc is None or b"n" in _decode(view[at : k - i])[0]:
+            budget -= 1
+            if esc is None or not budget or b"n" in _decode(view[at : k - i])[0]:
                 return False
             at = esc.end() - i
             continue

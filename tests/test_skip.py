@@ -131,7 +131,7 @@ def test_specials_are_checked_where_the_decoder_stops(parts: "list[str]", quote:
 def test_valid_specials_stay_on_the_fast_path() -> None:
     """A body full of \\x, \\u and \\U escapes is still skipped whole (not declined to the slow
     road), so the decoder's message is read as expected on this Python."""
-    body = ("ab\\x41\\\\\\u00e9c\\U0001F600\\x4 \\177" * 2000).encode("ascii")
+    body = (("ab\\x41\\\\\\u00e9c\\U0001F600\\x4 \\177" + "z" * 4000) * 20).encode("ascii")
     for q in b"\"'":
         text = bytes((q,)) + body + bytes((q, 0x0A))
         assert _verdict(text) == (len(text) - 2, True)
@@ -157,3 +157,10 @@ def test_the_decoder_speaks_as_expected() -> None:
     with pytest.raises(ValueError) as e:
         codecs.escape_decode(b"ab\\")  # type: ignore[attr-defined]
     assert _AT.fullmatch(str(e.value)) is None
+
+
+def test_dense_specials_are_left_to_the_regex() -> None:
+    """Hex escapes on every byte: declined at once (the terminal's regex is faster there)."""
+    text = b'"' + b"\\x41\\x7f" * 20000 + b'"\n'
+    assert _verdict(text) == (1, False)
+    assert STRING.match(text).end() == len(text) - 1  # (valid all the same)
