@@ -103,3 +103,23 @@ def test_a_valid_long_line_is_not_handed_over(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(_canonical, "scan_tokens", no_hand_over)
     blocks = list(scan_canonical(io.BytesIO(data), PATH, HEADS, 1 << 20, "t"))
     assert [b.name for b in blocks] == ["w", "x"]
+
+
+def test_no_batch_regex_is_built_around_a_long_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The blocks that hold a long line are walked line by line up to it and over the closers
+    after it: a batch there would compile a regex for each depth (~40 ms each) for a few lines."""
+    from pbtxt_scan import _layout
+
+    depths: List[int] = []
+    real = _layout.field_re
+
+    def spy(d: int, names: Tuple[str, ...]) -> Any:
+        depths.append(d)
+        return real(d, names)
+
+    monkeypatch.setattr(_layout, "field_re", spy)
+    content = _tensor(800_000, 3)
+    data = _graph(content) + _graph(content).replace(b'"w"', b'"w2"').replace(b'"x"', b'"x2"')
+    blocks = list(scan_canonical(io.BytesIO(data), PATH, HEADS, 1 << 20, "t"))
+    assert [b.name for b in blocks] == ["w", "x", "w2", "x2"]
+    assert set(depths) <= {0}
