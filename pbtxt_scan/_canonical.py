@@ -58,6 +58,7 @@ FAST = True
 _BIG = 4 << 20  # a block longer than this is entered (walked line by line), not matched whole
 _LONG = 1 << 20  # a line longer than this is streamed (a string) or handed to the general scanner
 
+_CLOSERS = re.compile(rb"(?: *\}\n)*")
 _FIELD_START = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_}")
 
 
@@ -279,6 +280,15 @@ class _Walker(Batches):
                 break
             if self.base + self.lim - start_abs > _BIG:
                 return False
+            ahead = buf.rfind(b"\n", self.pos, self.lim) + 1  # (the opener's newline is there)
+            if self.lim - ahead >= _LONG:
+                # A line longer than _LONG is coming: enter the block (_long_line streams that
+                # line) rather than read and search up to _BIG of it here, and in every batch
+                # that looks for a closer in the buffer it would leave behind. The lines up to it
+                # are walked one by one: a batch would compile a regex for their depth (~40 ms)
+                # to match a handful of lines.
+                self.no_batch = max(self.no_batch, self.base + ahead)
+                return False
             frm = max(frm, self.base + self.lim - len(closer) + 1)
             if not self._more():
                 return False
@@ -334,8 +344,8 @@ class _Walker(Batches):
         while True:
             buf = self.buf
             lim = self.lim
-            # C-speed first (``_skip``: finds, translate); where the body is not plainly valid,
-            # the terminal's own regex decides, escape by escape.
+            # C-speed first (``_skip``: a class map read by the bytes-escape decoder); where the
+            # body is not plainly valid, the terminal's own regex decides, escape by escape.
             j, closed = body_end(buf, i, lim, quote)
             if not closed and j < lim - 12:
                 win = lim if _WINDOW is None else min(lim, i + _WINDOW)  # (see _lexer._WINDOW)
@@ -352,6 +362,8 @@ class _Walker(Batches):
                 self.line = line + 1
                 self.after = True
                 self.last_name = m.group(1)
+                # (and so are the closers after it)
+                self.no_batch = max(self.no_batch, self.base + _CLOSERS.match(self.buf, self.pos, self.lim).end())  # type: ignore[union-attr]
                 return
             if j >= lim - 12 and lim == len(buf) and not self.eof:
                 self.pos = j

@@ -1,22 +1,33 @@
 """Skipping a long string literal's body at C speed (``tensor_content`` lines of tens of MB).
 
 The grammar's STRING terminal matched escape by escape runs at ~100 MB/s; the same verdict can be
-reached with a handful of whole-buffer C operations (``bytes.find``, ``bytes.translate``), each
-~1 GB/s, because valid text-format strings are simple where they are long:
+reached with three whole-buffer C passes (``bytes.translate``, ``codecs.escape_decode``, a
+``memchr``), because valid text-format strings are simple where they are long:
 
-1. In the writer layout a long literal ends its line: the closing quote is the one before the
-   line's newline, after an even run of backslashes (strings cannot span lines). Any other line
-   shape (an adjacent literal, a comment after it) takes the slow road.
-2. The body holds no NUL, and every other quote of its kind is escaped: as many quotes as
-   backslash-quotes, and the rare quote after two or more backslashes has an odd run.
-3. Every backslash that *starts* an escape is followed by a character that can begin one
-   (``0-7 a b f n r t v ? \\ ' " x u U``). In a class map of the body (``translate``: backslash,
-   "may follow a backslash", anything else), the only places where a backslash is followed by an
-   "anything else" character are after an escaped backslash pair (``\\\\q``); a backslash run of
-   odd length there is an invalid escape.
-4. ``\\x`` needs a hex digit, ``\\u``/``\\U`` exact forms (no surrogates, at most U+10FFFF): these
-   are rare in real graphs (writers escape bytes as octal), so each occurrence that starts an
-   escape is checked with the grammar's own sub-pattern.
+1. In the writer layout a long literal ends its line: the closing quote is the byte before the
+   line's newline (strings cannot span lines). Any other line shape (an adjacent literal, a
+   comment after it) takes the slow road.
+2. The body holds no NUL (one ``find``).
+3. Every escape is valid and every quote of the literal's kind is escaped. Backslash runs pair
+   off left to right, and what follows an escaping backslash decides the escape: exactly the
+   rules of Python's own bytes-escape decoder. So the body is mapped byte by byte onto four
+   classes that decoder reads as the grammar would (``_classes``):
+
+   ============================  =====  ==================================================
+   body byte                     class  what ``escape_decode`` does with it
+   ============================  =====  ==================================================
+   ``\\``                         ``\\``  starts an escape (or is the second of a pair)
+   the literal's own quote        ``n``  ``\\n`` decodes to a newline; a bare ``n`` stays ``n``
+   a simple escape's letter       ``v``  ``\\v`` decodes (``abfnrtv?``, octal digits, the
+                                         other quote: what follows ``\\`` in one escape)
+   anything else (``x u U`` too)  ``x``  ``\\x`` not followed by hex digits is an error
+   ============================  =====  ==================================================
+
+   None of the classes is a hex digit, so the decoder raises at the first escape that does not
+   start with a simple letter, and a bare ``n`` left in its output is an unescaped quote.
+4. ``\\x``, ``\\u``, ``\\U`` are rare in real graphs (writers escape bytes as octal): where the
+   decoder stops at one, the grammar's own sub-pattern checks it and the decoding goes on after
+   (up to one a KiB: denser, the caller's regex is faster).
 
 Anything that is not plainly valid returns early: the caller then takes the exact, slow road
 (the terminal's regex, or the general scanner), which gives the same error message as before. So
@@ -25,30 +36,65 @@ against the STRING terminal on the conformance cases and on random bodies (``tes
 """
 from __future__ import annotations
 
+import codecs
 import re
-from typing import Tuple
+from typing import Dict, Tuple
 
 _BS = 0x5C
 # The longest escape, ``\U0010FFFF``, is 10 bytes: a window cut at least this far from any
 # backslash never splits one.
 _LONGEST_ESCAPE = 10
 
-_MAY_FOLLOW = b"01234567abfnrtv?\\'\"xuU"
-# Class map for step 3: backslash stays, "may follow a backslash" -> "a", anything else -> "z".
-_CLASS = bytes(
-    _BS if b == _BS else (0x61 if b in _MAY_FOLLOW else 0x7A) for b in range(256)
-)
+_SIMPLE = b"01234567abfnrtv?'\""  # what may follow a backslash in a one-letter (or octal) escape
 _SPECIAL = re.compile(
     rb"\\(?:x[0-9A-Fa-f]|u(?![dD][89a-fA-F])[0-9A-Fa-f]{4}|U000(?!0[dD][89a-fA-F])[0-9A-Fa-f]{5}|U0010[0-9A-Fa-f]{4})"
 )
+# The decoder's one error with a place: "invalid \x escape at position N" (the same words on
+# every Python 3 this project runs on; anything else is handled as "not plainly valid").
+_AT = re.compile(r"invalid \\x escape at position (\d+)")
+# (``escape_decode`` is the codec behind pickle's bytes and has been in ``codecs`` since 2.x.)
+_decode = codecs.escape_decode  # type: ignore[attr-defined]
 
 
-def _odd_run_before(buf: bytes, at: int, lo: int) -> bool:
-    """Whether the run of backslashes ending just before ``at`` (not before ``lo``) is odd."""
-    k = at
-    while k > lo and buf[k - 1] == _BS:
-        k -= 1
-    return (at - k) % 2 == 1
+def _table(quote: int) -> bytes:
+    """The class map of step 3 for a literal quoted with ``quote``."""
+    out = bytearray(b"x" * 256)
+    for b in _SIMPLE:
+        out[b] = ord("v")
+    out[quote] = ord("n")
+    out[_BS] = _BS
+    return bytes(out)
+
+
+_classes: Dict[int, bytes] = {q: _table(q) for q in (0x22, 0x27)}
+
+
+def _escapes_ok(buf: bytes, i: int, end: int, quote: int) -> bool:
+    """Whether ``buf[i:end]`` is a valid body: every escape valid, every ``quote`` escaped, and
+    no escape running past ``end`` (step 3 and 4). NUL and newlines are the caller's."""
+    cls = buf[i:end].translate(_classes[quote])
+    view = memoryview(cls)
+    at = 0
+    # Each \x, \u, \U costs a few microseconds of Python here, the terminal's regex as much as
+    # ~150 bytes: where they are denser than one a KiB (a writer that escapes bytes in hex), the
+    # regex is the faster road.
+    budget = 64 + ((end - i) >> 10)
+    while True:
+        try:
+            out = _decode(view[at:])[0]
+        except ValueError as e:
+            m = _AT.fullmatch(str(e))
+            if m is None:
+                return False  # a backslash ends the body: the quote after it is escaped
+            k = i + at + int(m.group(1))  # the backslash of a \x, \u, \U or of an invalid escape
+            esc = _SPECIAL.match(buf, k, end)
+            # the part decoded before it must hold no bare quote either
+            budget -= 1
+            if esc is None or not budget or b"n" in _decode(view[at : k - i])[0]:
+                return False
+            at = esc.end() - i
+            continue
+        return b"n" not in out
 
 
 def body_end(buf: bytes, i: int, lim: int, quote: int) -> Tuple[int, bool]:
@@ -59,13 +105,10 @@ def body_end(buf: bytes, i: int, lim: int, quote: int) -> Tuple[int, bool]:
     the closing quote. If not closed, ``j`` is where to resume once more bytes are in (no escape
     straddles it); a ``j`` well before ``lim`` means "not plainly valid here": take the slow road.
     """
-    q = bytes((quote,))
     nl = buf.find(b"\n", i, lim)
-    # 1. the closing quote. In the writer layout a long literal ends its line, so look for the
-    # quote before the line's newline; every other quote in the body must then be escaped,
-    # checked below by counting rather than one Python step per quote (a tensor holds one
-    # escaped quote per 256 bytes).
-    closed = nl >= 0 and nl > i and buf[nl - 1] == quote and not _odd_run_before(buf, nl - 1, i)
+    # 1. the closing quote: in the writer layout a long literal ends its line. (Whether that quote
+    # is escaped is the decoder's to say: a body that ends in an escaping backslash fails it.)
+    closed = nl > i and buf[nl - 1] == quote
     if closed:
         end = nl - 1
     else:
@@ -78,28 +121,7 @@ def body_end(buf: bytes, i: int, lim: int, quote: int) -> Tuple[int, bool]:
             end = b
             while end > i and buf[end - 1] == _BS:
                 end -= 1
-    body = buf[i:end]
-    # 2. no NUL, and no unescaped quote: every quote has a backslash before it, and the rare
-    # ones after two or more (an escaped backslash, then maybe a bare quote) have an odd run
-    if b"\x00" in body or body.count(q) != body.count(b"\\" + q):
+    # 2. no NUL; 3-4. escapes and quotes
+    if buf.find(b"\x00", i, end) >= 0 or not _escapes_ok(buf, i, end, quote):
         return i, False
-    k = body.find(b"\\\\" + q)
-    while k >= 0:
-        if not _odd_run_before(body, k + 2, 0):
-            return i, False
-        k = body.find(b"\\\\" + q, k + 1)
-    # 3. every escape starts with a character that may follow a backslash
-    cls = body.translate(_CLASS)
-    k = cls.find(b"\\z")
-    while k >= 0:
-        if _odd_run_before(cls, k + 1, 0):
-            return i, False
-        k = cls.find(b"\\z", k + 2)
-    # 4. \x, \u, \U: their exact forms, where they start an escape
-    for lead in (b"\\x", b"\\u", b"\\U"):
-        k = body.find(lead)
-        while k >= 0:
-            if _odd_run_before(body, k + 1, 0) and not _SPECIAL.match(body, k):
-                return i, False
-            k = body.find(lead, k + 1)
     return end, closed

@@ -98,3 +98,69 @@ def test_a_50mb_escaped_tensor_is_skipped_in_windows() -> None:
         assert j > i
         i, lim = j, j + (1 << 20)
     assert j == len(text) - 2 and windows > 10
+
+
+def _verdict(text: bytes) -> "tuple[int, bool]":
+    return body_end(text, 1, len(text), text[0])
+
+
+def test_every_byte_after_a_backslash_agrees_with_the_terminal() -> None:
+    """The class map (``_skip._classes``) read exhaustively: every byte after a backslash, and every
+    two-byte body, in both quotes, skipped exactly where the STRING terminal matches."""
+    for q in b"\"'":
+        for a in range(256):
+            _check(bytes((q, 0x5C, a, q, 0x0A)), q)
+            _check(bytes((q, 0x5C, 0x5C, a, q, 0x0A)), q)
+            for b in range(256):
+                _check(bytes((q, a, b, q, 0x0A)), q)
+
+
+# Escapes that the class map sends to the grammar's own sub-pattern (the decoder stops at them).
+_SPECIALS = ["\\x4", "\\x4f", "\\xA", "\\u00e9", "\\uFFFF", "\\U0001F600", "\\U0010FFFF", "\\U00000041"]
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    parts=st.lists(st.sampled_from(_PIECES + _SPECIALS + ["\\\\x41", "\\\\\\x41", "\\\\\\\\"]), max_size=60),
+    quote=st.sampled_from(['"', "'"]),
+)
+def test_specials_are_checked_where_the_decoder_stops(parts: "list[str]", quote: str) -> None:
+    _check((quote + "".join(parts) + quote + "\n").encode("utf-8"), ord(quote))
+
+
+def test_valid_specials_stay_on_the_fast_path() -> None:
+    """A body full of \\x, \\u and \\U escapes is still skipped whole (not declined to the slow
+    road), so the decoder's message is read as expected on this Python."""
+    body = (("ab\\x41\\\\\\u00e9c\\U0001F600\\x4 \\177" + "z" * 4000) * 20).encode("ascii")
+    for q in b"\"'":
+        text = bytes((q,)) + body + bytes((q, 0x0A))
+        assert _verdict(text) == (len(text) - 2, True)
+        # and an invalid escape at the very end is found after all those
+        bad = bytes((q,)) + body + b"\\q" + bytes((q, 0x0A))
+        assert _verdict(bad) == (1, False)
+        # as is a bare quote after an escaped backslash
+        bad = bytes((q,)) + body + b"\\\\" + bytes((q,)) + b"x" + bytes((q, 0x0A))
+        assert _verdict(bad) == (1, False)
+
+
+def test_the_decoder_speaks_as_expected() -> None:
+    """The decoder's two errors that ``_skip`` reads (the same words on every supported Python)."""
+    import codecs
+
+    from pbtxt_scan._skip import _AT
+
+    for s, pos in ((b"ab\\xg", 2), (b"\\x", 0), (b"\\\\\\xv", 2)):
+        with pytest.raises(ValueError) as e:
+            codecs.escape_decode(s)  # type: ignore[attr-defined]
+        m = _AT.fullmatch(str(e.value))
+        assert m is not None and int(m.group(1)) == pos
+    with pytest.raises(ValueError) as e:
+        codecs.escape_decode(b"ab\\")  # type: ignore[attr-defined]
+    assert _AT.fullmatch(str(e.value)) is None
+
+
+def test_dense_specials_are_left_to_the_regex() -> None:
+    """Hex escapes on every byte: declined at once (the terminal's regex is faster there)."""
+    text = b'"' + b"\\x41\\x7f" * 20000 + b'"\n'
+    assert _verdict(text) == (1, False)
+    assert STRING.match(text).end() == len(text) - 1  # (valid all the same)

@@ -1,0 +1,125 @@
+"""Long string lines (frozen ``tensor_content``) through the fast path, against the general scanner.
+
+The fast path skips a long literal with ``_skip.body_end`` in windows of the buffer; the general
+scanner (``_scan``, proved against Lark in test_scanner.py) is the reference. For valid files and
+for files broken inside the long line (at a window's edge or deep in it), both must yield the same
+blocks and raise the same error, whatever the chunk size. A valid long line must also stay on the
+fast path: that is what makes ``fp`` over a frozen graph skim.
+"""
+from __future__ import annotations
+
+import io
+import random
+from typing import Any, List, Tuple
+
+import pytest
+
+from pbtxt_scan import _canonical
+from pbtxt_scan._canonical import scan_canonical
+from pbtxt_scan._errors import PbtxtError
+from pbtxt_scan._scan import scan
+
+HEADS = frozenset({"name", "op", "input"})
+PATH = ("node",)
+
+
+def _pieces(n: int, seed: int, specials: bool = False) -> List[bytes]:
+    """``n`` random bytes escaped as writers do (octal, \\n \\r \\t, \\\\ \\' \\"), and with
+    ``specials`` some \\x, \\u, \\U escapes too: one piece per byte."""
+    rng = random.Random(seed)
+    named = {9: b"\\t", 10: b"\\n", 13: b"\\r", 34: b'\\"', 39: b"\\'", 92: b"\\\\"}
+    esc = [named.get(b) or (bytes((b,)) if 32 <= b < 127 else b"\\%03o" % b) for b in range(256)]
+    out = [esc[rng.getrandbits(8)] for _ in range(n)]
+    if specials:
+        for k in range(0, n, 97):
+            out[k] = rng.choice([b"\\x4", b"\\x4f", b"\\u00e9", b"\\U0001F600", b"\\\\x"])
+    return out
+
+
+def _tensor(n: int, seed: int, specials: bool = False) -> bytes:
+    return b"".join(_pieces(n, seed, specials))
+
+
+def _graph(content: bytes) -> bytes:
+    const = (
+        b'node {\n  name: "w"\n  op: "Const"\n  attr {\n    key: "value"\n    value {\n      tensor {\n'
+        b"        dtype: DT_FLOAT\n        tensor_content: \"" + content + b'"\n      }\n    }\n  }\n}\n'
+    )
+    return const + b'node {\n  name: "x"\n  op: "MatMul"\n  input: "w"\n}\n'
+
+
+def _run(data: bytes, chunk: int, fast: bool) -> List[Any]:
+    out: List[Any] = []
+    try:
+        it = scan_canonical(io.BytesIO(data), PATH, HEADS, chunk, "t") if fast else scan(io.BytesIO(data), PATH, HEADS, chunk)
+        out.extend(it)
+    except PbtxtError as e:
+        out.append(("error", e.line, e.column, e.msg))
+    return out
+
+
+def _same(data: bytes, chunks: Tuple[int, ...]) -> List[Any]:
+    ref = _run(data, 1 << 16, fast=False)
+    for c in chunks:
+        assert _run(data, c, fast=True) == ref, c
+    return ref
+
+
+@pytest.fixture()
+def small_long(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A "long" line of a few KB, so windows and refills fall everywhere in a small test."""
+    monkeypatch.setattr(_canonical, "_LONG", 1000)
+    monkeypatch.setattr(_canonical, "_BIG", 4000)
+
+
+def _broken(pieces: List[bytes]) -> List[bytes]:
+    """The content broken between two escapes near its start, middle and end (each break then
+    a ``Z``, so that none of them completes into something valid)."""
+    out = []
+    for k in (2, len(pieces) // 2, len(pieces) - 2):
+        for bad in (b"\\q", b"\\\\\"", b"\x00", b"\\x", b"\\u12", b"\\uD800", b"\\"):
+            out.append(b"".join(pieces[:k]) + bad + b"Z" + b"".join(pieces[k:]))
+    return out
+
+
+@pytest.mark.parametrize("specials", [False, True])
+def test_long_tensor_lines_agree(small_long: None, specials: bool) -> None:
+    pieces = _pieces(6000, 1, specials)
+    ref = _same(_graph(b"".join(pieces)), chunks=(1 << 20, 4096, 997, 1000, 1003))
+    assert [b.name for b in ref] == ["w", "x"]
+    for bad in _broken(pieces):
+        got = _same(_graph(bad), chunks=(4096, 997))
+        assert got[-1][0] == "error", bad  # (every break is an error)
+
+
+def test_a_valid_long_line_is_not_handed_over(monkeypatch: pytest.MonkeyPatch) -> None:
+    """2 MB of tensor (over _LONG) is skipped by the fast path: the general scanner never runs."""
+    data = _graph(_tensor(800_000, 2, specials=True))
+    assert len(data) > 2 * _canonical._LONG
+
+    def no_hand_over(*a: Any, **k: Any) -> Any:
+        raise AssertionError("handed over to the general scanner")
+
+    monkeypatch.setattr(_canonical, "scan_tokens", no_hand_over)
+    blocks = list(scan_canonical(io.BytesIO(data), PATH, HEADS, 1 << 20, "t"))
+    assert [b.name for b in blocks] == ["w", "x"]
+
+
+def test_no_batch_regex_is_built_around_a_long_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The blocks that hold a long line are walked line by line up to it and over the closers
+    after it: a batch there would compile a regex for each depth (~40 ms each) for a few lines."""
+    from pbtxt_scan import _layout
+
+    depths: List[int] = []
+    real = _layout.field_re
+
+    def spy(d: int, names: Tuple[str, ...]) -> Any:
+        depths.append(d)
+        return real(d, names)
+
+    monkeypatch.setattr(_layout, "field_re", spy)
+    content = _tensor(800_000, 3)
+    data = _graph(content) + _graph(content).replace(b'"w"', b'"w2"').replace(b'"x"', b'"x2"')
+    blocks = list(scan_canonical(io.BytesIO(data), PATH, HEADS, 1 << 20, "t"))
+    assert [b.name for b in blocks] == ["w", "x", "w2", "x2"]
+    assert set(depths) <= {0}
