@@ -9,17 +9,25 @@
    43 s with Lark for the small ones; ``full_parse_max=0`` selects that.) Both roads produce the
    same :class:`Message` shape and go through one extractor (``_attrs_of``); a test checks they
    agree on every fixture op.
+   Both roads are for blocks out of the writer layout only: a block the scanner's fast path
+   yielded (the writer layout, validated) has its attributes read off its lines by one regex
+   (``_fast``, at scanner speed; ``fast=False`` turns it off), into the same :class:`Message`.
 3. Each op becomes a small :class:`GeOp` record (no block text is kept). :class:`GeBuild` holds the
    records of every graph block (root first, then subgraphs).
+4. ``jobs`` > 1: the dump is cut at its ``op`` openers and loaded on that many processes
+   (``_split``), with the same records, and the same first error.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Tuple
 
+from .. import _canonical
 from .._errors import PbtxtError
 from .._input import GraphFile, Source, opened
 from .._model import Block
+from .._source import DEFAULT_CHUNK
 from ._attrs import _attrs_of, _int
+from ._fast import canonical_attrs, walk
 from ._skim import skim_block
 
 # GE's own type strings (hicann/ge base/common/types.cc, op_type_utils.cc kDataOpSet).
@@ -111,8 +119,13 @@ class GeBuild:
         return out
 
 
-def _op_attrs(g: GraphFile, block: Block, dialect: str, full_parse_max: int) -> Dict[str, Any]:
-    """Attributes of one op: Lark parse for a small block, a chunked skim for a big one."""
+def _op_attrs(g: GraphFile, block: Block, dialect: str, full_parse_max: int, canonical: bool = False) -> Dict[str, Any]:
+    """Attributes of one op: read off its lines when it is in the writer layout (``canonical``),
+    else a Lark parse for a small block, a chunked skim for a big one."""
+    if canonical:
+        msg = canonical_attrs(g.reader(block.start, block.end), block.column, dialect)
+        if msg is not None:
+            return _attrs_of(msg, dialect)
     size = block.end - block.start
     if size <= full_parse_max:
         msg = g.parse(block)
@@ -120,23 +133,51 @@ def _op_attrs(g: GraphFile, block: Block, dialect: str, full_parse_max: int) -> 
     return _attrs_of(skim_block(g, block, dialect), dialect)
 
 
-def load_build(src: Source, full_parse_max: int = FULL_PARSE_MAX) -> GeBuild:
+def load_build(src: Source, full_parse_max: int = FULL_PARSE_MAX, jobs: int = 1, fast: bool = True) -> GeBuild:
     """Read a ``ge_proto`` or ``ge_onnx`` dump into op records, in constant memory.
 
-    ``full_parse_max``: blocks up to this many bytes are parsed with Lark, bigger ones skimmed
-    (0 skims every block). Raises :class:`PbtxtError` for unreadable input or a TF GraphDef.
+    ``full_parse_max``: blocks out of the writer layout up to this many bytes are parsed with
+    Lark, bigger ones skimmed (0 skims every one). ``jobs``: processes (a regular file only; the
+    same records). ``fast=False`` reads every block the exact way (Lark or skim). Raises
+    :class:`PbtxtError` for unreadable input or a TF GraphDef.
     """
     with opened(src) as g:
         d = g.dialect
         if d.name not in ("ge_proto", "ge_onnx"):
             raise PbtxtError("not a GE dump (it looks like a TensorFlow GraphDef; expected ge_proto_*.txt)", path=g.name)
-        ops: List[GeOp] = []
         try:
-            for b in g.blocks(d.path, d.heads):
-                ops.append(_record(b, _op_attrs(g, b, d.name, full_parse_max), d.name))
+            got = None
+            if jobs > 1 and fast:
+                from . import _split
+
+                got = _split.load(g, d, jobs, full_parse_max)
+            ops = got if got is not None else list(ops_from(g, d, full_parse_max, fast=fast))
         except PbtxtError as e:
             raise e.with_path(g.name) from None
         return GeBuild(g.name, d.name, ops)
+
+
+def ops_from(
+    g: GraphFile, d: Any, full_parse_max: int, start: int = 0, line: int = 1, outer: Optional[List[Any]] = None,
+    fast: bool = True,
+) -> Iterator[GeOp]:
+    """The op records from offset ``start`` (line ``line``, inside the open messages ``outer``)
+    to the end of the dump, in this process."""
+    if not fast or g.binary or not _canonical.FAST:
+        assert start == 0 and outer is None
+        for b in g.blocks(d.path, d.heads):
+            yield _record(b, _op_attrs(g, b, d.name, full_parse_max), d.name)
+        return
+    w, blocks = walk(g.reader(start), d.path, d.heads, DEFAULT_CHUNK, g.name, start, line, outer)
+    try:
+        for b in blocks:
+            yield _record(b, _op_attrs(g, b, d.name, full_parse_max, not w.general), d.name)
+    except PbtxtError as e:
+        # (as GraphFile.blocks: a file cut short while we read it says so)
+        raise (g.changed() or e.with_path(g.name)) from None
+    err = g.changed()
+    if err is not None:
+        raise err
 
 
 def _record(b: Block, a: Dict[str, Any], dialect: str) -> GeOp:

@@ -1,0 +1,165 @@
+"""GE's op attributes at scanner speed: read off the canonical layout with one regex.
+
+The scanner's fast path (``_canonical``) walks the writer layout (one field per line, two spaces
+per level, ``}`` alone on a line) and hands over to the general scanner at the first line that is
+not in it. Every block it yields *before* that hand-over is therefore in the layout, and already
+validated: in such a block a line's depth is its indentation, and the message holding a line is
+the last opener one level up. So the few fields GE logic needs (:data:`_skim._KEEP`) are found by
+one compiled regex over the block's bytes (C speed; a weight string holds no newline, so the
+search runs past it at ``memchr`` speed), and assembled into the same :class:`Message` the skim
+builds (the same fields in the same order), read by the one extractor, ``_attrs_of``.
+
+1. :class:`Walker` is the scanner's walk, noting when the general scanner takes over
+   (``general``); its blocks from then on take the exact road (Lark parse, or the skim for big
+   ones). It can also start inside a ``graph`` block and stop at a chunk's end, for ``_split``.
+2. :func:`canonical_attrs` reads one canonical block in pieces of ``_PIECE`` bytes (memory stays
+   bounded whatever a weight's size): lines that are not of interest are never decoded, and a
+   long line (a weight) is passed over without being held. It returns ``None`` (take the exact
+   road) for a kept line longer than a piece, the only shape it does not read itself.
+
+``tests/test_ge_fast.py`` proves the fields agree with the Lark parse and the skim on generated
+ops, in the layout and out of it.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Iterator, List, Optional, Tuple
+
+from .._canonical import _HandOver, _Walker
+from .._grammar import _number
+from .._layout import scalar_value
+from .._model import Block, Field, Message
+from .._terminals import TERMINALS
+from ._skim import _KEEP
+
+_PIECE = 1 << 20  # bytes of a block read at a time
+
+_NUMBER = re.compile(TERMINALS["NUMBER"])
+
+
+def _patterns(dialect: str) -> Tuple["re.Pattern[bytes]", "re.Pattern[bytes]"]:
+    names = sorted({n for kept in _KEEP[dialect].values() for n in kept})
+    alt = "|".join(re.escape(n) for n in names).encode("ascii")
+    # (indent, opener name) or (indent, kept scalar name, its value): lines start after a "\n".
+    line = re.compile(rb"\n( *)(?:([A-Za-z_][A-Za-z0-9_]*) \{|(" + alt + rb"): ([^\n]*))(?=\n)")
+    kept_start = re.compile(rb"\n *(?:" + alt + rb"): ")
+    return line, kept_start
+
+
+_RES = {d: _patterns(d) for d in _KEEP}
+
+
+def _value(raw: bytes) -> Any:
+    """A canonical scalar's value, as the skim (and the Lark parse) reads its tokens."""
+    q = raw[:1]
+    if q == b'"' or q == b"'":
+        return scalar_value(raw)  # (one literal: the layout never continues a string on a line)
+    if q == b"-":
+        v = _value(raw[1:])
+        return -v if isinstance(v, (int, float)) else "-" + str(v)
+    text = raw.decode("ascii")  # (a number or an identifier: ASCII by the layout's regexes)
+    if _NUMBER.fullmatch(text):
+        return _number(text)
+    return text
+
+
+def canonical_attrs(reader: Any, column: int, dialect: str) -> Optional[Message]:
+    """The kept fields of one op block in the canonical layout (``reader``: its bytes from its
+    field name on; ``column``: the block's column), or ``None`` to read it the exact way."""
+    keep = _KEEP[dialect]
+    line_re, kept_start = _RES[dialect]
+    base = (column - 1) // 2 + 1  # the op's own fields are at this depth
+    root = Message()
+    msgs: List[Optional[Message]] = [root]  # the kept message open at each depth below the op
+    path: List[str] = []  # the field names of the messages open at each depth below the op
+    carry = b""
+    skipping = False  # inside a long line that holds nothing of interest
+    while True:
+        data = reader.read(_PIECE)
+        if not data:
+            return root
+        if skipping:
+            nl = data.find(b"\n")
+            if nl < 0:
+                continue
+            data = data[nl:]
+            skipping = False
+        buf = carry + data if carry else data
+        last = buf.rfind(b"\n")
+        if last < 0:  # (only a first piece with no newline: the opener line is cut)
+            carry = buf
+            continue
+        for m in line_re.finditer(buf, 0, last + 1):
+            ind, opener, name, raw = m.groups()
+            r = len(ind) // 2 - base
+            if opener is not None:
+                fname = opener.decode("ascii")
+                del path[r:]
+                path.append(fname)
+                del msgs[r + 1 :]
+                parent = msgs[r]
+                if parent is not None and tuple(path) in keep:
+                    sub = Message()
+                    parent.append(Field(fname, sub, 0, 0))
+                    msgs.append(sub)
+                else:
+                    msgs.append(None)
+            else:
+                fname = name.decode("ascii")
+                msg = msgs[r] if r < len(msgs) else None
+                if msg is not None and fname in keep[tuple(path[:r])]:
+                    msg.append(Field(fname, _value(raw), 0, 0))
+        carry = buf[last:]
+        if len(carry) > _PIECE:  # a long line: a weight, or a kept field (read it the exact way)
+            if kept_start.match(carry):
+                return None
+            carry = b""
+            skipping = True
+
+
+class Walker(_Walker):
+    """The scanner's fast walk (``_canonical._Walker``), noting where the general scanner takes
+    over; optionally started inside open messages (``outer``) and stopped at ``stop`` (a chunk's
+    end, a line start), where it keeps its open frames (``open_frames``) instead of failing."""
+
+    general = False  # the general scanner has taken over: the blocks from here on are not canonical
+
+    def __init__(self, *a: Any, outer: Optional[List[Any]] = None, stop: Optional[int] = None, **k: Any) -> None:
+        super().__init__(*a, **k)
+        self.outer = outer
+        self.stop = stop
+        self.open_frames: Optional[List[Any]] = None
+
+    def run(self) -> Iterator[Block]:
+        if self.outer is None:
+            yield from super().run()
+            return
+        # _Walker.run, from inside the open messages ``outer`` (right after a complete field).
+        self.start()
+        self.stack = list(self.outer)
+        self.line = self.first_line
+        self.after = True
+        self.last_name = b"_"
+        self.no_batch = 0
+        try:
+            yield from self._walk()
+        except _HandOver as h:
+            yield from self._hand_over(h)
+            return
+        self.end_state = {"bytes": self.base + len(self.buf), "lines": self.line - 1}
+
+    def _hand_over(self, h: _HandOver) -> Iterator[Block]:
+        if self.stop is not None and h.at == self.stop and self.eof and self.bad is None and self.pos == len(self.buf):
+            # The chunk's end with messages open: keep them for the next chunk.
+            self.open_frames = list(self.stack)
+            self.end_state = {"bytes": h.at, "lines": self.line - 1}
+            return
+        self.general = True
+        yield from super()._hand_over(h)
+
+
+def walk(f: Any, path: Tuple[str, ...], heads: Any, chunk: int, name: str, start: int = 0, line: int = 1,
+         outer: Optional[List[Any]] = None, stop: Optional[int] = None) -> Tuple[Walker, Iterator[Block]]:
+    w = Walker(f, tuple(path), heads, chunk, name, start, line, outer=outer, stop=stop)
+    return w, w.run()
+
