@@ -167,6 +167,10 @@ class _Job(NamedTuple):
 
 _JOB: Optional[_Job] = None
 
+#: More worker tasks by name: other modules' chunk functions (``ge._split``), registered when
+#: those modules are imported, so before any worker is forked.
+TASKS: Dict[str, Callable[[Any], Any]] = {}
+
 
 class _PRead:
     """Bytes ``[start, end)`` of a file descriptor, read with ``os.pread`` (no shared offset)."""
@@ -290,7 +294,7 @@ def _serve(conn: Any, others: List[Any]) -> None:  # pragma: no cover - (runs in
             c.close()
         # Inherited stdout/stderr buffers must never be flushed twice: the worker writes nothing.
         sys.stdout = sys.stderr = open(os.devnull, "w")  # noqa: SIM115
-        fns = {"count": _count_newlines, "scan": _scan_chunk}
+        fns = dict(TASKS, count=_count_newlines, scan=_scan_chunk)
         while True:
             try:
                 fn, task = conn.recv()

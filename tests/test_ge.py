@@ -1,7 +1,8 @@
 """GE dumps: name resolution, GE's automatic fp/bp, dump directories, the resolve/ge-auto commands.
 
 Data-driven: every ``tests/data/ge/**/*.expected.json`` (hand-worked answers, tests/data/README.md
-"## ge/") is checked, through both attribute readers (Lark parse and the chunked skim).
+"## ge/") is checked, through every attribute reader (Lark parse, the chunked skim, the writer
+layout's lines) and on several processes.
 """
 from __future__ import annotations
 
@@ -37,11 +38,25 @@ def _load(path: Path) -> dict:
 # --- the hand-worked answers -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("full_parse_max", [_ge.FULL_PARSE_MAX, 0], ids=["lark", "skim"])
+# Every road to the attributes: the Lark parse, the skim, the writer layout's lines (fast), and
+# the fast road on two processes with chunks of a few hundred bytes (split at every op).
+ROADS = [dict(full_parse_max=_ge.FULL_PARSE_MAX, fast=False), dict(full_parse_max=0, fast=False), {}, dict(jobs=2)]
+ROAD_IDS = ["lark", "skim", "fast", "split"]
+
+
+@pytest.fixture(params=ROADS, ids=ROAD_IDS)
+def road(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> dict:
+    if request.param.get("jobs"):
+        from pbtxt_scan import _parallel
+
+        monkeypatch.setattr(_parallel, "SPLIT_BYTES", 300)
+    return request.param
+
+
 @pytest.mark.parametrize("exp_path", EXPECTED, ids=lambda p: p.name)
-def test_ge_auto_matches_expected(exp_path: Path, full_parse_max: int):
+def test_ge_auto_matches_expected(exp_path: Path, road: dict):
     exp = _load(exp_path)
-    b = _ge.load_build(exp_path.with_name(exp["file"]), full_parse_max=full_parse_max)
+    b = _ge.load_build(exp_path.with_name(exp["file"]), **road)
     got = _ge.ge_auto(b)
     for key in ("fp_source", "fp", "bp_target", "bp"):
         assert got[key] == exp["ge_auto"][key], key
@@ -49,11 +64,10 @@ def test_ge_auto_matches_expected(exp_path: Path, full_parse_max: int):
     assert (b.root_netoutput is not None) == exp["has_root_netoutput"]
 
 
-@pytest.mark.parametrize("full_parse_max", [_ge.FULL_PARSE_MAX, 0], ids=["lark", "skim"])
 @pytest.mark.parametrize("exp_path", EXPECTED, ids=lambda p: p.name)
-def test_resolve_matches_expected(exp_path: Path, full_parse_max: int):
+def test_resolve_matches_expected(exp_path: Path, road: dict):
     exp = _load(exp_path)
-    b = _ge.load_build(exp_path.with_name(exp["file"]), full_parse_max=full_parse_max)
+    b = _ge.load_build(exp_path.with_name(exp["file"]), **road)
     results = _ge.resolve(b, [r["tf_name"] for r in exp["resolve"]])
     assert [r["tf_name"] for r in results] == [r["tf_name"] for r in exp["resolve"]]
     for got, want in zip(results, exp["resolve"]):

@@ -7,7 +7,7 @@ from typing import Any, Dict, List, Optional
 import typer
 
 from .._errors import PbtxtError
-from ._app import EXIT_NOT_FOUND, command, fail, out
+from ._app import EXIT_NOT_FOUND, command, fail, jobs_of, out
 
 _GE_HELP = (
     "A GE dump: ge_proto_<idx>_graph_<gid>_Build.txt (or ge_proto_<idx>_PreRunAfterBuild.txt, or a "
@@ -15,10 +15,21 @@ _GE_HELP = (
 )
 
 
-def _open(ge: str, names: Optional[List[str]] = None) -> Any:
+_JobsOpt = typer.Option(
+    None,
+    "--jobs",
+    "-j",
+    metavar="INTEGER",
+    help="Processes: split the dump at its op blocks and load the parts in parallel, with the same output "
+    "(default: every usable core; 1: one process; stdin, pipes and .gz use one).",
+    show_default=False,
+)
+
+
+def _open(ge: str, names: Optional[List[str]] = None, jobs: int = 1) -> Any:
     from ..ge import open_ge
 
-    b, pick = open_ge(ge, names)
+    b, pick = open_ge(ge, names, jobs)
     if pick is not None:  # a directory: say which file was used, and why (stderr: not a result)
         typer.echo("using %s: %s" % (pick["file"], pick["reason"]), err=True)
     return b, pick
@@ -29,6 +40,7 @@ def resolve(
     names: List[str] = typer.Argument(..., help="TensorFlow node names (as in graph.pbtxt).", metavar="NAME", show_default=False),
     ge: str = typer.Option(..., "--ge", help=_GE_HELP, metavar="PATH", show_default=False),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON list: one object per name with its ranked matches."),
+    jobs: Optional[int] = _JobsOpt,
 ) -> None:
     """Find the GE op(s) each TensorFlow name became in a GE Build dump, most trusted first.
 
@@ -49,8 +61,9 @@ def resolve(
     """
     from ..ge import resolve as _resolve
 
+    n_jobs = jobs_of(jobs)
     try:
-        b, pick = _open(ge, names)
+        b, pick = _open(ge, names, n_jobs)
         results = _resolve(b, names)
     except PbtxtError as e:
         raise fail(e)
@@ -91,6 +104,7 @@ def ge_auto(
         False, "--json", help='Print one JSON object: {"fp", "fp_reason", "bp", "bp_reason", "file", ...}.'
     ),
     explain: bool = typer.Option(False, "--explain", help="Also show every op examined, with why it was kept or dropped."),
+    jobs: Optional[int] = _JobsOpt,
 ) -> None:
     """Predict the fp/bp GE picks by itself ("fp_point":"" / "bp_point":"") from a Build dump.
 
@@ -109,8 +123,9 @@ def ge_auto(
     """
     from ..ge import ge_auto as _ge_auto
 
+    n_jobs = jobs_of(jobs)
     try:
-        b, pick = _open(ge)
+        b, pick = _open(ge, None, n_jobs)
         res = _ge_auto(b)
     except PbtxtError as e:
         raise fail(e)

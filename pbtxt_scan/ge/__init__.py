@@ -5,9 +5,11 @@ record per op (:class:`GeOp`, about 0.5 KB: GE's own fp/bp search walks the whol
 needs them all), never block text or weights: memory follows the op count, not the file size
 (a 1 GB dump with weights: 7,265 ops, 52 MB peak). By concern:
 
-- ``_load``: the dump model (:class:`GeOp` records, :class:`GeBuild`) and loading it from one
-  :class:`~pbtxt_scan._input.GraphFile`; ``_attrs``: the few attributes GE logic reads;
-  ``_skim``: reading those from blocks too big to parse (weights).
+- ``_load``: the dump model (:class:`GeBuild`) and loading it from one
+  :class:`~pbtxt_scan._input.GraphFile`; ``_ops``: one op block -> one :class:`GeOp` record;
+  ``_attrs``: the few attributes GE logic reads; ``_fast``: reading those off the lines of
+  blocks in the writer layout (one regex, at scanner speed); ``_skim``: reading them from blocks
+  out of it that are too big to parse (weights); ``_split``: loading on several processes.
 - ``_resolve``: :func:`resolve` ranks the GE ops a TF name became.
 - ``_auto``: :func:`ge_auto` replays GE's automatic fp/bp search.
 - ``_dumps``: dump folders: :func:`find_build_files` lists the final-stage dumps,

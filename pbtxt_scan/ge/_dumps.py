@@ -79,8 +79,8 @@ def find_build_files(directory: PathLike) -> List[str]:
     return [d["path"] for d in dump_files(directory) if d["is_build"]]
 
 
-def _summarize(path: str, names: Sequence[str], keep_if_training: bool = True) -> Tuple[Dict[str, Any], Optional[GeBuild]]:
-    b = load_build(path)
+def _summarize(path: str, names: Sequence[str], keep_if_training: bool = True, jobs: int = 1) -> Tuple[Dict[str, Any], Optional[GeBuild]]:
+    b = load_build(path, jobs=jobs)
     s: Dict[str, Any] = {"file": os.path.basename(path), "path": path, "ops": len(b.ops),
                          "has_gradients": b.has_gradients, "has_root_netoutput": b.root_netoutput is not None}
     if names:
@@ -96,7 +96,9 @@ def _score(s: Dict[str, Any], index: int) -> Tuple[Any, ...]:
             s["has_gradients"] and s["has_root_netoutput"], s["has_root_netoutput"], s["ops"], index)
 
 
-def _pick(files: Sequence[PathLike], names: Optional[Sequence[str]], workers: Optional[int] = None) -> Tuple[Dict[str, Any], GeBuild]:
+def _pick(
+    files: Sequence[PathLike], names: Optional[Sequence[str]], workers: Optional[int] = None, jobs: int = 1
+) -> Tuple[Dict[str, Any], GeBuild]:
     files = [str(f) for f in files]
     if not files:
         raise PbtxtError("no GE Build dumps given")
@@ -109,7 +111,7 @@ def _pick(files: Sequence[PathLike], names: Optional[Sequence[str]], workers: Op
         with ProcessPoolExecutor(max_workers=max(2, n)) as pool:
             results = list(pool.map(_summarize, files, [names] * len(files)))
     else:
-        results = [_summarize(f, names) for f in files]
+        results = [_summarize(f, names, jobs=jobs) for f in files]  # (one file: on ``jobs`` processes itself)
     index = {f: i for i, f in enumerate(files)}
     for f in files:
         n = _dump_index(f)
@@ -117,7 +119,7 @@ def _pick(files: Sequence[PathLike], names: Optional[Sequence[str]], workers: Op
     best_i = max(range(len(files)), key=lambda i: _score(results[i][0], index[files[i]]))
     s, b = results[best_i]
     if b is None:
-        b = load_build(files[best_i])
+        b = load_build(files[best_i], jobs=jobs)
     s = dict(s)
     why = []
     if names:
@@ -146,8 +148,12 @@ def pick_training_graph(files: Sequence[PathLike], names: Optional[Sequence[str]
     return _pick(files, names)[0]
 
 
-def open_ge(build_or_dir: Union[GeBuild, PathLike], names: Optional[Sequence[str]] = None) -> Tuple[GeBuild, Optional[Dict[str, Any]]]:
-    """A loaded build from a dump file, a dump directory (the training graph is picked), or a build."""
+def open_ge(
+    build_or_dir: Union[GeBuild, PathLike], names: Optional[Sequence[str]] = None, jobs: int = 1
+) -> Tuple[GeBuild, Optional[Dict[str, Any]]]:
+    """A loaded build from a dump file, a dump directory (the training graph is picked), or a build.
+
+    ``jobs``: processes for loading one dump (a directory's dumps are loaded in parallel anyway)."""
     if isinstance(build_or_dir, GeBuild):
         return build_or_dir, None
     if str(build_or_dir) != "-" and os.path.isdir(build_or_dir):
@@ -155,9 +161,9 @@ def open_ge(build_or_dir: Union[GeBuild, PathLike], names: Optional[Sequence[str
         if not files:
             raise PbtxtError("no GE Build dumps here (expected ge_proto_<idx>_graph_<gid>_Build.txt or "
                              "ge_proto_<idx>_PreRunAfterBuild.txt, or any file holding a GE dump)", path=str(build_or_dir))
-        pick, b = _pick(files, names)
+        pick, b = _pick(files, names, jobs=jobs)
         return b, pick
-    return load_build(build_or_dir), None
+    return load_build(build_or_dir, jobs=jobs), None
 
 
 def map_points(fp_name: Optional[str], bp_name: Optional[str], ge: Union[GeBuild, PathLike]) -> Dict[str, Any]:

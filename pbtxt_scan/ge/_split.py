@@ -1,0 +1,190 @@
+"""A GE dump on several processes: cut inside its graph block at the op openers, load, merge.
+
+A GE dump is one top-level ``graph {`` block (or a few) holding every op, so ``_parallel``'s
+top-level split points do not cut it. Here a *split point* is a line ``  op {`` alone (``node``
+for ``ge_onnx``): in the writer layout, an op opener inside a graph block. The records are the
+single-process ones, errors included, for any file:
+
+1. A split point is a token boundary in any file (as in ``_parallel``: no string holds a raw
+   newline and a comment ends at one).
+2. Chunk 0 is scanned from the file's start, as the single process does. Chunk ``i`` > 0 is
+   scanned from *inside* one open ``graph`` message whose label (its ``name``) is already known
+   (the label is a placeholder, ``_INHERITED``, never ``None``: a later ``name`` does not relabel
+   it, as in the real scan), up to its end, where the scanner keeps its open messages instead
+   of failing. Each worker reports its records (line numbers counted from its start), how many
+   of them sit in the inherited graph, and its *end state*: "top level" or "inside one graph
+   message labelled X / still the inherited one", or nothing usable (any other stack, an error,
+   or the general scanner took over and met the chunk's end).
+3. The parent takes the chunks in order, knowing the true state at chunk ``i``'s start (the
+   state at the end of chunk ``i - 1``, which was scanned from its true state). Chunk ``i`` is
+   used when its assumption was the truth (inside a graph with a known label) and its end state
+   is usable: its records are then the single scan's, with the placeholder replaced by the label
+   and lines shifted by the lines before it. At the first chunk that is not used, the parent
+   scans from that chunk's start to the end of the file itself, from the true state (the
+   frames rebuilt: none, or one graph message with its label): the same records, and the same
+   first error, as the single scan from there.
+
+Every worker scans with the fast path (``_fast.Walker``): its states at a chunk's start and end
+are a frame stack; after-field state and the last field name do not matter there, as the next
+token, ``op``, is a field name in any state and resets both.
+
+Memory: per worker, the scanner's buffers and one chunk's records; in the parent, the records
+(which the single process keeps too) and at most ``2 x jobs`` chunks' results in flight.
+"""
+from __future__ import annotations
+
+from typing import Any, List, NamedTuple, Optional, Tuple
+
+from .. import _parallel
+from .._errors import PbtxtError
+from .._frames import ANCESTOR, Frame
+from .._input import GraphFile
+from .._source import DEFAULT_CHUNK
+from ._fast import walk
+from ._ops import _op_attrs, _record, ops_from
+
+_WINDOW = 1 << 20  # bytes searched at a time for a split point
+
+
+class _Inherited(str):
+    """The placeholder label of the graph a chunk starts inside (never ``None``, so a ``name``
+    in the chunk does not relabel it, as in the single scan where the label is already known)."""
+
+
+_INHERITED = _Inherited("")
+
+
+class _Result(NamedTuple):
+    ops: List[Any]  # GeOp records, lines counted from the chunk's first line
+    inherited: int  # the first this many records sit in the inherited graph
+    end: Optional[Tuple[bool, Optional[str], bool]]  # (inside a graph, its label, label inherited) or None
+    lines: int  # the newlines in the chunk
+
+
+_STATE: Optional[Tuple[GraphFile, Any, int]] = None  # (file, dialect, full_parse_max), set before forking
+
+
+def plan(g: GraphFile, path: Tuple[str, ...], jobs: int) -> Optional[List[int]]:
+    """Chunk boundaries ``[0, b1, ..., size]`` at op openers, or None for one process."""
+    if jobs <= 1 or len(path) != 2 or not g.regular or not g.size or g.binary or not g.offset_free or not _parallel._can_fork():
+        return None
+    size = g.size
+    split = _parallel.SPLIT_BYTES or max(_parallel.MIN_SPLIT, min(_parallel.MAX_SPLIT, size // (jobs * _parallel.CHUNKS_PER_JOB)))
+    opener = b"\n  " + path[1].encode("ascii") + b" {\n"
+    bounds = [0]
+    t = split
+    while t < size:
+        b = _split_point(g, t, min(size, t + split), opener)
+        if b is None:
+            t += split
+            continue
+        bounds.append(b)
+        t = b + split
+    if len(bounds) < 2:
+        return None
+    bounds.append(size)
+    return bounds
+
+
+def _split_point(g: GraphFile, t: int, limit: int, opener: bytes) -> Optional[int]:
+    """The first line start in ``[t, limit)`` whose line is the opener (an op may be megabytes
+    long: look window by window)."""
+    at = t - 1
+    while at < limit:
+        data = g.read_at(at, _WINDOW + len(opener))
+        i = data.find(opener)
+        if i >= 0:
+            b = at + i + 1
+            return b if b < limit else None
+        if len(data) < _WINDOW + len(opener):
+            return None
+        at += _WINDOW
+    return None
+
+
+def _graph_frame(name: str, label: Optional[str]) -> Frame:
+    f = Frame(name, ANCESTOR, None)
+    f.label = label
+    return f
+
+
+def _load_chunk(task: Tuple[int, int, int]) -> Optional[_Result]:  # (runs in a worker)
+    """Scan and load one chunk; None if it is not valid alone."""
+    assert _STATE is not None
+    g, d, full_parse_max = _STATE
+    i, start, end = task
+    outer = [_graph_frame(d.path[0], _INHERITED)] if i else None
+    stop = end if end < (g.size or 0) else None  # (the last chunk: the file's end, where open messages are an error)
+    w, blocks = walk(g.reader(start, end), d.path, d.heads, DEFAULT_CHUNK, g.name, start, 1, outer, stop)
+    ops = []
+    inherited = 0
+    try:
+        for b in blocks:
+            if b.parents and b.parents[0] is _INHERITED:
+                inherited += 1
+                b = b._replace(parents=(None,) + b.parents[1:])
+            ops.append(_record(b, _op_attrs(g, b, d.name, full_parse_max, not w.general), d.name))
+    except PbtxtError:
+        return None  # (the parent scans again from the chunk's start)
+    end_state: Optional[Tuple[bool, Optional[str], bool]] = None
+    frames = w.open_frames
+    if frames is None:  # the chunk ends at the top level
+        end_state = (False, None, False)
+    elif len(frames) == 1:
+        f = frames[0]
+        if f.name == d.path[0] and f.kind == ANCESTOR and f.block is None and f.closer == "}" and not f.in_list:
+            end_state = (True, None if f.label is _INHERITED else f.label, f.label is _INHERITED)
+    return _Result(ops, inherited, end_state, w.end_state["lines"])
+
+
+_parallel.TASKS["ge"] = _load_chunk
+
+
+def load(g: GraphFile, d: Any, jobs: int, full_parse_max: int) -> Optional[List[Any]]:
+    """The op records of the dump on ``jobs`` processes (see the module's docstring); None:
+    take the single-process path."""
+    global _STATE
+    bounds = plan(g, d.path, jobs)
+    if bounds is None:
+        return None
+    ranges = list(zip(bounds, bounds[1:]))
+    _STATE = (g, d, full_parse_max)
+    import sys
+
+    sys.stdout.flush()  # (a forked worker must not inherit unwritten output)
+    sys.stderr.flush()
+    try:
+        workers = _parallel._Workers(min(jobs, len(ranges)))
+    except OSError:  # (no more processes allowed: one will do)
+        _STATE = None
+        return None
+    ops: List[Any] = []
+    line = 1  # the first line of the next chunk
+    in_graph, label = False, None  # the true state at the next chunk's start
+    done = 0
+    try:
+        tasks = [(i, s, e) for i, (s, e) in enumerate(ranges)]
+        for r in workers.map("ge", tasks, 2 * jobs):
+            if r is None or r.end is None or (done and not (in_graph and label is not None)):
+                break
+            shift = line - 1
+            for k, op in enumerate(r.ops):
+                ops.append(op._replace(line=op.line + shift, graph=label) if k < r.inherited else op._replace(line=op.line + shift))
+            line += r.lines
+            inside, new_label, kept = r.end
+            in_graph, label = inside, (label if kept else new_label)
+            done += 1
+    except (EOFError, OSError, _parallel._WorkerFailed):  # a worker died: go on alone
+        pass
+    finally:
+        workers.close()
+        _STATE = None
+    if done < len(ranges):
+        start = ranges[done][0]
+        outer = [_graph_frame(d.path[0], label)] if in_graph else None
+        ops.extend(ops_from(g, d, full_parse_max, start, line, outer))
+    else:
+        err = g.changed()
+        if err is not None:
+            raise err
+    return ops
