@@ -10,7 +10,8 @@ single-process ones, errors included, for any file:
 2. Chunk 0 is scanned from the file's start, as the single process does. Chunk ``i`` > 0 is
    scanned from *inside* one open ``graph`` message whose label (its ``name``) is already known
    (the label is a placeholder, ``_INHERITED``, never ``None``: a later ``name`` does not relabel
-   it, as in the real scan), up to its end, where the scanner keeps its open messages instead
+   it, as in the real scan; ge_onnx records do not use labels, so there it may be unknown), up
+   to its end, where the scanner keeps its open messages instead
    of failing. Each worker reports its records (line numbers counted from its start), how many
    of them sit in the inherited graph, and its *end state*: "top level" or "inside one graph
    message labelled X / still the inherited one", or nothing usable (any other stack, an error,
@@ -162,14 +163,21 @@ def load(g: GraphFile, d: Any, jobs: int, full_parse_max: int) -> Optional[List[
     line = 1  # the first line of the next chunk
     in_graph, label = False, None  # the true state at the next chunk's start
     done = 0
+    # Labels reach the records only as a ge_proto op's graph (a ge_onnx record has none; nothing
+    # else in the scan depends on them): for ge_onnx, whose graph names its ops at its end, a
+    # chunk may start inside a graph not labelled yet.
+    labels = d.name == "ge_proto"
     try:
         tasks = [(i, s, e) for i, (s, e) in enumerate(ranges)]
         for r in workers.map("ge", tasks, 2 * jobs):
-            if r is None or r.end is None or (done and not (in_graph and label is not None)):
+            if r is None or r.end is None or (done and not (in_graph and (label is not None or not labels))):
                 break
             shift = line - 1
             for k, op in enumerate(r.ops):
-                ops.append(op._replace(line=op.line + shift, graph=label) if k < r.inherited else op._replace(line=op.line + shift))
+                if k < r.inherited and labels:
+                    ops.append(op._replace(line=op.line + shift, graph=label))
+                else:
+                    ops.append(op._replace(line=op.line + shift))
             line += r.lines
             inside, new_label, kept = r.end
             in_graph, label = inside, (label if kept else new_label)
