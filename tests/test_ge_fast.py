@@ -96,6 +96,33 @@ def _dump(rng: random.Random) -> Fields:
     return graphs
 
 
+_ONNX_KEYS = _WANTED + ["output_desc_attr__datadump_origin_name:0", "output_desc_attr__datadump_origin_name:1",
+                        "id", "stream_id", "foo"]
+
+
+def _onnx_dump(rng: random.Random) -> Fields:
+    nodes = []
+    for k in range(rng.randint(0, 6)):
+        f: Fields = [("output", '"n%d:0"' % k), ("name", '"op_%d/MatMul"' % k), ("op_type", '"ge:%s"' % rng.choice(["Data", "MatMulV2"]))]
+        for _ in range(rng.randint(0, 2)):
+            f.append(("input", '"op_%d:0"' % rng.randint(0, 6)))
+        for _ in range(rng.randint(0, 5)):
+            a: Fields = [("name", '"%s"' % rng.choice(_ONNX_KEYS))]
+            for _ in range(rng.randint(0, 2)):
+                shape = rng.choice(["s", "i", "b", "strings", "t"])
+                if shape == "t":
+                    a.append(("t", [("name", '"%s"' % rng.choice(_ONNX_KEYS)), ("s", rng.choice(_STRINGS))]))
+                else:
+                    a.append((shape, rng.choice(_INTS if shape == "i" else _BOOLS if shape == "b" else _STRINGS)))
+            a.append(("type", "STRING"))
+            if rng.random() < 0.15:
+                a.reverse()
+            f.append(("attribute", a))
+        nodes.append(("node", f))
+    name = [("name", '"g"')]
+    return [("ir_version", "6"), ("producer_name", '"GE"'), ("graph", nodes + name if rng.random() < 0.8 else name + nodes)]
+
+
 def _canonical(fields: Fields, d: int = 0) -> str:
     out = []
     for name, v in fields:
@@ -123,8 +150,8 @@ def _odd(fields: Fields, rng: random.Random, d: int = 0) -> str:
     return "".join(out)
 
 
-def _text(rng: random.Random, layout: str) -> str:
-    tree = _dump(rng)
+def _text(rng: random.Random, layout: str, onnx: bool = False) -> str:
+    tree = _onnx_dump(rng) if onnx else _dump(rng)
     if layout == "canonical":
         return _canonical(tree)
     if layout == "odd":
@@ -168,13 +195,15 @@ def _outcome(path: str, **kw: Any) -> Any:
 _NAMES = ["op_1/MatMul", "layer_0/MatMul", "a/b", "op_2", "x"]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1), layout=st.sampled_from(["canonical", "odd", "mixed"]),
-       piece=st.sampled_from([64, 257, 1 << 20]), split=st.sampled_from([40, 200, 1000]))
-def test_every_road_gives_the_same_records(seed: int, layout: str, piece: int, split: int):
+       piece=st.sampled_from([64, 257, 1 << 20]), split=st.sampled_from([40, 200, 1000]), onnx=st.booleans())
+def test_every_road_gives_the_same_records(seed: int, layout: str, piece: int, split: int, onnx: bool):
     rng = random.Random(seed)
-    text = _text(rng, layout)
+    text = _text(rng, layout, onnx)
     with _written(text) as path, _small(piece, split):
+        with GraphFile.open(path) as g:
+            assert g.dialect.name == ("ge_onnx" if onnx else "ge_proto")
         exact = _outcome(path, fast=False)  # every block through the Lark parse
         assert _outcome(path, fast=False, full_parse_max=0) == exact  # ... or the skim
         assert _outcome(path) == exact
