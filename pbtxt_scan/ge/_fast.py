@@ -30,6 +30,7 @@ from .._grammar import _number
 from .._layout import scalar_value
 from .._model import Block, Field, Message
 from .._terminals import TERMINALS
+from ._attrs import _ORIGIN_NAME, _WANTED
 from ._skim import _KEEP
 
 _PIECE = 1 << 20  # bytes of a block read at a time
@@ -47,6 +48,9 @@ def _patterns(dialect: str) -> Tuple["re.Pattern[bytes]", "re.Pattern[bytes]"]:
 
 
 _RES = {d: _patterns(d) for d in _KEEP}
+
+# The attrs whose other fields can count (``_attrs_of`` reads an attr only for these first keys).
+_SKIP_UNLESS = {("attr",): _WANTED, ("output_desc", "attr"): frozenset({_ORIGIN_NAME})}
 
 
 def _value(raw: bytes) -> Any:
@@ -89,9 +93,13 @@ def canonical_attrs(reader: Any, column: int, dialect: str) -> Optional[Message]
         if last < 0:  # (only a first piece with no newline: the opener line is cut)
             carry = buf
             continue
-        for m in line_re.finditer(buf, 0, last + 1):
+        search = line_re.search
+        stop = last + 1
+        m = search(buf, 0, stop)
+        while m is not None:
             ind, opener, name, raw = m.groups()
             r = len(ind) // 2 - base
+            at = m.end()
             if opener is not None:
                 fname = opener.decode("ascii")
                 del path[r:]
@@ -104,17 +112,33 @@ def canonical_attrs(reader: Any, column: int, dialect: str) -> Optional[Message]
                     msgs.append(sub)
                 else:
                     msgs.append(None)
+                    at = _past(buf, at, stop, ind)  # (nothing in it is kept)
             else:
                 fname = name.decode("ascii")
                 msg = msgs[r] if r < len(msgs) else None
                 if msg is not None and fname in keep[tuple(path[:r])]:
-                    msg.append(Field(fname, _value(raw), 0, 0))
+                    value = _value(raw)
+                    f = Field(fname, value, 0, 0)
+                    msg.append(f)
+                    if fname == "key" and value not in _SKIP_UNLESS.get(tuple(path[:r]), (value,)) and msg.field("key") is f:
+                        # An attr GE does not read (its first key decides): pass over the rest.
+                        at = _past(buf, at, stop, ind[:-2])
+            m = search(buf, at, stop)
         carry = buf[last:]
         if len(carry) > _PIECE:  # a long line: a weight, or a kept field (read it the exact way)
             if kept_start.match(carry):
                 return None
             carry = b""
             skipping = True
+
+
+def _past(buf: bytes, at: int, stop: int, ind: bytes) -> int:
+    """Where the message opened at indentation ``ind`` before ``at`` ends (the newline of its
+    closer line, where the next line's match starts), if its closer is in ``buf[:stop]``; else
+    ``at`` (its lines are then read one by one)."""
+    closer = b"\n" + ind + b"}\n"
+    j = buf.find(closer, at, stop)
+    return at if j < 0 else j + len(closer) - 1
 
 
 class Walker(_Walker):
