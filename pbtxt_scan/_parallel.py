@@ -40,8 +40,8 @@ or a file with no column-0 openers has no split points and takes the single-proc
 blocks split like ``{}`` ones. A layout where nested openers sit in column 0 splits wrongly and
 fails by (3) into a sequential scan: correct, only slower. A GE dump is one top-level ``graph {``
 block holding every ``op {``: no split point inside, so it takes the single-process path (its ops
-are at depth 1; splitting at ``\\n  op {`` would need each chunk to reopen the graph block and its
-name label, not done). ``--jobs 1``, streams (stdin, pipes, gzip), platforms without ``fork`` and
+are at depth 1; ``ge._split`` does split there for ``resolve``/``ge-auto``: each chunk reopens the
+graph block with its label, and chunks are chained by their end states). ``--jobs 1``, streams (stdin, pipes, gzip), platforms without ``fork`` and
 files under two chunks take the single-process path itself.
 
 The input is opened once: the parent's :class:`GraphFile` plans the chunks; the workers are forked
