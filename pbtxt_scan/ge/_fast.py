@@ -5,9 +5,11 @@ per level, ``}`` alone on a line) and hands over to the general scanner at the f
 not in it. Every block it yields *before* that hand-over is therefore in the layout, and already
 validated: in such a block a line's depth is its indentation, and the message holding a line is
 the last opener one level up. So the few fields GE logic needs (:data:`_skim._KEEP`) are found by
-one compiled regex over the block's bytes (C speed; a weight string holds no newline, so the
-search runs past it at ``memchr`` speed), and assembled into the same :class:`Message` the skim
-builds (the same fields in the same order), read by the one extractor, ``_attrs_of``.
+one compiled regex over the block's bytes (C speed: a weight string holds no newline, so the
+search runs past it without a Python step), and assembled into the :class:`Message` the skim
+builds (the same fields in the same order), read by the one extractor, ``_attrs_of``. A message
+nothing is kept from, and an attr whose first key GE does not read (``_attrs_of`` skips it), are
+passed over with one ``find`` of their closer line (their first ``IND }`` line, by the layout).
 
 1. :class:`Walker` is the scanner's walk, noting when the general scanner takes over
    (``general``); its blocks from then on take the exact road (Lark parse, or the skim for big

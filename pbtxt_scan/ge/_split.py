@@ -8,14 +8,14 @@ single-process ones, errors included, for any file:
 1. A split point is a token boundary in any file (as in ``_parallel``: no string holds a raw
    newline and a comment ends at one).
 2. Chunk 0 is scanned from the file's start, as the single process does. Chunk ``i`` > 0 is
-   scanned from *inside* one open ``graph`` message whose label (its ``name``) is already known
-   (the label is a placeholder, ``_INHERITED``, never ``None``: a later ``name`` does not relabel
-   it, as in the real scan; ge_onnx records do not use labels, so there it may be unknown), up
-   to its end, where the scanner keeps its open messages instead
-   of failing. Each worker reports its records (line numbers counted from its start), how many
-   of them sit in the inherited graph, and its *end state*: "top level" or "inside one graph
-   message labelled X / still the inherited one", or nothing usable (any other stack, an error,
-   or the general scanner took over and met the chunk's end).
+   scanned from *inside* one open ``graph`` message whose label (its ``name``) is already known,
+   up to its end, where the scanner keeps its open messages instead of failing. The label is a
+   placeholder, ``_INHERITED``, never ``None``: a later ``name`` does not relabel it, as in the
+   real scan. (Labels reach nothing but a block's ``parents``; ge_onnx records do not use them,
+   so there the label may also be unknown.) Each worker reports its records (lines counted from
+   its start), how many of them sit in the inherited graph, and its *end state*: "top level",
+   "inside one graph message labelled X, or still the inherited one", or nothing usable (any
+   other stack, an error, or the general scanner took over and met the chunk's end).
 3. The parent takes the chunks in order, knowing the true state at chunk ``i``'s start (the
    state at the end of chunk ``i - 1``, which was scanned from its true state). Chunk ``i`` is
    used when its assumption was the truth (inside a graph with a known label) and its end state
