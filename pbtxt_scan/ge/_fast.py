@@ -35,7 +35,7 @@ from .._terminals import TERMINALS
 from ._attrs import _ORIGIN_NAME, _WANTED
 from ._skim import _KEEP
 
-_PIECE = 1 << 20  # bytes of a block read at a time
+_PIECE = 4 << 20  # bytes of a block read at a time (a weight's attr mostly fits: its closer is then found at once)
 
 _NUMBER = re.compile(TERMINALS["NUMBER"])
 
