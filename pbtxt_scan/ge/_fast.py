@@ -77,9 +77,10 @@ def canonical_attrs(reader: Any, column: int, dialect: str) -> Optional[Message]
     base = (column - 1) // 2 + 1  # the op's own fields are at this depth
     root = Message()
     msgs: List[Optional[Message]] = [root]  # the kept message open at each depth below the op
-    path: List[str] = []  # the field names of the messages open at each depth below the op
+    paths: List[Tuple[str, ...]] = [()]  # the path of the message open at each depth below the op
     carry = b""
     skipping = False  # inside a long line that holds nothing of interest
+    search = line_re.search
     while True:
         data = reader.read(_PIECE)
         if not data:
@@ -95,7 +96,6 @@ def canonical_attrs(reader: Any, column: int, dialect: str) -> Optional[Message]
         if last < 0:  # (only a first piece with no newline: the opener line is cut)
             carry = buf
             continue
-        search = line_re.search
         stop = last + 1
         m = search(buf, 0, stop)
         while m is not None:
@@ -104,11 +104,12 @@ def canonical_attrs(reader: Any, column: int, dialect: str) -> Optional[Message]
             at = m.end()
             if opener is not None:
                 fname = opener.decode("ascii")
-                del path[r:]
-                path.append(fname)
+                sub_path = paths[r] + (fname,)
+                del paths[r + 1 :]
+                paths.append(sub_path)
                 del msgs[r + 1 :]
                 parent = msgs[r]
-                if parent is not None and tuple(path) in keep:
+                if parent is not None and sub_path in keep:
                     sub = Message()
                     parent.append(Field(fname, sub, 0, 0))
                     msgs.append(sub)
@@ -116,15 +117,17 @@ def canonical_attrs(reader: Any, column: int, dialect: str) -> Optional[Message]
                     msgs.append(None)
                     at = _past(buf, at, stop, ind)  # (nothing in it is kept)
             else:
-                fname = name.decode("ascii")
                 msg = msgs[r] if r < len(msgs) else None
-                if msg is not None and fname in keep[tuple(path[:r])]:
-                    value = _value(raw)
-                    f = Field(fname, value, 0, 0)
-                    msg.append(f)
-                    if fname == "key" and value not in _SKIP_UNLESS.get(tuple(path[:r]), (value,)) and msg.field("key") is f:
-                        # An attr GE does not read (its first key decides): pass over the rest.
-                        at = _past(buf, at, stop, ind[:-2])
+                if msg is not None:
+                    fname = name.decode("ascii")
+                    where = paths[r]
+                    if fname in keep[where]:
+                        value = _value(raw)
+                        f = Field(fname, value, 0, 0)
+                        msg.append(f)
+                        if fname == "key" and value not in _SKIP_UNLESS.get(where, (value,)) and msg.field("key") is f:
+                            # An attr GE does not read (its first key decides): pass over the rest.
+                            at = _past(buf, at, stop, ind[:-2])
             m = search(buf, at, stop)
         carry = buf[last:]
         if len(carry) > _PIECE:  # a long line: a weight, or a kept field (read it the exact way)
