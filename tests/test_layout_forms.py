@@ -131,3 +131,23 @@ def test_number_cases() -> None:
         a = NUM_ATOMIC.match(text)
         b = NUM_PLAIN.match(text)
         assert (a and a.span()) == (b and b.span()), s
+
+
+def test_a_huge_block_of_short_lines_takes_little_memory() -> None:
+    """Old ``re`` keeps backtracking state for every line a greedy repeat has taken (about 1 KB a
+    line): blocks longer than ``_canonical._BIG`` are entered, not matched whole, so that state
+    stays a few MB. (150,000 lines of 7 bytes: about 150 MB if matched whole before 3.11.)"""
+    import io
+    import tracemalloc
+
+    from pbtxt_scan._canonical import scan_canonical
+
+    data = b'node {\n  name: "big"\n  op: "NoOp"\n' + b"  a: 1\n" * 150000 + b"}\nnode {\n  name: \"b\"\n}\n"
+    tracemalloc.start()
+    try:
+        blocks = list(scan_canonical(io.BytesIO(data), ("node",), frozenset({"name", "op"}), 1 << 20, "t"))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert [b.name for b in blocks] == ["big", "b"]
+    assert peak < 30 << 20, peak >> 20
