@@ -123,7 +123,7 @@ def long_line_re(d: int, native: bool = NATIVE) -> "re.Pattern[bytes]":
 def fields_re(d: int, names: Tuple[str, ...]) -> "re.Pattern[bytes]":
     """Scalar lines at depth ``d`` (inside a verified block) whose field is one of ``names``."""
     alt = "|".join(re.escape(n) for n in names)
-    return re.compile(("\\n%s(%s): ([^\\n]*)" % (ind(d), alt)).encode("ascii"))
+    return re.compile(("\\n%s(%s): ([^\\n]*)" % (ind(d, True), alt)).encode("ascii"))
 
 
 @functools.lru_cache(maxsize=None)
@@ -173,7 +173,7 @@ def scalars_re(d: int, names: Tuple[str, ...], native: bool = NATIVE) -> "re.Pat
 def run_heads_re(d: int, names: Tuple[str, ...]) -> "re.Pattern[bytes]":
     """The head lines of a run: (name, a string without escapes, or any other scalar)."""
     alt = "|".join(re.escape(n) for n in names)
-    return re.compile('%s(%s): (?:("[^"\\\\\\n]*")|([^\\n]*))\\n' % (ind(d), alt))
+    return re.compile('%s(%s): (?:("[^"\\\\\\n]*")|([^\\n]*))\\n' % (ind(d, True), alt))
 
 
 IDENT_AT = re.compile(rb" *([A-Za-z_][A-Za-z0-9_]*)")
