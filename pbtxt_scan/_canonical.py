@@ -50,8 +50,8 @@ from ._scan import scan_tokens
 from ._skip import body_end
 from ._batch import Batches
 
-# The layout regexes are written with possessive repeats and atomic groups; before Python 3.11
-# ``_atomic`` rewrites them into look-aheads that any ``re`` reads, so the fast path runs on every
+# The layout regexes are written with possessive repeats and atomic groups from Python 3.11 on,
+# as plain greedy repeats that match the same before (``_layout``), so the fast path runs on every
 # version. (Kept as a switch: False sends every file to the general scanner.)
 FAST = True
 

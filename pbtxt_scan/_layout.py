@@ -10,14 +10,16 @@ Two spellings of the same regexes, chosen by the Python's ``re`` (``native``):
 - From 3.11 on, possessive repeats and atomic groups: no backtracking into a line once matched,
   and no backtracking state kept per line.
 - Before 3.11, ``_atomic`` can emulate those (a look-ahead and a back-reference), but that costs a
-  second pass over every nested block. Most of them need no emulation at all, because in the
-  layout a repeat can never usefully give anything back: whatever follows it cannot start where
-  one of its iterations started. So the old spelling is plain greedy wherever that holds (each
-  place says why), and keeps an atomic group only for NUMBER, whose alternatives are tried in
-  the lexer's order. A plain greedy repeat matches what the possessive one matches; on text that
-  does not match it backtracks, but through one choice per line, so a failure costs linear time
-  (``test_atomic`` checks both: the same matches, and a bound on a failing block). Indentation
-  is a counted repeat there (`` {6}``), which old ``re`` runs as one step rather than one per space.
+  second pass over every nested block and a capture group per level. None of them is needed:
+  in the layout a repeat can never usefully give anything back, because whatever follows it
+  cannot start where one of its iterations started, and NUMBER ends its line wherever it is
+  used. So the old spelling is plain greedy throughout (each place says why). It matches what
+  the native one matches; on text that does not match it backtracks, but every line reads one
+  way only (the alternatives of a line exclude each other), so a failure costs linear time.
+  ``test_layout_forms`` checks both against the native spelling, and the time of failing
+  blocks. Indentation is a counted repeat there (`` {6}``): one step, not one per space. And
+  ``re`` keeps backtracking state for every line a greedy repeat has taken, so ``_canonical``
+  matches smaller blocks whole there (``_BIG``).
 """
 from __future__ import annotations
 
@@ -31,8 +33,9 @@ from ._lexer import _possessive
 
 # Nesting levels one block regex spells out below the block's own level; deeper blocks are
 # entered. Fewer before 3.11, where compiling these long patterns takes longer (the text grows
-# with the depth: 0.05 s for a node's regex on 3.9, and one more per depth a file enters) and
-# 8 levels hold every node of a TF GraphDef seen so far.
+# with the depth: 0.05 s for a node's regex at 12 levels on 3.9, and one more regex for each
+# depth a file makes the walk enter); 8 levels hold every node and node_def of the fixtures and
+# of the generated graphs.
 REL_DEPTH = 12 if NATIVE else 8
 MAX_TOKEN = 1 << 16  # longer identifiers/numbers are left to the general scanner (token limits)
 MAX_LITERAL = 1 << 19  # head/label strings at least this long are left to it too (it truncates
@@ -64,7 +67,7 @@ def terms(native: bool = NATIVE) -> Tuple[str, str]:
     # Atomic: the lexer takes the first alternative of NUMBER that matches, never a later one.
     # The old spelling leaves it a plain group: there a number always ends its line, and when
     # one alternative reaches the newline no earlier one can stop short of it (see
-    # test_atomic: an earlier stop would be at a "." or a sign, but NUMBER holds at most one
+    # test_layout_forms: an earlier stop would be at a "." or a sign, but NUMBER holds at most one
     # "." and a sign only after an exponent's "e", which no alternative ends with).
     number = "(?![^\\n]{%d})(%s%s)" % (MAX_TOKEN, "?>" if native else "?:", t["NUMBER"])
     return ident, "(?:%s|-?%s|-?%s)" % (string, number, ident)
