@@ -62,8 +62,13 @@ def terms(native: bool = NATIVE) -> Tuple[str, str]:
         # each of them whenever the block fails.
         assert string.count(')*"') == 1 and string.count(")*'") == 1, string  # keep in step
         plain = [re.search(q + r"(\[\^" + q + r"[^\]]*\])\*", string).group(1) for q in "\"'"]  # type: ignore[union-attr]
-        string = "\"%s*\"|'%s*'|" % tuple(plain) + string.replace(')*"', ')+"').replace(")*'", ")+'")
-    string = "(?:%s)" % string
+        escaped = string.replace(')*"', ')+"').replace(")*'", ")+'")
+        # All of them alternatives of the scalar itself, not of a group in it: old re enters a
+        # nested alternation for every scalar that is not a string.
+        assert escaped.startswith('(?:"') and escaped.endswith("')"), escaped  # (one group)
+        string = "\"%s*\"|'%s*'|%s" % (plain[0], plain[1], escaped[3:-1])
+    else:
+        string = "(?:%s)" % string
     # Atomic: the lexer takes the first alternative of NUMBER that matches, never a later one.
     # The old spelling leaves it a plain group: there a number always ends its line, and when
     # one alternative reaches the newline no earlier one can stop short of it (see
