@@ -75,6 +75,10 @@ def terms(native: bool = NATIVE) -> Tuple[str, str]:
     # test_layout_forms: an earlier stop would be at a "." or a sign, but NUMBER holds at most one
     # "." and a sign only after an exponent's "e", which no alternative ends with).
     number = "(?![^\\n]{%d})(%s%s)" % (MAX_TOKEN, "?>" if native else "?:", t["NUMBER"])
+    if not native:
+        # A name starts with a letter or "_", a number with a digit or ".": the order is free, and
+        # names (DT_FLOAT, true) are the usual unquoted values, so old re tries them first.
+        return ident, "(?:%s|-?%s|-?%s)" % (string, ident, number)
     return ident, "(?:%s|-?%s|-?%s)" % (string, number, ident)
 
 
