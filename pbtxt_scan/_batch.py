@@ -58,10 +58,9 @@ class Batches(Window):
         p = pos
         prev_str = None  # (pos, line, after, head taken) of a string scalar line just read
         big = self.big
+        capped = end - pos > big  # (a field longer than big is entered, as in _whole_block)
         while p < end:
-            # (A field longer than big cannot match: it is entered, as in _whole_block.)
-            cap = p + big
-            m = field(buf, p, cap if cap < end else end)
+            m = field(buf, p, (p + big if p + big < end else end) if capped else end)
             if m is None:
                 break
             fname, sc, run, later = m.group(*groups)
@@ -107,8 +106,7 @@ class Batches(Window):
                 after = True
                 # The plain scalar lines after it (no name, no head), one regex call for the run:
                 # a block entered for its size may hold thousands (a SaveV2's inputs).
-                cap = p + big
-                r = scalars(buf, p, cap if cap < end else end)
+                r = scalars(buf, p, (p + big if p + big < end else end) if capped else end)
                 if r is not None:
                     e = r.end()
                     n = count(b"\n", p, e)
