@@ -19,6 +19,8 @@ from ._window import Window
 class Batches(Window):
     """The batch matcher over the walk's window (``stack``, ``line`` ... are the walk's)."""
 
+    big = 0  # the longest field matched whole (the walk's, from _canonical._BIG)
+
     def _batch(self, d: int) -> Iterator[Block]:
         """Step 2 for the lines at depth ``d`` that the buffer holds: each field matched with one
         regex call that also verifies it, blocks and heads read off the verified text. Stops
@@ -41,8 +43,9 @@ class Batches(Window):
         name_of = self._name_of
         run_heads = layout.run_heads_re(d + 1, names).findall if names else None
         more = layout.fields_re(d + 1, names).search if names else None
-        field_re = layout.field_re(d, names)
+        field_re = layout.field_re(d, names if target is not None else ())  # (heads only in targets)
         field = field_re.match
+        scalars = layout.scalars_re(d, names).match
         groups = user_groups(field_re)
         g_run, g_later = groups[2], groups[3]
         count = buf.count
@@ -54,8 +57,10 @@ class Batches(Window):
         above = parents(stack) if d else ()
         p = pos
         prev_str = None  # (pos, line, after, head taken) of a string scalar line just read
+        big = self.big
+        capped = end - pos > big  # (a field longer than big is entered, as in _whole_block)
         while p < end:
-            m = field(buf, p, end)
+            m = field(buf, p, (p + big if p + big < end else end) if capped else end)
             if m is None:
                 break
             fname, sc, run, later = m.group(*groups)
@@ -99,6 +104,19 @@ class Batches(Window):
                 p = e
                 line += 1
                 after = True
+                # The plain scalar lines after it (no name, no head), one regex call for the run:
+                # a block entered for its size may hold thousands (a SaveV2's inputs).
+                r = scalars(buf, p, (p + big if p + big < end else end) if capped else end)
+                if r is not None:
+                    e = r.end()
+                    n = count(b"\n", p, e)
+                    if buf[e - 2] in b"\"'":  # (only a string ends with a quote)
+                        q = buf.rfind(b"\n", p, e - 1) + 1 or p  # (the run's last line)
+                        prev_str = (q, line + n - 1, True, False)
+                    else:
+                        prev_str = None
+                    p = e
+                    line += n
                 continue
             line += count(b"\n", p, e)
             p = e

@@ -40,7 +40,7 @@ from __future__ import annotations
 import re
 from typing import BinaryIO, Dict, FrozenSet, Iterator, List, Optional, Tuple
 
-from ._atomic import user_groups
+from ._atomic import NATIVE, user_groups
 from . import _layout as layout
 from ._layout import IDENT_NAME, MAX_LITERAL, NEXT_CHAR, last_name, scalar_value
 from ._lexer import _WINDOW, Lexer, _string_body
@@ -50,12 +50,16 @@ from ._scan import scan_tokens
 from ._skip import body_end
 from ._batch import Batches
 
-# The layout regexes are written with possessive repeats and atomic groups; before Python 3.11
-# ``_atomic`` rewrites them into look-aheads that any ``re`` reads, so the fast path runs on every
+# The layout regexes are written with possessive repeats and atomic groups from Python 3.11 on,
+# as plain greedy repeats that match the same before (``_layout``), so the fast path runs on every
 # version. (Kept as a switch: False sends every file to the general scanner.)
 FAST = True
 
-_BIG = 4 << 20  # a block longer than this is entered (walked line by line), not matched whole
+# A block longer than this is entered (walked line by line), not matched whole. Before 3.11 the
+# layout regexes are plain greedy repeats (``_layout``), and ``re`` keeps backtracking state for
+# every line a repeat has taken (about 1 KB a line, measured on 3.9), so there the bound is lower:
+# the memory a match may take stays a few MB whatever the block.
+_BIG = 4 << 20 if NATIVE else 64 << 10
 _LONG = 1 << 20  # a line longer than this is streamed (a string) or handed to the general scanner
 
 _CLOSERS = re.compile(rb"(?: *\}\n)*")
@@ -159,6 +163,7 @@ class _Walker(Batches):
         self.after = False  # the previous token ended a field (the general scanner's AFTER_FIELD)
         self.last_name = b"_"  # the last field name read (see last_name)
         self.no_batch = 0  # below this offset, go line by line (a batch failed to match there)
+        self.big = _BIG  # (read here, so that tests can lower it)
         try:
             yield from self._walk()
         except _HandOver as h:
@@ -278,7 +283,7 @@ class _Walker(Batches):
             i = buf.find(closer, frm - self.base, self.lim)
             if i >= 0:
                 break
-            if self.base + self.lim - start_abs > _BIG:
+            if self.base + self.lim - start_abs > self.big:
                 return False
             ahead = buf.rfind(b"\n", self.pos, self.lim) + 1  # (the opener's newline is there)
             if self.lim - ahead >= _LONG:
@@ -294,7 +299,7 @@ class _Walker(Batches):
                 return False
         start = self.pos
         end = i + len(closer)
-        if layout.block_re(d).fullmatch(buf, start, end) is None:
+        if end - start > self.big or layout.block_re(d).fullmatch(buf, start, end) is None:
             return False
         stack = self.stack
         line = self.line
