@@ -283,16 +283,16 @@ class _Walker(Batches):
             i = buf.find(closer, frm - self.base, self.lim)
             if i >= 0:
                 break
-            if self.base + self.lim - start_abs > self.big:
-                return False
             ahead = buf.rfind(b"\n", self.pos, self.lim) + 1  # (the opener's newline is there)
-            if self.lim - ahead >= _LONG:
-                # A line longer than _LONG is coming: enter the block (_long_line streams that
-                # line) rather than read and search up to _BIG of it here, and in every batch
-                # that looks for a closer in the buffer it would leave behind. The lines up to it
-                # are walked one by one: a batch would compile a regex for their depth (~40 ms)
-                # to match a handful of lines.
+            if self.lim - ahead >= min(_LONG, self.big):
+                # A line longer than _LONG (or than a block may be, before 3.11) is coming: enter
+                # the block (_long_line streams that line) rather than read and search up to _BIG
+                # of it here, and in every batch that looks for a closer in the buffer it would
+                # leave behind. The lines up to it are walked one by one: a batch would compile a
+                # regex for their depth (~40 ms) to match a handful of lines.
                 self.no_batch = max(self.no_batch, self.base + ahead)
+                return False
+            if self.base + self.lim - start_abs > self.big:
                 return False
             frm = max(frm, self.base + self.lim - len(closer) + 1)
             if not self._more():
