@@ -49,11 +49,12 @@ from it and read their byte ranges with ``os.pread`` on the inherited file descr
 does not move the shared file offset, so workers never race on it). Nothing is reopened.
 
 Memory: a worker holds the scanner's buffers (reads of ``DEFAULT_CHUNK``, 1 MiB; a block is
-matched whole only below ``_canonical._BIG``, 4 MiB, else walked by lines) and one chunk's result:
+matched whole only below ``_canonical._BIG``, 4 MiB from Python 3.11 and 64 KiB before, else
+walked by lines) and one chunk's result:
 an op histogram, or for ``nodes`` the chunk's rows as text (about 15 % of the chunk's bytes for
 names and ops, more with ``--jsonl`` inputs). Chunks are at most ``MAX_SPLIT`` (16 MiB), and the
 parent keeps at most ``2 x jobs`` results in flight. So: per worker, the interpreter plus ~1 MiB
-+ 4 MiB + one chunk's rows; in the parent, the interpreter plus 2 x jobs chunks' rows; in total
++ ``_BIG`` + one chunk's rows; in the parent, the interpreter plus 2 x jobs chunks' rows; in total
 about (jobs + 1) interpreters + 3 x jobs x (one chunk's rows).
 """
 from __future__ import annotations
