@@ -291,8 +291,14 @@ def sniff(head: bytes) -> Optional[str]:
             best, best_len = kind, ok
     if best is None or best_len < min(len(head), 1024):
         return None
-    if len(head) < 16 and _plausible(head, 0, len(head), dict(_SNIFF)[best], 0, True) < len(head):
+    whole = _plausible(head, 0, len(head), dict(_SNIFF)[best], 0, True)  # whole fields only
+    if len(head) < 16 and whole < len(head):
         return None  # a few bytes, cut: too little to tell (text "\n" is not a cut GraphDef)
+    if len(head) < SNIFF_BYTES and whole == 0:
+        # The whole file (shorter than the head), and its first field runs past its end: not a
+        # graph, cut or not, that this reader could show anything of. Text that starts with a
+        # newline starts like a GraphDef's first node (0x0A); read it as text.
+        return None
     return best
 
 
