@@ -48,6 +48,7 @@ from ._model import Block, Head
 from ._frames import ANCESTOR, OTHER, TARGET, Frame, close_block, parents, take_label
 from ._scan import scan_tokens
 from ._skip import body_end
+from . import _skim_pool
 from ._batch import Batches
 
 # The layout regexes are written with possessive repeats and atomic groups; before Python 3.11
@@ -159,8 +160,14 @@ class _Walker(Batches):
         self.after = False  # the previous token ended a field (the general scanner's AFTER_FIELD)
         self.last_name = b"_"  # the last field name read (see last_name)
         self.no_batch = 0  # below this offset, go line by line (a batch failed to match there)
+        self._skim: "_skim_pool.Skimmer | None | bool" = None  # made at the first long line
         try:
-            yield from self._walk()
+            try:
+                yield from self._walk()
+            finally:
+                if self._skim:
+                    self._skim.close()  # type: ignore[union-attr]
+                self._skim = False
         except _HandOver as h:
             yield from self._hand_over(h)
             return
@@ -341,12 +348,24 @@ class _Walker(Batches):
         quote = self.buf[m.end() - 1]
         body = _string_body(quote)
         i = m.end()
+        # Several processes first, on a line longer than their window (``_skim_pool``): they say
+        # where the literal closes, or how far its body is plainly valid.
+        done = False
+        sk = self._skimmer()
+        if sk is not None and self.bad is None:
+            at, done = sk.body(self.base + i, quote)
+            if at != self.base + i:
+                self._jump(at)
+                i = self.pos
         while True:
             buf = self.buf
             lim = self.lim
             # C-speed first (``_skip``: a class map read by the bytes-escape decoder); where the
             # body is not plainly valid, the terminal's own regex decides, escape by escape.
-            j, closed = body_end(buf, i, lim, quote)
+            if done:
+                j, closed, done = i, True, False  # (the closing quote, found by the skimmer)
+            else:
+                j, closed = body_end(buf, i, lim, quote)
             if not closed and j < lim - 12:
                 win = lim if _WINDOW is None else min(lim, i + _WINDOW)  # (see _lexer._WINDOW)
                 j = body.match(buf, i, win).end()  # type: ignore[union-attr]
@@ -371,6 +390,21 @@ class _Walker(Batches):
                 i = self.pos
                 continue
             raise _HandOver(start_abs, line, seek=True)
+
+    def _skimmer(self) -> "_skim_pool.Skimmer | None":
+        if self._skim is None:
+            self._skim = _skim_pool.for_reader(self.f, self.origin) or False
+        return self._skim or None  # type: ignore[return-value]
+
+    def _jump(self, at: int) -> None:
+        """Refill the buffer from walk offset ``at`` (inside the current line, past what the
+        skimmer checked): the bytes before it are not needed again."""
+        self.f.seek(at - self.origin)
+        self.buf = b""
+        self.base = self._checked = at
+        self.pos = self.lim = 0
+        self.eof = False
+        self._more()
 
     # --- hand-over to the general scanner ------------------------------------------------------
 
