@@ -49,7 +49,7 @@ import os
 import struct
 import sys
 import weakref
-from typing import Any, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from ._skip import valid_piece
 
@@ -58,7 +58,7 @@ MAX_WORKERS = 7  # forked workers at most, beside the parent
 SLACK = 4096  # bytes read past a window's nominal end to find its cut
 _BS = 0x5C
 
-PART, CLOSED, FAIL, SKIPPED = 0, 1, 2, 3
+PART, CLOSED, FAIL = 0, 1, 2
 _REQ = struct.Struct("=qqqqBB")  # seq, nominal start, nominal end, input end, quote, exact start
 _REP = struct.Struct("=qBqq")  # seq, verdict, the window's start, its end (PART) or closing quote
 
@@ -160,7 +160,16 @@ def window(fd: int, p: int, r: int, end: int, quote: int, exact: bool) -> Tuple[
 
 class Skimmer:
     """The parallel skim of one scan: ``body`` checks a long literal; workers are forked at the
-    first literal longer than a window and stopped by ``close`` (or when this is collected)."""
+    first literal longer than a window and stopped by ``close`` (or when this is collected).
+
+    Windows are taken, not dealt: requests go into one pipe that every worker reads, and whoever
+    is free takes the next window nobody has claimed (a claim is a slot in shared memory: the
+    request's number and who took it). The parent takes windows too, and stitches the verdicts
+    in order; it waits only when every window ahead is taken. So a worker that gets less of a
+    core (other processes on the machine) takes fewer windows instead of holding the parent up.
+    Two takers may claim one window at once (the claim is not atomic): both check it, one verdict
+    is used, the other is dropped by its number.
+    """
 
     def __init__(self, fd: int, delta: int, end: int, workers: int) -> None:
         self.fd = fd
@@ -168,9 +177,10 @@ class Skimmer:
         self.end = end  # the input's end, as a walk offset
         self.n = workers
         self.pids: List[int] = []
-        self.conns: List[Tuple[int, int]] = []  # (request write end, reply read end) per worker
+        self.req = -1  # the request pipe's write end (the workers share its read end)
+        self.replies: List[int] = []  # each worker's reply pipe, read end
         self.seq = 0  # requests made so far
-        self.floor: Optional[mmap.mmap] = None  # shared with the workers: requests below are stale
+        self.shared: Optional[mmap.mmap] = None  # the floor (requests below it are stale) and claims
         self.broken = False
         self._finalizer: Optional[Any] = None
 
@@ -182,33 +192,33 @@ class Skimmer:
         if self.broken:
             return False
         try:
-            self.floor = mmap.mmap(-1, 8)  # (anonymous and MAP_SHARED: the workers see its updates)
+            self.shared = mmap.mmap(-1, 8 + 8 * _RING)  # (anonymous, MAP_SHARED: seen by the workers)
             _libc()  # (before any fork)
-            for _ in range(self.n):
-                req_r, req_w = os.pipe()
+            req_r, self.req = os.pipe()
+            for w in range(self.n):
                 rep_r, rep_w = os.pipe()
                 pid = os.fork()
                 if pid == 0:  # pragma: no cover - (the child: measured by the parent's tests)
-                    _serve(self.fd, req_r, rep_w, self.floor)
-                os.close(req_r)
+                    _serve(self.fd, req_r, rep_w, self.shared, w + 1)
                 os.close(rep_w)
                 self.pids.append(pid)
-                self.conns.append((req_w, rep_r))
+                self.replies.append(rep_r)
+            os.close(req_r)
         except OSError:
-            self.close()
-            self.broken = True
+            self._fail()
             return False
-        self._finalizer = weakref.finalize(self, _stop, list(self.pids), list(self.conns))
+        self._finalizer = weakref.finalize(self, _stop, list(self.pids), [self.req] + self.replies)
         return True
 
     def close(self) -> None:
         """Stop the workers (idempotent): they hold nothing that needs cleaning up."""
-        _stop(self.pids, self.conns)
+        _stop(self.pids, ([self.req] if self.req >= 0 else []) + self.replies)
         if self._finalizer is not None:
             self._finalizer.detach()
             self._finalizer = None
         self.pids = []
-        self.conns = []
+        self.replies = []
+        self.req = -1
 
     def _fail(self) -> None:
         self.close()
@@ -223,34 +233,35 @@ class Skimmer:
         up to ``at`` (with nothing pending), the serial road goes on from there."""
         fd, delta, end = self.fd, self.delta, self.end + self.delta
         s = start + delta
-        at, buf = _read(fd, s, s + WINDOW, end, True)
+        at, first = _read(fd, s, s + WINDOW, end, True)
         # A line that ends in the parent's first window (or its slack) wakes no worker.
-        alone = buf.find(b"\n") >= 0 or s + WINDOW >= end or not self._start()
-        procs = 1 if alone else self.n + 1
+        alone = first.find(b"\n") >= 0 or s + WINDOW >= end or not self._start() or not self.n
+        ahead = 2 * (self.n + 1)  # windows requested beyond the one stitched next
         base = self.seq
-        sent = 1  # windows handed out (window 0 is the parent's)
+        sent = 1  # windows requested (window 0 is the parent's)
+        done: Dict[int, Tuple[int, int, int]] = {}  # verdicts that came early, by window
         expect = s  # where the next window must start
         k = 0
         try:
             while True:
-                # Keep every worker two windows ahead (the one it checks, one queued behind).
-                while sent < k + 2 * procs and s + sent * WINDOW < end:
-                    who = sent % procs
-                    if who:
-                        p = s + sent * WINDOW
-                        os.write(self.conns[who - 1][0], _REQ.pack(base + sent, p, p + WINDOW, end, quote, 0))
+                while not alone and sent <= k + ahead and s + sent * WINDOW < end:
+                    p = s + sent * WINDOW
+                    self._claim(base + sent, 0)
+                    os.write(self.req, _REQ.pack(base + sent, p, p + WINDOW, end, quote, 0))
                     sent += 1
                 p = s + k * WINDOW
                 if p >= end:
                     return expect - delta, False
-                who = k % procs
-                if not who:
-                    if k:
-                        at, buf = _read(fd, p, p + WINDOW, end, False)
-                    v, lo, hi = _judge(at, buf, p, p + WINDOW, end, quote, not k)
-                    buf = b""
+                if k:
+                    got = done.pop(k, None)
+                    if got is None:
+                        got = self._next(base, k, sent, done, fd, s, end, quote)
+                        if got is None:
+                            continue  # (checked a later window meanwhile)
                 else:
-                    v, lo, hi = self._reply(who - 1, base + k)
+                    got = _judge(at, first, s, s + WINDOW, end, quote, True)
+                    first = b""
+                v, lo, hi = got
                 if v == CLOSED and lo == expect:
                     return hi - delta, True
                 if v != PART or lo != expect:
@@ -262,27 +273,67 @@ class Skimmer:
             return expect - delta, False
         finally:
             self.seq = base + sent
-            if self.floor is not None and not self.broken:
-                self.floor[:8] = struct.pack("=q", self.seq)  # what is still queued is stale
+            if self.shared is not None and not self.broken:
+                self.shared[:8] = struct.pack("=q", self.seq)  # what is still queued is stale
 
-    def _reply(self, w: int, seq: int) -> Tuple[int, int, int]:
-        """Worker ``w``'s verdict on request ``seq`` (earlier, stale replies are dropped)."""
-        fd = self.conns[w][1]
-        while True:
-            got, v, lo, hi = _REP.unpack(_read_exact(fd, _REP.size))
-            if got == seq:
-                return v, lo, hi
+    def _next(self, base: int, k: int, sent: int, done: Dict[int, Tuple[int, int, int]], fd: int, s: int, end: int, quote: int) -> Optional[Tuple[int, int, int]]:
+        """Window ``k``'s verdict; or None after checking some later window (``k`` is being
+        checked by a worker that has not answered yet)."""
+        if k >= sent:  # (not requested: the parent's alone)
+            p = s + k * WINDOW
+            return window(fd, p, p + WINDOW, end, quote, False)
+        who = self._owner(base + k)
+        if who and who != _PARENT:
+            rep = self.replies[who - 1]
+            if not _ready(rep):
+                # Take the first window ahead nobody has taken, rather than wait.
+                for j in range(k + 1, sent):
+                    if j not in done and not self._owner(base + j):
+                        self._claim(base + j, _PARENT)
+                        p = s + j * WINDOW
+                        done[j] = window(fd, p, p + WINDOW, end, quote, False)
+                        return None
+            while True:  # (its replies come in the order it took its windows)
+                got, v, lo, hi = _REP.unpack(_read_exact(rep, _REP.size))
+                if got == base + k:
+                    return v, lo, hi
+                if got > base + k:
+                    done[got - base] = (v, lo, hi)
+        self._claim(base + k, _PARENT)
+        p = s + k * WINDOW
+        return window(fd, p, p + WINDOW, end, quote, False)
+
+    def _owner(self, seq: int) -> int:
+        """Who took request ``seq``: a worker's number, _PARENT, or 0 (nobody yet)."""
+        assert self.shared is not None
+        at = 8 + 8 * (seq % _RING)
+        v = struct.unpack("=q", self.shared[at : at + 8])[0]
+        return v & 255 if v >> 8 == seq else 0
+
+    def _claim(self, seq: int, who: int) -> None:
+        if self.shared is not None:
+            at = 8 + 8 * (seq % _RING)
+            self.shared[at : at + 8] = struct.pack("=q", (seq << 8) | who)
 
 
-def _stop(pids: List[int], conns: List[Tuple[int, int]]) -> None:
+_RING = 64  # claim slots (more than the windows requested at once: 2 x (MAX_WORKERS + 1) + 1)
+_PARENT = 255
+
+
+def _ready(fd: int) -> bool:
+    import select
+
+    return bool(select.select([fd], [], [], 0)[0])
+
+
+def _stop(pids: List[int], fds: List[int]) -> None:
     import signal
 
-    for a, b in conns:
-        for x in (a, b):
-            try:
-                os.close(x)
-            except OSError:
-                pass
+    for x in fds:
+        try:
+            os.close(x)
+        except OSError:
+            pass
     for pid in pids:
         try:
             os.kill(pid, signal.SIGKILL)
@@ -324,8 +375,9 @@ def _libc() -> None:
             pass
 
 
-def _serve(fd: int, req: int, rep: int, floor: mmap.mmap) -> None:  # pragma: no cover - (runs in the child)
-    """A worker's life: requests in, verdicts out, until the parent goes. Never returns."""
+def _serve(fd: int, req: int, rep: int, shared: mmap.mmap, me: int) -> None:  # pragma: no cover - (runs in the child)
+    """A worker's life: take requests nobody has taken, answer them, until the parent goes.
+    Never returns."""
     import signal
 
     code = 0
@@ -337,7 +389,7 @@ def _serve(fd: int, req: int, rep: int, floor: mmap.mmap) -> None:  # pragma: no
         if os.getppid() != parent:
             os._exit(0)
         # Hold no other descriptor of the parent's: a pipe end kept open here would keep its
-        # reader waiting (grep's output, another worker's requests).
+        # reader waiting (grep's output, the other workers' replies).
         keep = {fd, req, rep}
         try:
             fds = [int(x) for x in os.listdir("/proc/self/fd")]
@@ -349,19 +401,22 @@ def _serve(fd: int, req: int, rep: int, floor: mmap.mmap) -> None:  # pragma: no
                     os.close(x)
                 except OSError:
                     pass
+        unpack = struct.Struct("=q").unpack
         while True:
             try:
-                msg = _read_exact(req, _REQ.size)
+                msg = _read_exact(req, _REQ.size)  # (records are written whole: each read takes one)
             except EOFError:
                 break
             seq, p, r, end, quote, exact = _REQ.unpack(msg)
-            if seq < struct.unpack("=q", floor[:8])[0]:
-                out = (SKIPPED, 0, 0)
-            else:
-                try:
-                    out = window(fd, p, r, end, quote, bool(exact))
-                except Exception:
-                    out = (FAIL, p, 0)  # (the parent goes the serial road and meets it itself)
+            at = 8 + 8 * (seq % _RING)
+            v = unpack(shared[at : at + 8])[0]
+            if seq < unpack(shared[:8])[0] or (v >> 8 == seq and v & 255):
+                continue  # stale, or taken
+            shared[at : at + 8] = struct.pack("=q", (seq << 8) | me)
+            try:
+                out = window(fd, p, r, end, quote, bool(exact))
+            except Exception:
+                out = (FAIL, p, 0)  # (the parent goes the serial road and meets it itself)
             os.write(rep, _REP.pack(seq, *out))
     except BaseException:
         code = 1
