@@ -53,7 +53,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ._skip import valid_piece
 
-WINDOW = 4 << 20  # bytes a process checks at a time (a line is taken in parallel past one window)
+WINDOW = 2 << 20  # bytes a process checks at a time (a line is taken in parallel past one window)
 MAX_WORKERS = 7  # forked workers at most, beside the parent
 SLACK = 4096  # bytes read past a window's nominal end to find its cut
 _BS = 0x5C
