@@ -230,5 +230,7 @@ def test_fp_forks_no_worker_without_long_lines(tmp_path: Any, monkeypatch: pytes
         raise AssertionError("forked")
 
     monkeypatch.setattr(_skim_pool.Skimmer, "_start", no_fork)
-    data = _graph(_tensor(800_000, 2))  # 2 MB: a long line (over _LONG) inside one 4 MiB window
+    content = _tensor(450_000, 2)
+    assert _canonical._LONG < len(content) < _skim_pool.WINDOW  # a long line inside one window
+    data = _graph(content)
     assert _file_run(tmp_path, data) == _run(data, 1 << 16, fast=False)
