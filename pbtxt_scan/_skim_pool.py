@@ -36,11 +36,12 @@ before ended.
 
 Processes: started at the first line longer than one window (none for files without such lines,
 nor for lines the parent's first window holds whole), ``min(usable cores - 1, MAX_WORKERS)`` of
-them, each with a request and a reply pipe (fixed-size records). A worker dies with the parent
-(end of file on its request pipe, and ``PR_SET_PDEATHSIG`` on Linux), closes every inherited
-descriptor but the input and its pipes, and skips requests the parent no longer needs (a shared
-counter). Memory per process: one window (plus ``SLACK``) and its class map and decoding, about
-3 x ``WINDOW``. Only regular files read with ``pread``, where ``fork`` is the platform's own.
+them. Windows are taken, not dealt (``Skimmer``): a worker that gets less of a core takes fewer.
+A worker dies with the parent (end of file on the request pipe, and ``PR_SET_PDEATHSIG`` on
+Linux), closes every inherited descriptor but the input and its pipes, and skips requests the
+parent no longer needs (a shared floor). Memory per process: one window (plus ``SLACK``), its
+class map and decoding, about 3 x ``WINDOW``; glibc is told to keep such buffers (``_libc``).
+Only regular files read with ``pread``, where ``fork`` is the platform's own start method.
 """
 from __future__ import annotations
 
