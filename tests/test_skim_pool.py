@@ -135,3 +135,28 @@ def _assert_reaped(pids: "list[int]") -> None:
     for pid in pids:
         with pytest.raises(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)  # not ours any more: killed and waited for
+
+
+@pytest.mark.skipif(_skim_pool._can_fork.__call__() is False, reason="no fork")
+def test_a_dead_worker_sends_the_line_the_serial_road(tmpfile: _File) -> None:
+    """A worker killed under the parent: the literal's verdict is still sound (the rest goes the
+    serial road), the skimmer stops using workers, and nothing is left behind."""
+    import signal
+
+    old = _skim_pool.WINDOW, _skim_pool.SLACK
+    _skim_pool.WINDOW, _skim_pool.SLACK = 16, 6
+    sk = Skimmer(tmpfile.fd, 0, 0, 1)
+    try:
+        data = ('x: "' + "\\\\001a" * 200 + '"\n').encode("ascii")
+        assert _verdict(tmpfile, data, 16, 6, sk=sk) == (len(data) - 2, True)
+        pids = list(sk.pids)
+        os.kill(pids[0], signal.SIGKILL)
+        os.waitid(os.P_PID, pids[0], os.WEXITED | os.WNOWAIT)  # (dead, left for close to reap)
+        for _ in range(2):
+            at, closed = _verdict(tmpfile, data, 16, 6, sk=sk)
+            _check(data, at, closed)
+        assert sk.broken and not sk.pids
+    finally:
+        _skim_pool.WINDOW, _skim_pool.SLACK = old
+        sk.close()
+    _assert_reaped(pids)
