@@ -140,14 +140,14 @@ def _judge(at: int, buf: bytes, p: int, r: int, end: int, quote: int, exact: boo
 
 
 def _valid(buf: bytes, a: int, b: int, quote: int) -> bool:
-    """``buf[a:b]`` alone: valid UTF-8 (the scanner's window checks it on the serial road), then a
-    valid piece of a body (``_skip``)."""
+    """``buf[a:b]`` alone, which holds no newline (``_judge`` looked): valid UTF-8 (the scanner's
+    window checks it on the serial road), then a valid piece of a body (``_skip``)."""
     if not buf.isascii():
         try:
             buf[a:b].decode("utf-8")
         except UnicodeDecodeError:
             return False
-    return valid_piece(buf, a, b, quote)
+    return valid_piece(buf, a, b, quote, no_newline=True)
 
 
 def window(fd: int, p: int, r: int, end: int, quote: int, exact: bool) -> Tuple[int, int, int]:

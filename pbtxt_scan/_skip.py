@@ -129,8 +129,8 @@ def body_end(buf: bytes, i: int, lim: int, quote: int) -> Tuple[int, bool]:
     return end, closed
 
 
-def valid_piece(buf: bytes, i: int, end: int, quote: int) -> bool:
-    """Whether ``buf[i:end]`` alone is plainly a valid piece of a body: no newline, no NUL, every
-    escape whole and valid, every ``quote`` escaped (a window of ``_skim_pool``). False is only
-    "not plainly valid": the exact road decides."""
-    return buf.find(b"\n", i, end) < 0 and buf.find(b"\x00", i, end) < 0 and _escapes_ok(buf, i, end, quote)
+def valid_piece(buf: bytes, i: int, end: int, quote: int, no_newline: bool = False) -> bool:
+    """Whether ``buf[i:end]`` alone is plainly a valid piece of a body: no newline (the caller may
+    have looked already: ``no_newline``), no NUL, every escape whole and valid, every ``quote``
+    escaped (a window of ``_skim_pool``). False is only "not plainly valid": the exact road decides."""
+    return (no_newline or buf.find(b"\n", i, end) < 0) and buf.find(b"\x00", i, end) < 0 and _escapes_ok(buf, i, end, quote)
