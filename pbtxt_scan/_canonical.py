@@ -40,7 +40,7 @@ Invalid UTF-8 stops the fast path before the bad byte, so the general scanner re
 from __future__ import annotations
 
 import re
-from typing import BinaryIO, Dict, FrozenSet, Iterator, List, Optional, Tuple
+from typing import TYPE_CHECKING, BinaryIO, Dict, FrozenSet, Iterator, List, Optional, Tuple
 
 from ._atomic import user_groups
 from . import _layout as layout
@@ -50,8 +50,10 @@ from ._model import Block, Head
 from ._frames import ANCESTOR, OTHER, TARGET, Frame, close_block, parents, take_label
 from ._scan import scan_tokens
 from ._skip import body_end
-from . import _skim_pool
 from ._batch import Batches
+
+if TYPE_CHECKING:
+    from ._skim_pool import Skimmer
 
 # The layout regexes are written with possessive repeats and atomic groups; before Python 3.11
 # ``_atomic`` rewrites them into look-aheads that any ``re`` reads, so the fast path runs on every
@@ -162,7 +164,7 @@ class _Walker(Batches):
         self.after = False  # the previous token ended a field (the general scanner's AFTER_FIELD)
         self.last_name = b"_"  # the last field name read (see last_name)
         self.no_batch = 0  # below this offset, go line by line (a batch failed to match there)
-        self._skim: "_skim_pool.Skimmer | None | bool" = None  # made at the first long line
+        self._skim: "Skimmer | None | bool" = None  # made at the first long line
         try:
             try:
                 yield from self._walk()
@@ -393,9 +395,11 @@ class _Walker(Batches):
                 continue
             raise _HandOver(start_abs, line, seek=True)
 
-    def _skimmer(self) -> "_skim_pool.Skimmer | None":
+    def _skimmer(self) -> "Skimmer | None":
         if self._skim is None:
-            self._skim = _skim_pool.for_reader(self.f, self.origin) or False
+            from ._skim_pool import for_reader  # (at the first long line: no cost for other files)
+
+            self._skim = for_reader(self.f, self.origin) or False
         return self._skim or None  # type: ignore[return-value]
 
     def _jump(self, at: int) -> None:
