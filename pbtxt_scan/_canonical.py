@@ -28,7 +28,9 @@ The algorithm, over a byte buffer refilled in chunks:
 
 Modules by role: ``_window`` (the buffer of whole lines, UTF-8, BOM), ``_layout`` (the regexes),
 ``_batch`` (runs of whole fields at one depth, one regex call each), this one (the walk and the
-hand-over), ``_frames`` (the frame stack shared with the general scanner).
+hand-over), ``_frames`` (the frame stack shared with the general scanner), ``_skip`` (a long
+string's body at C speed) and ``_skim_pool`` (the same on several processes, for lines longer
+than its window).
 
 Never guessing: a string field is accepted as complete only when the next line starts with a
 field name or ``}`` (adjacent literals concatenate across lines), and strings used as heads or
@@ -38,7 +40,7 @@ Invalid UTF-8 stops the fast path before the bad byte, so the general scanner re
 from __future__ import annotations
 
 import re
-from typing import BinaryIO, Dict, FrozenSet, Iterator, List, Optional, Tuple
+from typing import TYPE_CHECKING, BinaryIO, Dict, FrozenSet, Iterator, List, Optional, Tuple
 
 from ._atomic import NATIVE, user_groups
 from . import _layout as layout
@@ -49,6 +51,9 @@ from ._frames import ANCESTOR, OTHER, TARGET, Frame, close_block, parents, take_
 from ._scan import scan_tokens
 from ._skip import body_end
 from ._batch import Batches
+
+if TYPE_CHECKING:
+    from ._skim_pool import Skimmer
 
 # The layout regexes are written with possessive repeats and atomic groups from Python 3.11 on,
 # as plain greedy repeats that match the same before (``_layout``), so the fast path runs on every
@@ -164,8 +169,14 @@ class _Walker(Batches):
         self.last_name = b"_"  # the last field name read (see last_name)
         self.no_batch = 0  # below this offset, go line by line (a batch failed to match there)
         self.big = _BIG  # (read here, so that tests can lower it)
+        self._skim: "Skimmer | None | bool" = None  # made at the first long line
         try:
-            yield from self._walk()
+            try:
+                yield from self._walk()
+            finally:
+                if self._skim:
+                    self._skim.close()  # type: ignore[union-attr]
+                self._skim = False
         except _HandOver as h:
             yield from self._hand_over(h)
             return
@@ -346,12 +357,24 @@ class _Walker(Batches):
         quote = self.buf[m.end() - 1]
         body = _string_body(quote)
         i = m.end()
+        # Several processes first, on a line longer than their window (``_skim_pool``): they say
+        # where the literal closes, or how far its body is plainly valid.
+        done = False
+        sk = self._skimmer()
+        if sk is not None and self.bad is None:
+            at, done = sk.body(self.base + i, quote)
+            if at != self.base + i:
+                self._jump(at)
+                i = self.pos
         while True:
             buf = self.buf
             lim = self.lim
             # C-speed first (``_skip``: a class map read by the bytes-escape decoder); where the
             # body is not plainly valid, the terminal's own regex decides, escape by escape.
-            j, closed = body_end(buf, i, lim, quote)
+            if done:
+                j, closed, done = i, True, False  # (the closing quote, found by the skimmer)
+            else:
+                j, closed = body_end(buf, i, lim, quote)
             if not closed and j < lim - 12:
                 win = lim if _WINDOW is None else min(lim, i + _WINDOW)  # (see _lexer._WINDOW)
                 j = body.match(buf, i, win).end()  # type: ignore[union-attr]
@@ -376,6 +399,23 @@ class _Walker(Batches):
                 i = self.pos
                 continue
             raise _HandOver(start_abs, line, seek=True)
+
+    def _skimmer(self) -> "Skimmer | None":
+        if self._skim is None:
+            from ._skim_pool import for_reader  # (at the first long line: no cost for other files)
+
+            self._skim = for_reader(self.f, self.origin) or False
+        return self._skim or None  # type: ignore[return-value]
+
+    def _jump(self, at: int) -> None:
+        """Refill the buffer from walk offset ``at`` (inside the current line, past what the
+        skimmer checked): the bytes before it are not needed again."""
+        self.f.seek(at - self.origin)
+        self.buf = b""
+        self.base = self._checked = at
+        self.pos = self.lim = 0
+        self.eof = False
+        self._more()
 
     # --- hand-over to the general scanner ------------------------------------------------------
 

@@ -72,8 +72,10 @@ _classes: Dict[int, bytes] = {q: _table(q) for q in (0x22, 0x27)}
 def _escapes_ok(buf: bytes, i: int, end: int, quote: int) -> bool:
     """Whether ``buf[i:end]`` is a valid body: every escape valid, every ``quote`` escaped, and
     no escape running past ``end`` (step 3 and 4). NUL and newlines are the caller's."""
-    cls = buf[i:end].translate(_classes[quote])
-    view = memoryview(cls)
+    if end - i >= len(buf) - 8192:  # (most of the buffer: map it whole rather than copy the slice first)
+        view = memoryview(buf.translate(_classes[quote]))[i:end]
+    else:
+        view = memoryview(buf[i:end].translate(_classes[quote]))
     at = 0
     # Each \x, \u, \U costs a few microseconds of Python here, the terminal's regex as much as
     # ~150 bytes: where they are denser than one a KiB (a writer that escapes bytes in hex), the
@@ -125,3 +127,10 @@ def body_end(buf: bytes, i: int, lim: int, quote: int) -> Tuple[int, bool]:
     if buf.find(b"\x00", i, end) >= 0 or not _escapes_ok(buf, i, end, quote):
         return i, False
     return end, closed
+
+
+def valid_piece(buf: bytes, i: int, end: int, quote: int, no_newline: bool = False) -> bool:
+    """Whether ``buf[i:end]`` alone is plainly a valid piece of a body: no newline (the caller may
+    have looked already: ``no_newline``), no NUL, every escape whole and valid, every ``quote``
+    escaped (a window of ``_skim_pool``). False is only "not plainly valid": the exact road decides."""
+    return (no_newline or buf.find(b"\n", i, end) < 0) and buf.find(b"\x00", i, end) < 0 and _escapes_ok(buf, i, end, quote)

@@ -123,3 +123,114 @@ def test_no_batch_regex_is_built_around_a_long_line(monkeypatch: pytest.MonkeyPa
     blocks = list(scan_canonical(io.BytesIO(data), PATH, HEADS, 1 << 20, "t"))
     assert [b.name for b in blocks] == ["w", "x", "w2", "x2"]
     assert set(depths) <= {0}
+
+
+# --- the same lines checked on two processes (_skim_pool) -------------------------------------
+
+
+@pytest.fixture()
+def two_procs(monkeypatch: pytest.MonkeyPatch, small_long: None) -> List[Any]:
+    """Long lines of a few KB checked in windows of 512 bytes by the parent and one forked worker
+    (whatever the machine's cores); returns the skimmers made, to look at their workers."""
+    from pbtxt_scan import _skim_pool
+
+    if not _skim_pool._can_fork():
+        pytest.skip("no fork")
+    monkeypatch.setattr(_skim_pool, "WINDOW", 512)
+    monkeypatch.setattr(_skim_pool, "SLACK", 32)
+    monkeypatch.setattr(_skim_pool, "usable_cores", lambda: 2)
+    made: List[Any] = []
+    real = _skim_pool.Skimmer.body
+
+    def spy(self: Any, start: int, quote: int) -> Any:
+        out = real(self, start, quote)
+        made.append((self, list(self.pids)))
+        return out
+
+    monkeypatch.setattr(_skim_pool.Skimmer, "body", spy)
+    return made
+
+
+def _file_run(tmp_path: Any, data: bytes) -> List[Any]:
+    from pbtxt_scan._input import GraphFile
+
+    p = tmp_path / "g.pbtxt"
+    p.write_bytes(data)
+    out: List[Any] = []
+    with GraphFile.open(str(p)) as g:
+        try:
+            out.extend(g.blocks(PATH, HEADS, chunk_size=997))
+        except PbtxtError as e:
+            out.append(("error", e.line, e.column, e.msg))
+    return out
+
+
+def _reaped(made: List[Any]) -> None:
+    import os
+
+    pids = {pid for _, ps in made for pid in ps}
+    assert pids, "no worker was forked"
+    for sk, _ in made:
+        assert not sk.pids  # closed
+    for pid in pids:
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)  # killed and waited for: no zombie, no orphan
+
+
+@pytest.mark.parametrize("specials", [False, True])
+def test_long_lines_on_two_processes_agree(tmp_path: Any, two_procs: List[Any], specials: bool) -> None:
+    pieces = _pieces(6000, 1, specials)
+    data = _graph(b"".join(pieces))
+    ref = _run(data, 1 << 16, fast=False)
+    assert _file_run(tmp_path, data) == ref and [b.name for b in ref] == ["w", "x"]
+    assert two_procs and all(ps for _, ps in two_procs)  # the parallel path really ran
+    _reaped(two_procs)
+    for bad in _broken(pieces):  # (errors after the worker ran, and before it ran)
+        del two_procs[:]
+        got = _file_run(tmp_path, _graph(bad))
+        assert got == _run(_graph(bad), 1 << 16, fast=False), bad
+        assert got[-1][0] == "error"
+        if two_procs and two_procs[0][1]:
+            _reaped(two_procs)
+
+
+def test_a_line_broken_near_a_cut_gives_the_serial_error(tmp_path: Any, two_procs: List[Any]) -> None:
+    """Breaks right before, at and after the nominal cuts of the windows (512 bytes from the
+    body's start), so that a window starts or ends inside the broken escape."""
+    body = b"".join(_pieces(3000, 7))
+    start = _graph(body).index(b'tensor_content: "') + len(b'tensor_content: "')
+    for cut in (512, 1024, 1536):
+        for d in (-3, -2, -1, 0, 1, 2):
+            for bad in (b"\\q", b"\\", b"\\u12", b"\x00", b'"', b"\n"):
+                k = cut + d
+                data = _graph(body[:k] + bad + body[k:])
+                assert data[start + k : start + k + len(bad)] == bad
+                assert _file_run(tmp_path, data) == _run(data, 1 << 16, fast=False), (cut, d, bad)
+
+
+def test_no_worker_is_left_after_an_early_stop(tmp_path: Any, two_procs: List[Any]) -> None:
+    from pbtxt_scan._input import GraphFile
+
+    content = _tensor(3000, 3)
+    p = tmp_path / "g.pbtxt"
+    p.write_bytes(_graph(content) + _graph(content).replace(b'"w"', b'"w2"'))
+    with GraphFile.open(str(p)) as g:
+        it = g.blocks(PATH, HEADS, chunk_size=997)
+        assert next(it).name == "w"  # (the worker ran for w's line, and is idle now)
+        assert two_procs and two_procs[0][1]
+        it.close()  # what a consumer that stops early does (or the generator being collected)
+    _reaped(two_procs)
+
+
+def test_fp_forks_no_worker_without_long_lines(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files without lines longer than one window fork nothing (nor load what forking needs)."""
+    from pbtxt_scan import _skim_pool
+
+    def no_fork(self: Any) -> bool:
+        raise AssertionError("forked")
+
+    monkeypatch.setattr(_skim_pool.Skimmer, "_start", no_fork)
+    content = _tensor(450_000, 2)
+    assert _canonical._LONG < len(content) < _skim_pool.WINDOW  # a long line inside one window
+    data = _graph(content)
+    assert _file_run(tmp_path, data) == _run(data, 1 << 16, fast=False)

@@ -1,0 +1,162 @@
+"""A long literal checked in windows on several processes says "valid" only where the grammar does.
+
+``_skim_pool`` cuts a body at ``q`` (byte ``q - 1`` not a backslash) and checks the parts alone:
+two valid parts make a valid whole (the body is a Kleene star), and a part that is not plainly
+valid hands the rest to the serial road, which must then reach the verdict it reaches from the
+line's start. Checked here against the grammar's STRING terminal on random bodies, window sizes
+and cuts, in one process (``Skimmer(..., workers=0)``) and with a forked worker.
+"""
+from __future__ import annotations
+
+import os
+import random
+import re
+import tempfile
+from typing import Iterator, Tuple
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pbtxt_scan import _skim_pool
+from pbtxt_scan._grammar import terminal_patterns
+from pbtxt_scan._lexer import _string_body
+from pbtxt_scan._skim_pool import Skimmer
+
+STRING = re.compile(terminal_patterns()["STRING"].encode("ascii"))
+
+# Escapes of every kind and their broken forms, backslash runs, quotes, newlines, NUL, digits
+# that a greedy escape may take over a cut, non-ASCII characters (cut inside, they fail UTF-8).
+_PIECES = [
+    "a", "Z", " ", "\\\\", "\\", '\\"', "\\'", "\\n", "\\q", "\\8", "\\0", "\\07", "\\377", "\\400", "\\x", "\\x4",
+    "\\x4f", "\\xg", "\\u", "\\u12", "\\u00e9", "\\uD800", "\\U0010FFFF", "\\U00110000", "\\U0001F600", '"', "'",
+    "\n", "\x00", "7", "f", "\u00e9", "\u20ac",
+]
+# What writers write (octal, not \\x or \\u: cut between the letter and its digits, those are
+# "not plainly valid" and go the serial road).
+_OK_PIECES = ["a", "7", "\\\\", '\\"', "\\'", "\\n", "\\0", "\\07", "\\377", "\u00e9"]
+_TAILS = ["", '"\n', '" x\n', "\n", '"']
+
+
+class _File:
+    """One temporary file, rewritten for each example (a forked worker keeps reading it)."""
+
+    def __init__(self) -> None:
+        self.fd, self.path = tempfile.mkstemp(prefix="pbtxt-skim-")
+
+    def put(self, data: bytes) -> None:
+        os.ftruncate(self.fd, 0)
+        os.pwrite(self.fd, data, 0)
+
+    def close(self) -> None:
+        os.close(self.fd)
+        os.unlink(self.path)
+
+
+def _verdict(f: _File, data: bytes, window: int, slack: int, workers: int = 0, sk: "Skimmer | None" = None) -> Tuple[int, bool]:
+    f.put(data)
+    old = _skim_pool.WINDOW, _skim_pool.SLACK
+    _skim_pool.WINDOW, _skim_pool.SLACK = window, slack
+    try:
+        sk = sk or Skimmer(f.fd, 0, len(data), workers)
+        sk.end = len(data)
+        return sk.body(4, data[3])
+    finally:
+        _skim_pool.WINDOW, _skim_pool.SLACK = old
+
+
+def _check(data: bytes, at: int, closed: bool) -> None:
+    """What the skimmer says holds by the grammar; and the serial road resumed at ``at`` stops
+    where it stops from the body's start."""
+    q = data[3:4]
+    assert STRING.fullmatch(q + data[4:at] + q), (data, at)  # a valid prefix, nothing pending
+    m = STRING.match(data, 3)
+    if closed:
+        assert data[at : at + 2] == q + b"\n" and m is not None and m.end() == at + 1, (data, at)
+    body = _string_body(data[3])
+    assert body.match(data, at).end() == body.match(data, 4).end(), (data, at)  # type: ignore[union-attr]
+
+
+@pytest.fixture(scope="module")
+def tmpfile() -> Iterator[_File]:
+    f = _File()
+    yield f
+    f.close()
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    pieces=st.lists(st.sampled_from(_PIECES), max_size=60),
+    quote=st.sampled_from(['"', "'"]),
+    tail=st.sampled_from(_TAILS),
+    window=st.integers(1, 40),
+    slack=st.integers(1, 12),
+)
+def test_cuts_agree_with_the_string_terminal(tmpfile: _File, pieces: "list[str]", quote: str, tail: str, window: int, slack: int) -> None:
+    data = ("x: " + quote + "".join(pieces) + tail.replace('"', quote)).encode("utf-8")
+    at, closed = _verdict(tmpfile, data, window, slack)
+    _check(data, at, closed)
+
+
+@settings(max_examples=300, deadline=None)
+@given(pieces=st.lists(st.sampled_from(_OK_PIECES), min_size=1, max_size=80), window=st.integers(4, 40))
+def test_a_valid_literal_is_closed_however_the_windows_fall(tmpfile: _File, pieces: "list[str]", window: int) -> None:
+    """Bodies as writers escape them: always skipped to the closing quote, however the windows
+    fall (cuts move past backslashes; a greedy octal escape may span a cut)."""
+    body = "".join(pieces)
+    data = ('x: "' + body + '"\ny: 1\n').encode("utf-8")
+    at, closed = _verdict(tmpfile, data, window, 8)
+    assert closed and at == len(data) - 7, (data, at)
+
+
+@pytest.mark.skipif(_skim_pool._can_fork.__call__() is False, reason="no fork")
+def test_a_forked_worker_agrees_with_one_process(tmpfile: _File) -> None:
+    """The same verdicts with a worker checking every other window (one worker forked once)."""
+    rng = random.Random(5)
+    old = _skim_pool.WINDOW, _skim_pool.SLACK
+    _skim_pool.WINDOW, _skim_pool.SLACK = 16, 6
+    sk = Skimmer(tmpfile.fd, 0, 0, 1)
+    try:
+        for n in range(300):
+            pieces = [rng.choice(_OK_PIECES if n % 3 else _PIECES) for _ in range(rng.randrange(1, 120))]
+            data = ('x: "' + "".join(pieces) + rng.choice(_TAILS)).encode("utf-8")
+            got = _verdict(tmpfile, data, 16, 6, sk=sk)
+            assert got == _verdict(tmpfile, data, 16, 6), data
+            _check(data, *got)
+        assert len(sk.pids) == 1 and not sk.broken
+        pids = list(sk.pids)
+    finally:
+        _skim_pool.WINDOW, _skim_pool.SLACK = old
+        sk.close()
+    _assert_reaped(pids)
+
+
+def _assert_reaped(pids: "list[int]") -> None:
+    for pid in pids:
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)  # not ours any more: killed and waited for
+
+
+@pytest.mark.skipif(_skim_pool._can_fork.__call__() is False, reason="no fork")
+def test_a_dead_worker_sends_the_line_the_serial_road(tmpfile: _File) -> None:
+    """A worker killed under the parent: the literal's verdict is still sound (the rest goes the
+    serial road), the skimmer stops using workers, and nothing is left behind."""
+    import signal
+
+    old = _skim_pool.WINDOW, _skim_pool.SLACK
+    _skim_pool.WINDOW, _skim_pool.SLACK = 16, 6
+    sk = Skimmer(tmpfile.fd, 0, 0, 1)
+    try:
+        data = ('x: "' + "\\\\001a" * 200 + '"\n').encode("ascii")
+        assert _verdict(tmpfile, data, 16, 6, sk=sk) == (len(data) - 2, True)
+        pids = list(sk.pids)
+        os.kill(pids[0], signal.SIGKILL)
+        os.waitid(os.P_PID, pids[0], os.WEXITED | os.WNOWAIT)  # (dead, left for close to reap)
+        for _ in range(2):
+            at, closed = _verdict(tmpfile, data, 16, 6, sk=sk)
+            _check(data, at, closed)
+        assert sk.broken and not sk.pids
+    finally:
+        _skim_pool.WINDOW, _skim_pool.SLACK = old
+        sk.close()
+    _assert_reaped(pids)
