@@ -16,6 +16,7 @@ import os
 import re
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, List, Optional, Tuple
 
+from ._cores import usable_cores
 from ._catalog import DATA_SOURCES, ENQUEUES, PLACEHOLDERS, in_gradients_scope
 
 if TYPE_CHECKING:
@@ -228,8 +229,6 @@ def _grep(grep: str, g: "GraphFile", offset: int, pattern: str) -> Iterator[Tupl
     together; each part's matches come after the previous part's. A match never spans lines, so
     none is lost at a cut. All start before any is read: waiting for one part's first hit before
     starting the next ran them one after the other whenever a part had none."""
-    from ._parallel import usable_cores
-
     size = g.size or 0
     parts = max(1, min(usable_cores(), _MAX_PARTS, (size - offset) // _SPLIT))
     cuts = [offset]

@@ -87,14 +87,6 @@ PROFILE: Dict[str, float] = {}
 Fold = Callable[[Block], str]
 
 
-def usable_cores() -> int:
-    """The cores this process may run on (its affinity mask where the OS has one)."""
-    try:
-        return len(os.sched_getaffinity(0))  # type: ignore[attr-defined]
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
 class Chunk(NamedTuple):
     """One chunk's result: its node count and op histogram, or its rows as text."""
 

@@ -52,6 +52,7 @@ import sys
 import weakref
 from typing import Any, Dict, List, Optional, Tuple
 
+from ._cores import usable_cores
 from ._skip import valid_piece
 
 WINDOW = 2 << 20  # bytes a process checks at a time (a line is taken in parallel past one window)
@@ -62,14 +63,6 @@ _BS = 0x5C
 PART, CLOSED, FAIL = 0, 1, 2
 _REQ = struct.Struct("=qqqqBB")  # seq, nominal start, nominal end, input end, quote, exact start
 _REP = struct.Struct("=qBqq")  # seq, verdict, the window's start, its end (PART) or closing quote
-
-
-def usable_cores() -> int:
-    """The cores this process may run on (as ``_parallel.usable_cores``, which sits above us)."""
-    try:
-        return len(os.sched_getaffinity(0))  # type: ignore[attr-defined]
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 def _can_fork() -> bool:

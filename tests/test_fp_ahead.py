@@ -298,8 +298,6 @@ def test_data_path():
 def test_the_search_cut_in_parts_finds_what_one_search_finds(stem, cores, monkeypatch):
     import shutil
 
-    from pbtxt_scan import _parallel
-
     grep = shutil.which("grep")
     if grep is None:
         pytest.skip("no grep")
@@ -307,7 +305,7 @@ def test_the_search_cut_in_parts_finds_what_one_search_finds(stem, cores, monkey
     pattern = _ahead._pattern(_ahead._OP_WORDS + _ahead._GRAD_WORDS, ["library"])
     whole = list(_ahead._grep_range(grep, g, 100, g.size, pattern))
     monkeypatch.setattr(_ahead, "_SPLIT", 1000)  # these files are cut in parts, one a core
-    monkeypatch.setattr(_parallel, "usable_cores", lambda: cores)
+    monkeypatch.setattr(_ahead, "usable_cores", lambda: cores)
     cut = list(_ahead._grep(grep, g, 100, pattern))
     assert whole and cut == whole
     import threading

@@ -138,7 +138,7 @@ JobsOpt = typer.Option(
 def jobs_of(jobs: Optional[int]) -> int:
     """The --jobs option as a process count (None: every core this process may use)."""
     if jobs is None:
-        from .._parallel import usable_cores
+        from .._cores import usable_cores
 
         return usable_cores()
     if jobs < 1:
