@@ -65,6 +65,7 @@ FAST = True
 # every line a repeat has taken (about 1 KB a line, measured on 3.9), so there the bound is lower:
 # the memory a match may take stays a few MB whatever the block.
 _BIG = 4 << 20 if NATIVE else 64 << 10
+_WARMUP = 64 << 10  # the first bytes of a scan are walked by lines (see `run`)
 _LONG = 1 << 20  # a line longer than this is streamed (a string) or handed to the general scanner
 
 _CLOSERS = re.compile(rb"(?: *\}\n)*")
@@ -167,7 +168,10 @@ class _Walker(Batches):
         self.line = self.first_line
         self.after = False  # the previous token ended a field (the general scanner's AFTER_FIELD)
         self.last_name = b"_"  # the last field name read (see last_name)
-        self.no_batch = 0  # below this offset, go line by line (a batch failed to match there)
+        # Below this offset, go line by line (a batch failed to match there). The first bytes are
+        # walked by lines too: a batch's regex costs ~40 ms to compile a depth, more than the line
+        # walk of a few hundred blocks, and fp often stops within them.
+        self.no_batch = self.base + _WARMUP
         self.big = _BIG  # (read here, so that tests can lower it)
         self._skim: "Skimmer | None | bool" = None  # made at the first long line
         try:
