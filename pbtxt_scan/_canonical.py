@@ -65,7 +65,10 @@ FAST = True
 # every line a repeat has taken (about 1 KB a line, measured on 3.9), so there the bound is lower:
 # the memory a match may take stays a few MB whatever the block.
 _BIG = 4 << 20 if NATIVE else 64 << 10
-_WARMUP = 64 << 10  # the first bytes of a scan are walked by lines (see `run`)
+# The first lines a scan walks go line by line, never in a batch: a batch's regex costs ~40-110 ms
+# to compile for a depth, more than walking a few hundred blocks by lines, and fp often stops
+# within them (or, on a frozen graph, meets only a few small blocks after its long lines).
+_WARMUP_LINES = 2000
 _LONG = 1 << 20  # a line longer than this is streamed (a string) or handed to the general scanner
 
 _CLOSERS = re.compile(rb"(?: *\}\n)*")
@@ -168,10 +171,7 @@ class _Walker(Batches):
         self.line = self.first_line
         self.after = False  # the previous token ended a field (the general scanner's AFTER_FIELD)
         self.last_name = b"_"  # the last field name read (see last_name)
-        # Below this offset, go line by line (a batch failed to match there). The first bytes are
-        # walked by lines too: a batch's regex costs ~40 ms to compile a depth, more than the line
-        # walk of a few hundred blocks, and fp often stops within them.
-        self.no_batch = self.base + _WARMUP
+        self.no_batch = 0  # below this offset, go line by line (a batch failed to match there)
         self.big = _BIG  # (read here, so that tests can lower it)
         self._skim: "Skimmer | None | bool" = None  # made at the first long line
         try:
@@ -192,6 +192,7 @@ class _Walker(Batches):
         stack = self.stack
         heads = self.heads
         line_res: List[Tuple["re.Pattern[bytes]", Tuple[int, ...]]] = []
+        warm = _WARMUP_LINES  # lines still to walk before batches are tried
         while True:
             buf = self.buf
             pos = self.pos
@@ -206,7 +207,9 @@ class _Walker(Batches):
                     return  # a complete file
                 raise _HandOver(self.base + pos, self.line)
             d = len(stack)
-            if pos and self.base + pos >= self.no_batch:
+            if warm > 0:
+                warm -= 1
+            elif pos and self.base + pos >= self.no_batch:
                 yield from self._batch(d)
                 if self.pos != pos:
                     continue
