@@ -6,8 +6,8 @@ The search is one POSIX extended regex (:func:`_pattern`) run by ``grep -E`` (a 
 however many alternatives; Python's ``re`` ran the same pattern at 5 MB/s). grep never opens the
 user's file: it reads the one open :class:`GraphFile`'s descriptor itself (a range to the end: our
 own reads are positioned, so its offset is free) or a pipe this process fills from it with
-``os.sendfile`` at explicit offsets, so the input is still opened once. A long rest is cut in two
-halves searched at once (two cores). Without grep, on streams (stdin, pipes, gzip) or when grep
+``os.sendfile`` at explicit offsets, so the input is still opened once. A long rest is cut into
+parts, one a usable core, searched at once. Without grep, on streams (stdin, pipes, gzip) or when grep
 fails, there is no search and fp reads the blocks instead: the same answers, at block speed.
 """
 from __future__ import annotations
