@@ -134,14 +134,20 @@ PAIRS += [(re.compile(NATIVE_STRING.join("()").encode() + b"\\n"), compile_bytes
 PIECES = [b" ", b"\n", b"{", b"}", b":", b'"', b"\\", b"\\x4", b"\\u00e9", b"1.5e", b"-", b"a", b"\xc3\xa9", b"'", b"  ", b"\\0", b"\\12", b"\\x", b"\\ud800", b'\\"', b"\\\\"]
 
 
-@pytest.mark.skipif(not NATIVE_OK, reason="the native syntax needs Python 3.11")
-@settings(max_examples=150, deadline=None)
-@given(st.integers(0, len(LINES) - 40), st.integers(1, 30), st.lists(st.tuples(st.floats(0, 1), st.sampled_from(PIECES)), max_size=3))
-def test_emulated_matches_native(start: int, n: int, edits: list) -> None:
+def edited(start: int, n: int, edits: list) -> bytes:
+    """``n`` fixture lines from ``start``, with each ``(where, what)`` inserted at that fraction."""
     text = b"".join(LINES[start : start + n])
     for where, what in edits:
         k = int(where * len(text))
         text = text[:k] + what + text[k:]
+    return text
+
+
+@pytest.mark.skipif(not NATIVE_OK, reason="the native syntax needs Python 3.11")
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, len(LINES) - 40), st.integers(1, 30), st.lists(st.tuples(st.floats(0, 1), st.sampled_from(PIECES)), max_size=3))
+def test_emulated_matches_native(start: int, n: int, edits: list) -> None:
+    text = edited(start, n, edits)
     for native, emulated in PAIRS:
         quotes = [i for i in range(len(text)) if text[i] in b"\"'"][:6]  # (where strings start)
         for pos in [0, text.find(b"\n") + 1] + quotes:

@@ -23,7 +23,7 @@ from pbtxt_scan import _layout as layout
 from pbtxt_scan._atomic import compile_bytes, user_groups
 from pbtxt_scan._grammar import terminal_patterns
 
-from test_atomic import LINES, PIECES
+from test_atomic import LINES, PIECES, edited
 
 NATIVE_OK = sys.version_info >= (3, 11)
 EDITS = PIECES + [b"\x00", b"\t", b"0x", b"'"]
@@ -62,10 +62,7 @@ def test_old_spelling_needs_no_emulation() -> None:
 @settings(max_examples=150, deadline=None)
 @given(st.integers(0, len(LINES) - 40), st.integers(1, 30), st.lists(st.tuples(st.floats(0, 1), st.sampled_from(EDITS)), max_size=3))
 def test_old_spelling_matches_native(start: int, n: int, edits: list) -> None:
-    text = b"".join(LINES[start : start + n])
-    for where, what in edits:
-        k = int(where * len(text))
-        text = text[:k] + what + text[k:]
+    text = edited(start, n, edits)
     starts = [0] + [i + 1 for i in range(len(text)) if text[i] == 10][:8]
     for native_text, old in OLD:
         native = re.compile(native_text.encode())
