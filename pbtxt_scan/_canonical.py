@@ -65,10 +65,12 @@ FAST = True
 # every line a repeat has taken (about 1 KB a line, measured on 3.9), so there the bound is lower:
 # the memory a match may take stays a few MB whatever the block.
 _BIG = 4 << 20 if NATIVE else 64 << 10
-# The first lines a scan walks go line by line, never in a batch: a batch's regex costs ~40-110 ms
-# to compile for a depth, more than walking a few hundred blocks by lines, and fp often stops
-# within them (or, on a frozen graph, meets only a few small blocks after its long lines).
-_WARMUP_LINES = 2000
+# The first lines a scan walks go line by line, neither in a batch nor as whole blocks: those
+# regexes cost 20-110 ms each to compile for a depth, and walking a line costs ~5 us, so 10,000
+# lines cost about one compile (rent before you buy: never much more than twice the better
+# choice). fp often stops within them, and a frozen graph of any size holds fewer (its 1 GB of
+# constants is a few thousand lines): there no such regex is compiled at all.
+_WARMUP_LINES = 10000
 _LONG = 1 << 20  # a line longer than this is streamed (a string) or handed to the general scanner
 
 _CLOSERS = re.compile(rb"(?: *\}\n)*")
@@ -192,7 +194,7 @@ class _Walker(Batches):
         stack = self.stack
         heads = self.heads
         line_res: List[Tuple["re.Pattern[bytes]", Tuple[int, ...]]] = []
-        warm = _WARMUP_LINES  # lines still to walk before batches are tried
+        warm = _WARMUP_LINES  # lines still to walk before batches and whole blocks are tried
         while True:
             buf = self.buf
             pos = self.pos
@@ -228,7 +230,7 @@ class _Walker(Batches):
                     kind = TARGET if d == k - 1 else ANCESTOR
                 else:
                     kind = OTHER
-                if kind != ANCESTOR:
+                if kind != ANCESTOR and warm <= 0:
                     b = self._whole_block(d, fname, kind)
                     if b is not False:
                         if b is not True:

@@ -44,11 +44,16 @@ class _Unseekable(io.RawIOBase):
         return self._b.read(n)
 
 
-def _run(data: bytes, path: Tuple[str, ...], chunk: int = DEFAULT, fast: bool = True, seekable: bool = True) -> List[Any]:
-    """The blocks, then the error (if any) as a tuple, then (fast path only) the end state."""
+def _run(data: bytes, path: Tuple[str, ...], chunk: int = DEFAULT, fast: bool = True, seekable: bool = True, warm: Optional[int] = None) -> List[Any]:
+    """The blocks, then the error (if any) as a tuple, then (fast path only) the end state.
+    ``warm``: the lines walked one by one before whole blocks and batches are tried (the fixtures
+    are shorter than the default, so ``_same`` runs each with none too)."""
     f: Any = io.BytesIO(data) if seekable else _Unseekable(data)
     out: List[Any] = []
     end: dict = {}
+    default = _canonical._WARMUP_LINES
+    if warm is not None:
+        _canonical._WARMUP_LINES = warm
     try:
         it = scan_canonical(f, path, HEADS, chunk, "t", end) if fast else scan(f, path, HEADS, chunk)
         for b in it:
@@ -56,6 +61,8 @@ def _run(data: bytes, path: Tuple[str, ...], chunk: int = DEFAULT, fast: bool = 
     except PbtxtError as e:
         out.append(("error", type(e).__name__, e.line, e.column, e.msg))
         return out
+    finally:
+        _canonical._WARMUP_LINES = default
     if fast:
         out.append(("end", end["bytes"], end["lines"]))
     else:
@@ -69,8 +76,9 @@ def _same(data: bytes, paths=PATHS, chunks=(DEFAULT,), seekable=(True,)) -> None
         ref = _run(data, path, fast=False)
         for c in chunks:
             for s in seekable:
-                got = _run(data, path, c, seekable=s)
-                assert got == ref, (path, c, s, _first_diff(ref, got))
+                for w in (None, 0):
+                    got = _run(data, path, c, seekable=s, warm=w)
+                    assert got == ref, (path, c, s, w, _first_diff(ref, got))
 
 
 def _first_diff(a: List[Any], b: List[Any]) -> Any:
@@ -307,3 +315,19 @@ def test_the_fast_path_is_taken() -> None:
         _canonical._Walker._hand_over = orig  # type: ignore[method-assign]
     assert taken == []
     assert re.search(rb"^library \{", data, re.M)
+
+
+@pytest.mark.parametrize("fixture, compiles", [("mlp_sgd.pbtxt", False), ("gan_two_optimizers.pbtxt", True)])
+def test_whole_block_and_batch_regexes_wait_for_the_warm_up(fixture: str, compiles: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Those regexes take 20-110 ms each to compile: a scan shorter than the warm-up (most of
+    what fp reads, a frozen graph's few thousand lines) compiles none; a longer one does."""
+    from pbtxt_scan import _layout
+
+    data = (DATA / "graphs" / fixture).read_bytes()
+    assert (data.count(b"\n") > _canonical._WARMUP_LINES) == compiles
+    built: List[str] = []
+    for fn in ("block_re", "field_re"):
+        real = getattr(_layout, fn)
+        monkeypatch.setattr(_layout, fn, lambda *a, _f=fn, _real=real: built.append(_f) or _real(*a))
+    assert len(_run(data, ("node",))) > 10
+    assert bool(built) == compiles, built

@@ -48,20 +48,27 @@ def _graph(content: bytes) -> bytes:
     return const + b'node {\n  name: "x"\n  op: "MatMul"\n  input: "w"\n}\n'
 
 
-def _run(data: bytes, chunk: int, fast: bool) -> List[Any]:
+def _run(data: bytes, chunk: int, fast: bool, warm: int = _canonical._WARMUP_LINES) -> List[Any]:
     out: List[Any] = []
+    default = _canonical._WARMUP_LINES
+    _canonical._WARMUP_LINES = warm
     try:
         it = scan_canonical(io.BytesIO(data), PATH, HEADS, chunk, "t") if fast else scan(io.BytesIO(data), PATH, HEADS, chunk)
         out.extend(it)
     except PbtxtError as e:
         out.append(("error", e.line, e.column, e.msg))
+    finally:
+        _canonical._WARMUP_LINES = default
     return out
 
 
 def _same(data: bytes, chunks: Tuple[int, ...]) -> List[Any]:
+    """The fast path as the general scanner, with and without the warm-up (whole blocks and
+    batches are tried only after it)."""
     ref = _run(data, 1 << 16, fast=False)
     for c in chunks:
-        assert _run(data, c, fast=True) == ref, c
+        for warm in (_canonical._WARMUP_LINES, 0):
+            assert _run(data, c, fast=True, warm=warm) == ref, (c, warm)
     return ref
 
 
@@ -118,6 +125,7 @@ def test_no_batch_regex_is_built_around_a_long_line(monkeypatch: pytest.MonkeyPa
         return real(d, names)
 
     monkeypatch.setattr(_layout, "field_re", spy)
+    monkeypatch.setattr(_canonical, "_WARMUP_LINES", 0)  # (batches everywhere else)
     content = _tensor(800_000, 3)
     data = _graph(content) + _graph(content).replace(b'"w"', b'"w2"').replace(b'"x"', b'"x2"')
     blocks = list(scan_canonical(io.BytesIO(data), PATH, HEADS, 1 << 20, "t"))
