@@ -16,7 +16,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
-from typing import List, Optional
+from typing import List
 
 import pytest
 from cli_runner import CliRunner

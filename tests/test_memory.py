@@ -5,7 +5,6 @@ Not in the default run: it writes about 1 GB to a temporary folder and takes a f
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
