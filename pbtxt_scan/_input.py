@@ -348,7 +348,15 @@ class GraphFile:
                 block.column,
                 self.name,
             )
-        text = self.read(block).decode("utf-8", "surrogateescape")
+        raw = self.read(block)
+        if block.column % 2 and not raw.startswith((b"{", b"<")):
+            # In the writer layout the lines alone give the tree: no Lark parser to build.
+            from ._layout import read_block
+
+            msg = read_block(raw, block.column // 2, block.line)
+            if msg is not None:
+                return msg
+        text = raw.decode("utf-8", "surrogateescape")
         if text.startswith(("{", "<")):  # an item of a [..] list has no field name of its own
             text = block.path[-1] + " " + text
             pad = ""
