@@ -174,3 +174,52 @@ def test_a_backslash_run_longer_than_the_slack_stops_soundly(tmpfile: _File) -> 
     at, closed = _verdict(tmpfile, data, 4, 8)
     _check(data, at, closed)
     assert not closed
+
+
+@pytest.mark.skipif(_skim_pool._can_fork.__call__() is False, reason="no fork")
+def test_a_worker_skips_the_windows_past_the_end_it_found(tmpfile: _File) -> None:
+    """The parent asks for windows ahead, not knowing where the line ends: a worker that finds a
+    literal's end itself checks none of that literal's later windows (they lie in the lines after
+    it, and their verdicts would never be read), but goes on with the next literal's."""
+    import mmap
+    import struct
+
+    body = b"\\001a" * 40
+    data = b'x: "' + body + b'"\nx: "' + body + body + b'"\n'
+    tmpfile.put(data)
+    w = 64
+    end = len(data)
+    shared = mmap.mmap(-1, 8 + 8 * _skim_pool._RING)
+    req_r, req_w = os.pipe()
+    rep_r, rep_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - (the child)
+        _skim_pool._serve(tmpfile.fd, req_r, rep_w, shared, 1)
+    os.close(req_r)
+    os.close(rep_w)
+    try:
+        q = 0x22
+        first_end = data.index(b"\n")
+        last = (first_end // w) * w  # the window holding the first line's newline
+        # Literal 1 (first seq 1): the window with its end, then two past it; literal 2 (first
+        # seq 4): one window inside its body.
+        second = first_end + 1 + 4 + w
+        reqs = [(1, 1, last, last + w), (2, 1, last + w, last + 2 * w), (3, 1, last + 2 * w, last + 3 * w), (4, 4, second, second + w)]
+        for seq, first, p, r in reqs:
+            os.write(req_w, _skim_pool._REQ.pack(seq, first, p, r, end, q, 0))
+        os.close(req_w)
+        req_w = -1
+        got = []
+        while True:  # (the worker exits when the request pipe is closed and read out)
+            try:
+                got.append(_skim_pool._REP.unpack(_skim_pool._read_exact(rep_r, _skim_pool._REP.size)))
+            except EOFError:
+                break
+        assert [(s, v) for s, v, _, _ in got] == [(1, _skim_pool.CLOSED), (4, _skim_pool.PART)]
+        assert got[0][3] == first_end - 1  # (the closing quote)
+        assert struct.unpack("=q", shared[:8])[0] == 0  # (no floor: the worker decided alone)
+    finally:
+        if req_w >= 0:
+            os.close(req_w)
+        os.close(rep_r)
+        os.waitpid(pid, 0)
