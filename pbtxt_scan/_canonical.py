@@ -71,6 +71,10 @@ _BIG = 4 << 20 if NATIVE else 64 << 10
 # choice). fp often stops within them, and a frozen graph of any size holds fewer (its 1 GB of
 # constants is a few thousand lines): there no such regex is compiled at all.
 _WARMUP_LINES = 10000
+# Set once a walk in this process has gone past its warm-up: from then on the regexes are (or are
+# about to be) compiled, and later walks (bp's slices read backward, the chunks of ``--jobs``)
+# use them from their first line.
+_warmed = False
 _LONG = 1 << 20  # a line longer than this is streamed (a string) or handed to the general scanner
 
 _CLOSERS = re.compile(rb"(?: *\}\n)*")
@@ -101,6 +105,11 @@ class _HandOver(Exception):
         self.at = at
         self.line = line
         self.seek = seek
+
+
+def _warm_up_done() -> None:
+    global _warmed
+    _warmed = True
 
 
 def scan_canonical(
@@ -194,7 +203,7 @@ class _Walker(Batches):
         stack = self.stack
         heads = self.heads
         line_res: List[Tuple["re.Pattern[bytes]", Tuple[int, ...]]] = []
-        warm = _WARMUP_LINES  # lines still to walk before batches and whole blocks are tried
+        warm = 0 if _warmed else _WARMUP_LINES  # lines still to walk before batches and whole blocks are tried
         while True:
             buf = self.buf
             pos = self.pos
@@ -211,6 +220,8 @@ class _Walker(Batches):
             d = len(stack)
             if warm > 0:
                 warm -= 1
+                if not warm:
+                    _warm_up_done()
             elif pos and self.base + pos >= self.no_batch:
                 yield from self._batch(d)
                 if self.pos != pos:

@@ -51,9 +51,9 @@ def _run(data: bytes, path: Tuple[str, ...], chunk: int = DEFAULT, fast: bool = 
     f: Any = io.BytesIO(data) if seekable else _Unseekable(data)
     out: List[Any] = []
     end: dict = {}
-    default = _canonical._WARMUP_LINES
+    default = _canonical._WARMUP_LINES, _canonical._warmed
     if warm is not None:
-        _canonical._WARMUP_LINES = warm
+        _canonical._WARMUP_LINES, _canonical._warmed = warm, False
     try:
         it = scan_canonical(f, path, HEADS, chunk, "t", end) if fast else scan(f, path, HEADS, chunk)
         for b in it:
@@ -62,7 +62,8 @@ def _run(data: bytes, path: Tuple[str, ...], chunk: int = DEFAULT, fast: bool = 
         out.append(("error", type(e).__name__, e.line, e.column, e.msg))
         return out
     finally:
-        _canonical._WARMUP_LINES = default
+        if warm is not None:
+            _canonical._WARMUP_LINES, _canonical._warmed = default
     if fast:
         out.append(("end", end["bytes"], end["lines"]))
     else:
@@ -329,5 +330,12 @@ def test_whole_block_and_batch_regexes_wait_for_the_warm_up(fixture: str, compil
     for fn in ("block_re", "field_re"):
         real = getattr(_layout, fn)
         monkeypatch.setattr(_layout, fn, lambda *a, _f=fn, _real=real: built.append(_f) or _real(*a))
+    monkeypatch.setattr(_canonical, "_warmed", False)  # (a fresh process)
     assert len(_run(data, ("node",))) > 10
+    assert bool(built) == compiles, built
+    # Once one walk went past it, later walks of the process (bp's slices, --jobs chunks) use
+    # the regexes from their first line.
+    assert _canonical._warmed == compiles
+    del built[:]
+    assert len(_run((DATA / "graphs" / "mlp_sgd.pbtxt").read_bytes(), ("node",))) > 10
     assert bool(built) == compiles, built

@@ -50,15 +50,15 @@ def _graph(content: bytes) -> bytes:
 
 def _run(data: bytes, chunk: int, fast: bool, warm: int = _canonical._WARMUP_LINES) -> List[Any]:
     out: List[Any] = []
-    default = _canonical._WARMUP_LINES
-    _canonical._WARMUP_LINES = warm
+    default = _canonical._WARMUP_LINES, _canonical._warmed
+    _canonical._WARMUP_LINES, _canonical._warmed = warm, False
     try:
         it = scan_canonical(io.BytesIO(data), PATH, HEADS, chunk, "t") if fast else scan(io.BytesIO(data), PATH, HEADS, chunk)
         out.extend(it)
     except PbtxtError as e:
         out.append(("error", e.line, e.column, e.msg))
     finally:
-        _canonical._WARMUP_LINES = default
+        _canonical._WARMUP_LINES, _canonical._warmed = default
     return out
 
 
