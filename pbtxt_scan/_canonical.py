@@ -107,11 +107,6 @@ class _HandOver(Exception):
         self.seek = seek
 
 
-def _warm_up_done() -> None:
-    global _warmed
-    _warmed = True
-
-
 def scan_canonical(
     f: BinaryIO,
     path: Tuple[str, ...],
@@ -198,6 +193,7 @@ class _Walker(Batches):
         self.end_state = {"bytes": self.base + len(self.buf), "lines": self.line - 1}
 
     def _walk(self) -> Iterator[Block]:
+        global _warmed
         path = self.path
         k = len(path)
         stack = self.stack
@@ -221,7 +217,7 @@ class _Walker(Batches):
             if warm > 0:
                 warm -= 1
                 if not warm:
-                    _warm_up_done()
+                    _warmed = True
             elif pos and self.base + pos >= self.no_batch:
                 yield from self._batch(d)
                 if self.pos != pos:

@@ -228,8 +228,6 @@ def scalar_value(raw: bytes) -> str:
     return raw.decode("ascii")
 
 
-
-
 # --- a whole block, read as the grammar parses it ------------------------------------------------
 
 
