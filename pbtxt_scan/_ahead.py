@@ -17,7 +17,7 @@ import re
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, List, Optional, Tuple
 
 from ._cores import usable_cores
-from ._catalog import DATA_SOURCES, ENQUEUES, PLACEHOLDERS, in_gradients_scope
+from ._catalog import DATA_SOURCES, ENQUEUES, PLACEHOLDERS, STAGES, in_gradients_scope
 
 if TYPE_CHECKING:
     from ._input import GraphFile
@@ -185,8 +185,8 @@ def _pattern(words: Iterable[str], extra: Iterable[str] = ()) -> str:
 
 # The ops that can still change fp once it has a candidate, and a word each of them holds (the
 # search looks for the words: fewer, and no short prefix as common as `Mul"`).
-_FP_OPS = DATA_SOURCES | ENQUEUES | PLACEHOLDERS
-_OP_WORDS = ("GetNext", "QueueDequeue", "QueueEnqueue", "Placeholder", "Data", "Arg")
+_FP_OPS = DATA_SOURCES | ENQUEUES | STAGES | PLACEHOLDERS
+_OP_WORDS = ("GetNext", "QueueDequeue", "QueueEnqueue", "Placeholder", "Data", "Arg", "Unstage", "Stage")
 assert all(any(w in op for w in _OP_WORDS) for op in _FP_OPS)
 _GRAD_WORDS = ("gradient",)  # gradients, gradients_N, gradient_tape
 

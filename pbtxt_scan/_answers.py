@@ -80,6 +80,18 @@ class Trail(List[Step]):
         super().append(s)
 
 
+class Alternative(NamedTuple):
+    """A node a careful reader could have taken for the point, and why the answer is not it."""
+
+    point: Point
+    reason: str
+
+    def to_json(self) -> Dict[str, Any]:
+        d = self.point.to_json()
+        d["reason"] = self.reason
+        return d
+
+
 class Answer(NamedTuple):
     kind: str
     point: Optional[Point]
@@ -87,6 +99,9 @@ class Answer(NamedTuple):
     reason: str  # why this answer (or why none)
     trail: List[Step]  # a Trail
     unit: str = "line"  # what the trail's positions are: "line" (text) or "offset" (binary)
+    confidence: str = "certain"  # or "ambiguous": the answer stands, but another is as plausible
+    doubt: str = ""  # why it is ambiguous (one line)
+    alternatives: Tuple[Alternative, ...] = ()
 
 
 class Options(NamedTuple):
@@ -94,6 +109,7 @@ class Options(NamedTuple):
     skip_ops: FrozenSet[str] = frozenset()
     keep_ops: FrozenSet[str] = frozenset()
     name_filters: Tuple[str, ...] = DOC_NAME_FILTERS
+    sources: FrozenSet[str] = frozenset()  # --source: the nodes that carry the batch (else found)
 
     @property
     def catalog(self) -> Catalog:

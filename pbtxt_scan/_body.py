@@ -119,3 +119,21 @@ def training_function(g: GraphFile) -> Optional[FunctionBody]:
             count += 1
     close()
     return best
+
+
+def function_body(g: GraphFile, name: str) -> Optional[FunctionBody]:
+    """The library function ``name`` (a called model), held as :func:`training_function` holds
+    the step: its blocks' offsets and its arguments."""
+    index: "array.array[int]" = array.array("q")
+    args = _Args()
+    met = False
+    for b in g.blocks(FUNCTION_NODES, _HEADS):
+        fname = b.parents[-1] if b.parents else None
+        if fname != name:
+            if met:
+                break
+            continue
+        met = True
+        index.extend((b.start, b.end, b.line, b.column))
+        args.add(b)
+    return FunctionBody(g, name, index, args.result()) if met else None

@@ -38,7 +38,9 @@ CATALOG: Dict[str, FrozenSet[str]] = {
         MultiDeviceIteratorInit MultiDeviceIteratorGetNextFromShard DeleteIterator GetNext
         FIFOQueue FIFOQueueV2 RandomShuffleQueue RandomShuffleQueueV2 PaddingFIFOQueue
         PaddingFIFOQueueV2 PriorityQueue PriorityQueueV2 ReadFile MatchingFiles Data RefData
-        AippData AnnData""".split()
+        AippData AnnData Stage Unstage StagePeek StageSize StageClear MapStage MapUnstage
+        MapUnstageNoKey MapPeek MapSize MapClear OrderedMapStage OrderedMapUnstage
+        OrderedMapUnstageNoKey OrderedMapPeek OrderedMapSize OrderedMapClear""".split()
     ),
     "summaries": frozenset("""MergeSummary WriteSummary""".split()),
     "save and restore": frozenset(
@@ -65,8 +67,33 @@ METADATA = frozenset("Shape ShapeN Size Rank BroadcastGradientArgs OptionalHasVa
 DATA_SOURCES = frozenset(
     """IteratorGetNext IteratorGetNextSync IteratorGetNextAsOptional GetNext
     MultiDeviceIteratorGetNextFromShard QueueDequeue QueueDequeueV2 QueueDequeueMany
-    QueueDequeueManyV2 QueueDequeueUpTo QueueDequeueUpToV2""".split()
+    QueueDequeueManyV2 QueueDequeueUpTo QueueDequeueUpToV2 Unstage MapUnstage MapUnstageNoKey
+    OrderedMapUnstage OrderedMapUnstageNoKey""".split()
 )
+# A staging area's put: the data that goes in is the batch of a later step (the step reads the
+# area's Unstage), as data enqueued into another queue feeds a later stage of the pipeline.
+STAGES = frozenset("Stage MapStage OrderedMapStage".split())
+# Ops whose output is a trainable variable's value (or its handle), and ops that pass such a value
+# on: where the data meets one of these, the model begins (see ``_fp``).
+VARIABLES = frozenset(
+    "VariableV2 Variable VarHandleOp _VarHandlesOp ReadVariableOp _ReadVariablesOp TemporaryVariable".split()
+)
+VARIABLE_PASS = frozenset(
+    "Identity IdentityN Snapshot Enter RefEnter Switch RefSwitch Merge RefMerge Cast".split()
+)
+# Ops whose first input is a resource handle (a variable), whatever the other inputs carry.
+RESOURCE_FIRST = frozenset(
+    """ReadVariableOp ResourceGather ResourceGatherNd AssignVariableOp AssignAddVariableOp
+    AssignSubVariableOp ResourceScatterAdd ResourceScatterUpdate""".split()
+)
+# Input preprocessing: a dtype conversion of the batch, or elementwise arithmetic of it with
+# constants (``tf.image.convert_image_dtype``'s scaling, mean/std normalisation). Before the model's
+# first op these are not the model (they stay alternatives).
+PREPROCESSING = frozenset(
+    "Cast Mul RealDiv Div Sub Add AddV2 Maximum Minimum ClipByValue Floor Round".split()
+)
+# Ops that call a library function (its name in attr ``f``).
+CALLS = frozenset("PartitionedCall StatefulPartitionedCall".split())
 # Graph inputs fed from outside (GE's Data nodes are TensorFlow's placeholders; a function body
 # converted from a graph takes its inputs through `_Arg` nodes).
 PLACEHOLDERS = frozenset(

@@ -3,15 +3,291 @@ design and why it is right: ``_rules``' docstring)."""
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Set, Tuple
 
 from ._ahead import _Ahead, ahead_of, graph_producer
-from ._answers import _at, _in_units, _PROPAGATING, Answer, Options, Step, Trail, _op, _point, _producer
-from ._body import step_body, training_function
-from ._catalog import DATA_SOURCES, ENQUEUES, METADATA, PLACEHOLDERS, in_gradients_scope
+from ._answers import _at, _in_units, _PROPAGATING, Alternative, Answer, Options, Step, Trail, _op, _point, _producer
+from ._body import function_body, step_body, training_function
+from ._catalog import (
+    CALLS, DATA_SOURCES, ENQUEUES, METADATA, PLACEHOLDERS, PREPROCESSING, RESOURCE_FIRST, STAGES, VARIABLE_PASS,
+    VARIABLES, in_gradients_scope,
+)
 from ._dialect import operator_layout
 from ._input import GraphFile, Source, opened
+from ._errors import PbtxtError
 from ._model import Block, Message
+
+
+class _Flow(NamedTuple):
+    """What reaches a node from one of the step's inputs: the input, its class (0 a data source,
+    1 a data placeholder, 2 a constant big enough to be data), and the first ops on the way: the
+    first input preprocessing (``pre``) and the first op of the model (``head``), each ``None``
+    while only plumbing lay between."""
+
+    source: str
+    klass: int
+    pre: Optional[Block]
+    head: Optional[Block]
+
+
+class _Candidate(NamedTuple):
+    """An fp candidate: the first op of the model on the data of ``flow.source``, found where that
+    data meets a trained variable (``meets``)."""
+
+    block: Block
+    meets: Block
+    flow: _Flow
+    seen: int  # blocks read when it was found
+
+
+_KLASS = ("the data source", "a data placeholder", "a constant big enough to be data")
+_CONST_DATA_BYTES = 4096  # a Const block this big holds data (shapes and permutations are tiny)
+# After the first candidate, how many more blocks fp reads for another input's copy of the model
+# (at least this many, else as many as it read to the first): copies are built side by side.
+_COPY_BUDGET = 2000
+# Without a trained variable met this far past the data's first compute op (a frozen or GE graph
+# whose weights are constants), that first op is the answer, as it was before variables counted.
+_MEET_BUDGET = 2000
+_MAX_STARTERS = 16
+
+
+class _Scan:
+    """The state of one forward pass (:func:`_fp_scan`): every rule's candidate so far, in small
+    objects, bounded by the distance to the answer (flows and variables are kept only until then)."""
+
+    __slots__ = (
+        "opts", "cat", "trail", "role", "flows", "variables", "done", "candidates", "starters",
+        "pipeline", "doc", "grad", "pos", "gap", "seen", "first_flow_at", "fallback", "n_sources", "n_placeholders",
+        "names", "pending", "inputs", "queues",
+    )
+
+    def __init__(self, opts: Options, role: Callable[[Block], Tuple[bool, str]]) -> None:
+        self.opts = opts
+        self.cat = opts.catalog
+        self.trail = Trail()
+        self.role = role
+        self.flows: Dict[str, _Flow] = {}  # node -> what data reaches it
+        self.variables: Set[str] = set()  # nodes whose output is a variable's value or handle
+        self.done: Set[str] = set()  # inputs whose candidate is known (their data is no longer followed)
+        self.candidates: List[_Candidate] = []  # the first per input, in file order
+        self.starters: List[Tuple[Block, _Flow]] = []  # the first compute op of each data path (bounded)
+        self.pipeline: Set[str] = set()  # inputs whose data goes into a queue or a staging area
+        self.doc: Optional[Block] = None
+        self.grad = False  # a node in a gradients scope met
+        self.pos = 0
+        self.gap = False  # something other than nodes between two node blocks (a library?)
+        self.seen = 0
+        self.first_flow_at = -1
+        self.fallback: Optional[Tuple[Block, _Flow]] = None  # the first compute op on the best data, without a variable
+        self.n_sources = 0
+        self.n_placeholders = 0
+        # Names met, and the nodes that named an input before it was met: TF1 while loops write an
+        # `Enter` after the op that reads it. Both are kept only until the answer.
+        self.names: Set[str] = set()
+        self.pending: Dict[str, List[Block]] = {}
+        self.inputs: Dict[str, Tuple[int, int]] = {}  # input -> (class, blocks read when met)
+        self.queues: Set[str] = set()  # inputs that are queue dequeues (a pipeline may feed on)
+
+    def best(self) -> Optional[_Candidate]:
+        return min(self.candidates, key=lambda c: (c.flow.klass, c.block.start)) if self.candidates else None
+
+    # --- one node ---------------------------------------------------------------------------
+
+    def node(self, b: Block) -> None:
+        name = b.name or ""
+        op = _op(b)
+        if b.start - self.pos > 256:
+            self.gap = True
+        self.pos = b.end
+        self.seen += 1
+        self.names.add(name)
+        if in_gradients_scope(name):  # the backward pass: never fp, and data flows no further
+            self.grad = True
+            self._doc(b, name, op, self.cat.category(op))
+            self.trail.append(Step(_at(b), name, op, "skip", "in a gradients scope (backward pass)"))
+            return
+        opts = self.opts
+        kept = op in opts.keep_ops
+        if op in VARIABLES and not kept:
+            self.variables.add(name)
+            self._doc(b, name, op, self.cat.category(op))
+            return
+        if opts.sources:
+            if name in opts.sources:
+                self._source(b, name, op, 0, "named by --source")
+                return
+            if (op in DATA_SOURCES or op in PLACEHOLDERS) and not kept:
+                self._placeholder_kind(b, name, op, data=False)
+                return
+        elif op in DATA_SOURCES and not kept:
+            self._source(b, name, op, 0, "data source")
+            return
+        elif op in PLACEHOLDERS and not kept:
+            self._placeholder_kind(b, name, op, data=True)
+            return
+        self._compute(b, name, op)
+
+    def _source(self, b: Block, name: str, op: Optional[str], klass: int, why: str) -> None:
+        self.flows[name] = _Flow(name, klass, None, None)
+        if len(self.inputs) < 4096:
+            self.inputs[name] = (klass, self.seen)
+        if op is not None and op.startswith("QueueDequeue"):
+            self.queues.add(name)
+        if klass == 0:
+            self.n_sources += 1
+        else:
+            self.n_placeholders += 1
+        self.trail.append(Step(_at(b), name, op, "pass", why))
+
+    def _placeholder_kind(self, b: Block, name: str, op: Optional[str], data: bool) -> None:
+        if self.opts.rule == "doc":
+            self.trail.append(Step(_at(b), name, op, "skip", "catalog: inputs"))
+            return
+        holds, why = self.role(b)
+        if why.startswith(RESOURCE_HANDLE):
+            self.variables.add(name)  # a tf.function's captured variable
+        if holds and data:
+            self._source(b, name, op, 1, why or "a placeholder that feeds data")
+        elif holds:
+            self.trail.append(Step(_at(b), name, op, "skip", "not named by --source"))
+        else:
+            self.trail.append(Step(_at(b), name, op, "skip", why))
+
+    def _doc(self, b: Block, name: str, op: Optional[str], c: Optional[str]) -> Optional[str]:
+        """The doc rule's judgement of a node (why it is no doc candidate, or ``None``); the first
+        candidate is kept."""
+        if c is not None:
+            why: Optional[str] = "catalog: %s" % c
+        else:
+            hit = next((f for f in self.opts.name_filters if f in name), None)
+            if hit:
+                why = "name holds %r" % hit
+            elif "/Initializer/" in name or name.startswith("Initializer/"):
+                why = "inside a variable initializer"
+            else:
+                why = None
+        if why is None and self.doc is None:
+            self.doc = b
+        return why
+
+    def _compute(self, b: Block, name: str, op: Optional[str], again: bool = False) -> None:
+        if again and (name in self.flows or name in self.variables):
+            return
+        n_flows, n_vars = len(self.flows), len(self.variables)
+        self._judge(b, name, op, again)
+        if (len(self.flows) != n_flows or len(self.variables) != n_vars) and name in self.pending:
+            for later in self.pending.pop(name):  # a node read before this input of it
+                self._compute(later, later.name or "", _op(later), again=True)
+
+    def _judge(self, b: Block, name: str, op: Optional[str], again: bool) -> None:
+        opts, trail = self.opts, self.trail
+        c = self.cat.category(op)
+        kept = op in opts.keep_ops
+        doc_why = self._doc(b, name, op, c) if not again else None
+        if opts.rule == "doc":
+            if doc_why is not None:
+                trail.append(Step(_at(b), name, op, "skip", doc_why))
+            return
+        prods = [p for p in map(_producer, b.inputs) if p is not None]
+        if not again and name not in self.flows:
+            for p in prods:
+                if p not in self.names and len(self.pending) < 65536:
+                    self.pending.setdefault(p, []).append(b)
+        first_is_var = op in RESOURCE_FIRST
+        var_in = any(p in self.variables for p in prods) or (first_is_var and bool(prods))
+        flows = [self.flows[p] for i, p in enumerate(prods) if p in self.flows and not (first_is_var and i == 0)]
+        flows = [f for f in flows if f.source not in self.done]
+        if op is not None and op in VARIABLE_PASS and var_in and not flows:
+            self.variables.add(name)
+        if op == "ReadVariableOp":
+            self.variables.add(name)
+            return
+        if not flows:
+            if op == "Const" and c is not None and not opts.sources and b.end - b.start >= _CONST_DATA_BYTES:
+                self._source(b, name, op, 2, "a constant of %d bytes: data, if nothing else feeds the model" % (b.end - b.start))
+                return
+            trail.append(Step(_at(b), name, op, "skip", "catalog: %s" % c if c else "not fed by the data"))
+            return
+        flow = min(flows, key=lambda f: (f.klass, f.head is None, f.pre is None))
+        if op in METADATA:
+            trail.append(Step(_at(b), name, op, "skip", "reads only the shape (or presence) of the data"))
+            return
+        if op in ENQUEUES or op in STAGES:
+            self.pipeline.add(flow.source)
+            if self.fallback is not None and self.fallback[1].source == flow.source:
+                self.fallback = None  # a pipeline stage's first op is no answer, even without a variable
+            trail.append(Step(_at(b), name, op, "skip", "data from %s goes into a queue or staging area: a later step's batch" % flow.source))
+            return
+        compute = c is None or kept
+        if op in CALLS and var_in:
+            compute = True  # a call that takes variables: the model may be inside (see _find_fp)
+        if not compute:
+            if c in _PROPAGATING or c == "added by --skip-op":
+                self.flows[name] = flow
+                trail.append(Step(_at(b), name, op, "pass", "passes the data on (%s)" % c))
+            else:
+                trail.append(Step(_at(b), name, op, "skip", "catalog: %s" % c))
+            return
+        if flow.pre is None and flow.head is None:
+            if len(self.starters) < _MAX_STARTERS:
+                self.starters.append((b, flow))
+            if flow.source not in self.pipeline and (self.fallback is None or flow.klass < self.fallback[1].klass):
+                self.first_flow_at = self.seen
+                self.fallback = (b, flow)
+        if var_in:
+            answer = flow.head or b
+            self.candidates.append(_Candidate(answer, b, flow, self.seen))
+            self.done.add(flow.source)
+            why = "first op of the model on %s %s: its data meets a trained variable at %s" % (_KLASS[flow.klass], flow.source, name)
+            trail.append(Step(_at(answer), answer.name or "", answer.op, "pass", why))
+            return
+        others = [p for p in prods if p not in self.flows]
+        if flow.head is None and op in PREPROCESSING and not kept and len(flows) == 1 and not any(p in self.variables for p in others):
+            nf = flow._replace(pre=flow.pre or b)
+            why = "input preprocessing of the data (a conversion, or arithmetic with constants)"
+        else:
+            nf = flow if flow.head is not None else flow._replace(head=b)
+            why = "computes on the data from %s" % flow.source
+        self.flows[name] = nf
+        trail.append(Step(_at(b), name, op, "pass", why))
+
+    # --- when to stop -----------------------------------------------------------------------
+
+    def settled(self) -> bool:
+        """Nothing later can change the answer without a node the byte search can find (or the
+        pass reads on): a candidate of the best class, past the budget for another copy."""
+        best = self.best()
+        if best is None:
+            if self.fallback is not None and self.seen - self.first_flow_at > max(_MEET_BUDGET, self.first_flow_at):
+                return not self.candidates
+            return False
+        first = min(c.seen for c in self.candidates)
+        if self.seen - first <= max(_COPY_BUDGET, first):
+            return False
+        # A better input met lately, whose data has not yet met a variable: read on to it.
+        return not any(
+            k < best.flow.klass and n not in self.done and self.seen - at <= max(_MEET_BUDGET, at)
+            for n, (k, at) in self.inputs.items()
+        )
+
+    def wanted(self) -> Optional[Callable[[str], bool]]:
+        """Which later op could still change fp (else ``None``: settled, or read on)."""
+        if self.opts.rule == "doc" or self.opts.sources:
+            return None
+        kept = self.opts.keep_ops
+        best = self.best()
+        if best is None and self.fallback is not None and self.fallback[1].source in self.queues:
+            # The first op on a queue's data, no variable met yet: an enqueue later would make the
+            # queue a stage of the input pipeline (and a non-queue source would win).
+            return lambda op: op not in kept and (op in ENQUEUES or op in STAGES or (op in DATA_SOURCES and not op.startswith("QueueDequeue")))
+        klass = best.flow.klass if best is not None else (self.fallback[1].klass if self.fallback else 3)
+        if klass == 0:
+            return None
+        if klass == 1:
+            return lambda op: op in DATA_SOURCES and op not in kept
+        if klass == 2 or (self.opts.rule == "auto" and self.doc is not None and not self.flows):
+            return lambda op: (op in DATA_SOURCES or op in PLACEHOLDERS) and op not in kept
+        return None
 
 
 def _fp_scan(
@@ -20,166 +296,185 @@ def _fp_scan(
     sources: FrozenSet[str] = frozenset(),
     role: Callable[[Block], Tuple[bool, str]] = lambda b: (True, ""),
     ahead: Optional[_Ahead] = None,
-) -> Tuple[Dict[str, Any], List[Step]]:
-    """One forward pass computing every rule's fp candidate, stopping once dataflow has its answer.
+) -> _Scan:
+    """One forward pass computing every rule's fp candidate, stopping once its answer is settled.
 
     ``sources``: names that count as data sources up front (a function's arguments).
     ``role``: whether a placeholder feeds data (a batch) and, if not, what it is.
     ``ahead``: the byte search over the rest of the file; without it the pass reads on.
-    Queue pipelines (Estimator input queues) chain queues: a dequeue whose data is enqueued into
-    another queue is not the training input, so with queue sources the pass reads on and picks the
-    first compute op fed by a dequeue whose data reaches no enqueue.
 
-    Bounded state: ``ph`` (names downstream of a data placeholder) grows only until the first op
-    fed by one is found, then is dropped; ``data`` holds the names downstream of a data source
-    through plumbing, and through compute only for queue data until the pass knows no enqueue
-    follows. Once the answer can only change if a given op appears later, the pass asks ``ahead``
-    where such a node may be, reads on to there (blocks), and stops when there is none.
+    The data is followed from each input through every op (not only plumbing) until it meets a
+    trained variable: that op, or the first op of the model before it on the same data, is the
+    input's candidate; ops on data that meets no variable (labels, metrics, a feature nothing
+    uses, the next batch going into a queue) are not. Once the best input has a candidate, the pass
+    reads as many blocks again (at least ``_COPY_BUDGET``) for another input's copy of the model;
+    after that, the answer changes only if a better input comes later, which the byte search
+    finds (or the pass reads on to the end).
     """
-    cat = opts.catalog
-    trail = Trail()
-    data: Dict[str, str] = {n: n for n in sources}  # node -> the data source it is downstream of
-    ph: Set[str] = set()  # downstream of a placeholder (until the first op it feeds is found)
-    found: Dict[str, Any] = {"doc": None, "placeholder": None, "dataflow": None, "grad": False, "pos": 0, "gap": False}
-    queue_first: Dict[str, Block] = {}  # queue dequeue -> first compute op it feeds
-    pipeline: Set[str] = set()  # dequeues whose data is enqueued again
-    queues: Set[str] = set()  # the data sources that are queue dequeues
-    n_sources = 0  # data sources met (function arguments are not in the file)
-    wait_until = -1  # the byte search said nothing that matters comes before this offset
-    for b in blocks:
-        name = b.name or ""
-        op = _op(b)
-        if b.start - found["pos"] > 256:  # something other than nodes between them (a library?)
-            found["gap"] = True
-        found["pos"] = b.end
-        if not found["grad"] and in_gradients_scope(name):
-            found["grad"] = True
-        c = cat.category(op)
-        prods = [p for p in map(_producer, b.inputs) if p is not None]
-        src = next((data[p] for p in prods if p in data), None)
-        fed_ph = bool(ph) and any(p in ph for p in prods)
-        if op in DATA_SOURCES and op not in opts.keep_ops:
-            data[name] = name
-            n_sources += 1
-            if op.startswith("QueueDequeue"):
-                queues.add(name)
-            trail.append(Step(_at(b), name, op, "pass", "data source"))
-        elif op in PLACEHOLDERS and op not in opts.keep_ops and not _placeholder(b, role, found, ph, trail, opts):
-            pass
-        else:
-            if _fp_node(b, name, op, c, src, fed_ph, opts, found, trail, data, ph, queue_first, pipeline, queues):
-                return found, trail
-        # Would a later node change the answer? Only one of these ops could: ask the byte search.
-        if ahead is None or b.end <= wait_until:
+    st = _Scan(opts, role)
+    for n in sources:
+        st.flows[n] = _Flow(n, 0, None, None)
+        st.names.add(n)
+        st.n_sources += 1
+    wait_until = -1
+    it = iter(blocks)
+    while True:
+        try:
+            b = next(it)
+        except StopIteration:
+            break
+        except PbtxtError as e:
+            if not st.candidates:
+                raise
+            # Damage after the answer (a file still being written): the answer stands; only the
+            # look for another copy of the model stops here.
+            st.trail.append(Step(e.line or 0, "", None, "pass", "the file cannot be read on (%s): the answer before it stands" % e.msg))
+            break
+        st.node(b)
+        if opts.rule == "doc":
+            if st.doc is not None:
+                break
             continue
-        wanted = _still_wanted(found, opts, n_sources, ph, queue_first, pipeline, queues)
+        if not st.settled():
+            continue
+        if ahead is None:
+            if st.wanted() is None:
+                break
+            continue
+        if b.end <= wait_until:
+            continue
+        wanted = st.wanted()
         if wanted is None:
-            continue
+            break
         nxt = ahead.next_op(b.end, wanted)
         if nxt is None:
-            trail.append(Step(_at(b), name, op, "pass", "a byte search of the rest of the file finds no node that could change the answer"))
+            st.trail.append(Step(_at(b), b.name or "", b.op, "pass", "a byte search of the rest of the file finds no node that could change the answer"))
             break
         wait_until = nxt
-    final = [blk for q, blk in queue_first.items() if q not in pipeline] or list(queue_first.values())
-    if final:
-        found["dataflow"] = min(final, key=lambda blk: blk.start)
-        trail.append(Step(_at(found["dataflow"]), found["dataflow"].name or "", found["dataflow"].op, "chosen",
-                          "first compute op fed by the last queue of the input pipeline"))
-    return found, trail
+    return st
 
 
-def _placeholder(b: Block, role: Callable[[Block], Tuple[bool, str]], found: Dict[str, Any], ph: Set[str], trail: Trail, opts: Options) -> bool:
-    """Handle a placeholder; False when it is settled here (skipped), True to go on as a node."""
-    if found["placeholder"] is not None or opts.rule == "doc":
-        trail.append(Step(_at(b), b.name or "", b.op, "skip", "catalog: inputs"))
-        return False
-    holds, why = role(b)
-    if holds:
-        ph.add(b.name or "")
-        trail.append(Step(_at(b), b.name or "", b.op, "pass", why or "a placeholder that feeds data"))
+_PREPROCESSING_WHY = "input preprocessing of the batch (a dtype conversion or scaling) before the model's first op"
+
+
+def _fp_pick(st: _Scan, opts: Options, g: GraphFile, fn: Optional[str]) -> Answer:
+    file = g.name
+    trail = st.trail
+    rule = opts.rule
+    if rule == "doc" or (rule == "auto" and not st.candidates and st.fallback is None):
+        b = st.doc
+        if b is None:
+            return Answer("fp", None, "doc", "no compute op found", trail)
+        reason = "first node not in the catalog and not filtered by name"
+        if rule == "auto":
+            reason = "no data source: " + reason
+        trail.append(Step(_at(b), b.name or "", b.op, "chosen", reason))
+        return Answer("fp", _point("fp", b, "doc", file, fn), "doc", reason, trail)
+    if not st.candidates and st.fallback is None:
+        if opts.sources:
+            return Answer("fp", None, "dataflow", "no compute op on the data of --source %s" % ", ".join(sorted(opts.sources)), trail)
+        return Answer("fp", None, "dataflow", "no data source or placeholder feeds a compute op", trail)
+    best = st.best()
+    alts: List[Alternative] = []
+    confidence, doubt = "certain", ""
+    if best is None:
+        assert st.fallback is not None
+        b, flow = st.fallback
+        reason = "first compute op on the data from %s (it meets no trained variable within %d nodes)" % (flow.source, _MEET_BUDGET)
+        chosen = _Candidate(b, b, flow, 0)
     else:
-        trail.append(Step(_at(b), b.name or "", b.op, "skip", why))
-    return False
-
-
-def _fp_node(b, name, op, c, src, fed_ph, opts, found, trail, data, ph, queue_first, pipeline, queues) -> bool:  # type: ignore[no-untyped-def]
-    """Judge one node that is neither a data source nor a placeholder; True when fp is answered."""
-    # doc rule candidate (first only)
-    doc_why = None
-    if c is not None:
-        doc_why = "catalog: %s" % c
-    else:
-        hit = next((f for f in opts.name_filters if f in name), None)
-        if hit:
-            doc_why = "name holds %r" % hit
-        elif "/Initializer/" in name or name.startswith("Initializer/"):
-            doc_why = "inside a variable initializer"
-    if doc_why is None and found["doc"] is None:
-        found["doc"] = b
-        if opts.rule == "doc":  # the recipe stops at its first candidate
-            return True
-    if opts.rule == "doc":
-        trail.append(Step(_at(b), name, op, "skip", doc_why or ""))
-        return False
-    if src is None and not fed_ph:
-        trail.append(Step(_at(b), name, op, "skip", "catalog: %s" % c if c else "not fed by the data source"))
-        return False
-    if op is not None and op in ENQUEUES and src is not None:
-        pipeline.add(src)
-        trail.append(Step(_at(b), name, op, "skip", "data from %s goes into another queue" % src))
-        return False
-    if c is None or op in opts.keep_ops:
-        if src is not None:
-            if src in queues:
-                data[name] = src  # to see whether this data goes into another queue
-                if src not in queue_first:
-                    queue_first[src] = b
-                    why = "first compute op fed by queue %s (kept until the pipeline is known)" % src
-                    trail.append(Step(_at(b), name, op, "pass", why))
-                return False
-            found["dataflow"] = b
-            trail.append(Step(_at(b), name, op, "chosen", "first compute op fed by the data source %s" % src))
-            return True
-        found["placeholder"] = b
-        ph.clear()  # only the first op fed by a placeholder matters
-        trail.append(Step(_at(b), name, op, "pass", "first compute op fed by a placeholder (kept in case no data source exists)"))
-        return False
-    if op in METADATA:
-        trail.append(Step(_at(b), name, op, "skip", "reads only the shape (or presence) of the data"))
-        return False
-    if c in _PROPAGATING or c == "added by --skip-op":
-        if src is not None:
-            data[name] = src
+        chosen = best
+        same = [c for c in st.candidates if c.flow.klass == best.flow.klass]
+        if len(same) > 1:
+            chosen, confidence, doubt, more = _copies(g, same)
+            alts.extend(more)
+        flow = chosen.flow
+        reason = "first op of the model on %s %s (its data meets a trained variable at %s)" % (_KLASS[flow.klass], flow.source, chosen.meets.name)
+        if flow.klass == 1 and not opts.sources:
+            reason = "no data source: " + reason
+    b = chosen.block
+    if chosen.flow.pre is not None and chosen.flow.pre is not b:
+        alts.append(Alternative(_point("fp", chosen.flow.pre, "dataflow", file, fn), _PREPROCESSING_WHY))
+    named = {a.point.name for a in alts} | {b.name}
+    for sb, sf in st.starters:
+        if sb.start >= b.start or sb.name in named:
+            continue
+        if sf.source in st.pipeline:
+            why = "its data goes into a queue or staging area (%s): it prepares a later step's batch" % sf.source
+        elif sf.source == chosen.flow.source:
+            why = "on another part of the batch from %s, which meets no trained variable before the model's first op (labels, a metric input, or unused)" % sf.source
         else:
-            ph.add(name)
-        trail.append(Step(_at(b), name, op, "pass", "passes the data on (%s)" % c))
-        return False
-    trail.append(Step(_at(b), name, op, "skip", "catalog: %s" % c))
-    return False
+            why = "on the data of %s, which meets no trained variable before the model's first op" % sf.source
+        alts.append(Alternative(_point("fp", sb, "dataflow", file, fn), why))
+        named.add(sb.name)
+    trail.append(Step(_at(b), b.name or "", b.op, "chosen", reason))
+    return Answer("fp", _point("fp", b, "dataflow", file, fn), "dataflow", reason, trail,
+                  confidence=confidence, doubt=doubt, alternatives=tuple(alts))
 
 
-def _still_wanted(found, opts, n_sources, ph, queue_first, pipeline, queues) -> Optional[Callable[[str], bool]]:  # type: ignore[no-untyped-def]
-    """Which later op could still change fp, once the answer is settled up to that (else None).
+def _copies(g: GraphFile, cands: List[_Candidate]) -> Tuple[_Candidate, str, str, List[Alternative]]:
+    """Several inputs of one class each feed a copy of the model (global/local, train/eval): the
+    copy the gradients differentiate is the step's. One byte search for the gradient ops of each
+    copy's variable op (TF1 ``gradients/<op>_grad/``, TF2 ``gradient_tape/<op>/``)."""
+    trained = _differentiated(g, [c.meets.name or "" for c in cands], min(c.meets.start for c in cands))
+    if trained is None:
+        tagged = [(c, None) for c in cands]
+    else:
+        tagged = [(c, (c.meets.name or "") in trained) for c in cands]
+    pick = next((c for c, t in tagged if t), cands[0])
+    alts = []
+    for c, t in tagged:
+        if c is pick:
+            continue
+        if t is False:
+            why = "the first op of another copy of the model, fed by %s: no gradient op differentiates it (not trained in this step)" % c.flow.source
+        elif t:
+            why = "the first op of the model on %s, which is trained too" % c.flow.source
+        else:
+            why = "the first op of another copy of the model, fed by %s" % c.flow.source
+        alts.append(Alternative(_point("fp", c.block, "dataflow", g.name, None), why))
+    if trained is not None and all(t for _c, t in tagged):
+        return pick, "certain", "", alts
+    srcs = ", ".join(c.flow.source for c in cands)
+    if trained is None:
+        doubt = "%d inputs (%s) feed copies of the model and no byte search could tell which one is trained: the first in file order; name one with --source" % (len(cands), srcs)
+    elif not trained:
+        doubt = "%d inputs (%s) feed copies of the model and no gradient op names any of them: the first in file order; name one with --source" % (len(cands), srcs)
+    else:
+        doubt = "%d inputs (%s) feed copies of the model; %s's copy is the one with gradients; name another with --source" % (len(cands), srcs, pick.flow.source)
+    return pick, "ambiguous", doubt, alts
 
-    - a queue candidate whose queue is not known to feed another queue: only a later enqueue (it
-      may feed one) or a non-queue data source (it would win) could change it;
-    - a placeholder candidate and no data source yet: only a later data source could;
-    - (rule auto) only a doc candidate: a later data source or placeholder could.
-    """
-    if opts.rule == "doc":
+
+def _differentiated(g: GraphFile, names: List[str], start: int) -> Optional[Set[str]]:
+    """Which of ``names`` have gradient ops after ``start`` (``None``: no byte search here)."""
+    from ._ahead import needle_hits
+
+    def alt(n: str) -> str:
+        e = "".join("\\" + ch if ch in ".[]()*+?{}|^$\\" else ch for ch in n)
+        return "gradients(_[0-9]+)?/%s_grad/|gradient_tape/%s/" % (e, e)
+
+    pattern = "|".join(alt(n) for n in names)
+    hits = needle_hits(g, pattern)
+    if hits is None:
         return None
-    kept = opts.keep_ops
-    if n_sources > len(queues):
-        return None  # a non-queue source met: the first op it feeds wins, wherever it is
-    if any(q not in pipeline for q in queue_first):
-        return lambda op: op not in kept and (op in ENQUEUES or (op in DATA_SOURCES and not op.startswith("QueueDequeue")))
-    if n_sources or ph:
-        return None  # data met, the first compute op it feeds not yet: read on
-    if found["placeholder"] is not None:
-        return lambda op: op in DATA_SOURCES and op not in kept
-    if opts.rule == "auto" and found["doc"] is not None:
-        return lambda op: (op in DATA_SOURCES or op in PLACEHOLDERS) and op not in kept
-    return None
+    found: Set[str] = set()
+    want = set(names)
+    it = hits(start)
+    try:
+        for _off, text in it:
+            t = text.decode("utf-8", "replace")
+            for n in want - found:
+                if t.endswith("/%s_grad/" % n) or t == "gradient_tape/%s/" % n:
+                    found.add(n)
+            if found == want:
+                break
+    except Exception:  # the search failed: cannot tell
+        return None
+    finally:
+        close = getattr(it, "close", None)
+        if close is not None:
+            close()
+    return found
 
 
 def find_fp(src: Source, opts: Options = Options()) -> Answer:
@@ -202,38 +497,81 @@ def _find_fp(g: GraphFile, opts: Options) -> Answer:
         ahead = ahead_of(g)
         if ahead is not None:
             stack.callback(ahead.close)
-        found, trail = _fp_scan(blocks, opts, role=role, ahead=ahead)
+        st = _fp_scan(blocks, opts, role=role, ahead=ahead)
         # Where the step is (step_body, as bp decides). A file with no library has no function
         # to hold it: the top level, and no need to look for gradients.
-        no_library = ahead is not None and ahead.no_library() and not found["gap"]
-        top_grad = _top_gradients(found, ahead, blocks) if tf and not no_library else True
-    ans = _fp_pick(found, trail, opts, g.name, None)
+        no_library = ahead is not None and ahead.no_library() and not st.gap
+        top_grad = _top_gradients(st, ahead, blocks) if tf and not no_library else True
+    ans = _fp_pick(st, opts, g, None)
     # The body that holds the training step (the same choice bp makes: step_body).
     body = step_body(top_grad, lambda: training_function(g))
     if body is None:
-        return ans
+        return _into_call(g, opts, role, ans)
     fname = body.name
-    f2, t2 = _fp_scan(body.blocks(), opts, body.args, role=role)
-    sub = _fp_pick(f2, t2, opts, g.name, fname)
+    sub = _fp_pick(_fp_scan(body.blocks(), opts, body.args, role=role), opts, g, fname)
     if sub.point is None:
         return ans
     reason = "the training step runs in function %s (it holds the gradients): %s" % (fname, sub.reason)
-    return Answer("fp", sub.point, sub.rule, reason, trail + t2)
+    return _into_call(g, opts, role, sub._replace(reason=reason, trail=ans.trail + sub.trail))
 
 
-def _top_gradients(found: Dict[str, Any], ahead: Optional[_Ahead], rest: Iterator[Block]) -> bool:
+def _into_call(g: GraphFile, opts: Options, role: Callable[[Block], Tuple[bool, str]], ans: Answer) -> Answer:
+    """An answer that calls a library function with the model's variables (a ``tf.function``
+    model called from the step) is answered inside that function, from the arguments that carry
+    the data; the op before the call, if any, stays an alternative."""
+    p = ans.point
+    if p is None or p.op not in CALLS or p.line == 0:
+        return ans
+    fname = _called_function(g, p)
+    if fname is None:
+        return ans
+    body = function_body(g, fname)
+    if body is None:
+        return ans
+    sub = _fp_pick(_fp_scan(body.blocks(), opts, body.args, role=role), opts, g, fname)
+    if sub.point is None:
+        return ans
+    reason = "the model runs in function %s, which %s calls with the data and the variables: %s" % (fname, p.name, sub.reason)
+    alts = tuple(a for a in ans.alternatives) + sub.alternatives
+    return sub._replace(reason=reason, trail=ans.trail + sub.trail, alternatives=alts)
+
+
+def _called_function(g: GraphFile, p: Any) -> Optional[str]:
+    """The function a call node names in its attr ``f``."""
+
+    for b in g.blocks(("node",), frozenset({"name"})):
+        if b.start == p.offset:
+            try:
+                node = g.parse(b, max_bytes=1 << 20)[0].value
+            except PbtxtError:
+                return None
+            for a in node.all("attr"):
+                if a.get("key") == "f":
+                    func = (a.get("value") or Message()).get("func") or Message()
+                    name = func.get("name")
+                    return name if isinstance(name, str) else None
+            return None
+        if b.start > p.offset:
+            break
+    return None
+
+
+def _top_gradients(st: _Scan, ahead: Optional[_Ahead], rest: Iterator[Block]) -> bool:
     """Whether a top-level node sits in a gradients scope: seen by the pass, else told by the byte
     search, else (no byte search, or a line it cannot judge) read from the remaining blocks."""
-    if found["grad"]:
+    if st.grad:
         return True
     if ahead is not None:
-        told = ahead.top_gradients(found["pos"])
+        told = ahead.top_gradients(st.pos)
         if told is not None:
             return told
     for b in rest:  # names and ops only are looked at: bounded
         if in_gradients_scope(b.name or ""):
             return True
     return False
+
+
+RESOURCE_HANDLE = "a resource handle"
 
 
 def placeholder_role(node: Message, producer: Optional[int]) -> Tuple[bool, str]:
@@ -257,7 +595,7 @@ def placeholder_role(node: Message, producer: Optional[int]) -> Tuple[bool, str]
             dtype = attrs[key].get("type")
             break
     if dtype == "DT_RESOURCE":
-        return False, "a resource handle (a captured variable, or the iterator a tf.function takes), not data"
+        return False, RESOURCE_HANDLE + " (a captured variable, or the iterator a tf.function takes), not data"
     if dtype == "DT_VARIANT":
         return False, "a variant handle (a dataset, optional or tensor list), not data"
     shape = attrs["shape"].get("shape") if "shape" in attrs else None
@@ -288,34 +626,9 @@ def _true(v: Any) -> bool:
 
 def _holds_data(g: GraphFile, b: Block, producer: Optional[int]) -> Tuple[bool, str]:
     """:func:`placeholder_role` of a block, parsed from the file."""
-    from ._errors import PbtxtError
 
     try:
         node = g.parse(b, max_bytes=1 << 20)[0].value
     except PbtxtError:
         return True, "a placeholder (too big to read: kept)"
     return placeholder_role(node, producer)
-
-
-def _fp_pick(found: Dict[str, Any], trail: List[Step], opts: Options, file: str, fn: Optional[str]) -> Answer:
-    rule = opts.rule
-    b: Optional[Block] = None
-    used = rule
-    reason = ""
-    if rule in ("auto", "dataflow"):
-        if found["dataflow"] is not None:
-            b, used, reason = found["dataflow"], "dataflow", "first compute op fed by the data source"
-        elif found["placeholder"] is not None:
-            b, used, reason = found["placeholder"], "dataflow", "no data source: first compute op fed by a placeholder"
-        elif rule == "dataflow":
-            return Answer("fp", None, "dataflow", "no data source or placeholder feeds a compute op", trail)
-    if b is None and rule in ("auto", "doc"):
-        b, used = found["doc"], "doc"
-        reason = "first node not in the catalog and not filtered by name" if b is not None else ""
-        if b is not None and rule == "auto":
-            reason = "no data source: " + reason
-    if b is None:
-        return Answer("fp", None, used, "no compute op found", trail)
-    if b is not found["dataflow"]:
-        trail.append(Step(_at(b), b.name or "", b.op, "chosen", reason))
-    return Answer("fp", _point("fp", b, used, file, fn), used, reason, trail)

@@ -39,7 +39,8 @@ than read every later block to rule those out, fp asks a byte search where such 
 (:class:`_Ahead`), reads blocks on to there if anywhere, and stops when the answer is "nowhere".
 
 Why the search never misses such a node, whatever the layout. Every op that matters holds one of
-a few words (:data:`_OP_WORDS`: GetNext, QueueDequeue, QueueEnqueue, Placeholder, Data, Arg). A
+a few words (:data:`_OP_WORDS`: GetNext, QueueDequeue, QueueEnqueue, Placeholder, Data, Arg, Unstage,
+Stage). A
 value that holds a word is written (i) plainly, and the word is in the bytes; or (ii) as adjacent
 literals split inside the word (``"QueueDe" "queue"``), and a piece ends with a proper prefix of
 the word and a quote; or (iii) with a letter escaped, and the bytes hold ``\1``, ``\5`` (octal

@@ -15,7 +15,9 @@ from pbtxt_scan.cli import app
 GRAPHS = Path(__file__).parent / "data" / "graphs"
 MLP = GRAPHS / "mlp_sgd.pbtxt"
 INFERENCE = GRAPHS / "inference_no_gradients.pbtxt"
-POINT_KEYS = {"kind", "name", "op", "line", "name_line", "offset", "rule", "file", "function", "reason"}
+POINT_KEYS = {
+    "kind", "name", "op", "line", "name_line", "offset", "rule", "file", "function", "reason", "confidence", "doubt", "alternatives",
+}
 runner = CliRunner()
 
 

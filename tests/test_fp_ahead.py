@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from test_points import GRAPHS, _reprint
 
-from pbtxt_scan import GraphFile, _ahead, parse_text
+from pbtxt_scan import GraphFile, _ahead, _fp, parse_text
 from pbtxt_scan._ahead import judge_line
 from pbtxt_scan._rules import Options, find_bp, find_fp, placeholder_role, step_body
 
@@ -80,8 +80,11 @@ def _node(name, op, inputs=(), shape=None):
     return "\n".join(lines) + "\n"
 
 
-HEAD = _node("x", '"Placeholder"', shape=[-1, 4]) + _node("w", '"Const"') + _node("fed/MatMul", '"MatMul"', ["x", "w"])
-FILLER = "".join(_node("pad/Add_%d" % i, '"Add"', ["w", "w"]) for i in range(50))
+# `w` a variable: where the data meets it the model begins. fp reads on past its first candidate
+# for another copy of the model (at least _COPY_BUDGET blocks): the filler is longer than that, so
+# what comes after it is found by the byte search.
+HEAD = _node("x", '"Placeholder"', shape=[-1, 4]) + _node("w", '"VariableV2"') + _node("fed/MatMul", '"MatMul"', ["x", "w"])
+FILLER = "".join(_node("pad/Add_%d" % i, '"Add"', ["w", "w"]) for i in range(_fp._COPY_BUDGET + 100))
 TAIL = _node("src/MatMul", '"MatMul"', ["it", "w"])
 
 
@@ -125,8 +128,9 @@ def test_a_later_enqueue_turns_the_first_queue_into_a_pipeline_stage(tmp_path):
     text = (
         _node("q1", '"FIFOQueueV2"')
         + _node("q1/Dequeue", '"QueueDequeueV2"', ["q1"])
-        + _node("w", '"Const"')
-        + _node("pre/Mul", '"Mul"', ["q1/Dequeue", "w"])
+        + _node("w", '"VariableV2"')
+        + _node("c", '"Const"')
+        + _node("pre/Mul", '"Mul"', ["q1/Dequeue", "c"])
         + FILLER
         + _node("q2", '"FIFOQueueV2"')
         + _node("q2/Enqueue", '"QueueEnqueueV2"', ["q2", "pre/Mul"])

@@ -81,8 +81,11 @@ def test_gradients_scope(name, inside):
 
 def test_skip_op_and_keep_op_change_the_answer():
     g = GRAPHS / "tf1_iterator.pbtxt"
-    assert find_fp(g).point.name == "Cast"
-    assert find_fp(g, Options(skip_ops=frozenset({"Cast", "RealDiv"}))).point.name == "conv1/Conv2D"
+    assert find_fp(g).point.name == "conv1/Conv2D"
+    # --keep-op: the input's Cast counts as the model's own op, not preprocessing
+    assert find_fp(g, Options(keep_ops=frozenset({"Cast"}))).point.name == "Cast"
+    # --skip-op: an op the user rules out is plumbing: the data passes on through it
+    assert find_fp(g, Options(skip_ops=frozenset({"Conv2D"}))).point.name != "conv1/Conv2D"
 
 
 def test_explain_trail_names_lines_and_reasons():

@@ -29,10 +29,19 @@ ConfigOpt = typer.Option(
 )
 
 
+SourceOpt = typer.Option(
+    [], "--source", metavar="NAME",
+    help="fp: the node (or nodes: repeat) that carries the batch, e.g. local/Placeholder or IteratorGetNext_1; "
+    "fp is then the model's first op on its data. Use it when fp says it is ambiguous.",
+)
+QuietOpt = typer.Option(False, "--quiet", "-q", help="No notes on stderr (an ambiguous answer, a GE dump read with TensorFlow's rules).")
+
 CONFIG_KEYS = ("skip_ops", "keep_ops", "name_filters")
 
 
-def _options(rule: str, skip: List[str], keep: List[str], filters: Optional[List[str]], config: Optional[Path]) -> Any:
+def _options(
+    rule: str, skip: List[str], keep: List[str], filters: Optional[List[str]], config: Optional[Path], sources: List[str] = ()  # type: ignore[assignment]
+) -> Any:
     from .._rules import DOC_NAME_FILTERS, RULES, Options
 
     if rule not in RULES:
@@ -44,7 +53,7 @@ def _options(rule: str, skip: List[str], keep: List[str], filters: Optional[List
         keep += cfg.get("keep_ops", [])
         if filters is None and "name_filters" in cfg:
             filters = cfg["name_filters"]
-    return Options(rule, frozenset(skip), frozenset(keep), tuple(filters) if filters else DOC_NAME_FILTERS)
+    return Options(rule, frozenset(skip), frozenset(keep), tuple(filters) if filters else DOC_NAME_FILTERS, frozenset(sources))
 
 
 def _read_config(config: Path) -> Dict[str, List[str]]:
@@ -73,6 +82,9 @@ def _answer_json(ans: Any, file: str) -> Any:
     if ans.point is None:
         d.update(kind=ans.kind, rule=ans.rule, file=display_name(file))
     d["reason"] = ans.reason
+    d["confidence"] = ans.confidence if ans.point is not None else None
+    d["doubt"] = ans.doubt or None
+    d["alternatives"] = [a.to_json() for a in ans.alternatives]
     return d
 
 
@@ -83,9 +95,29 @@ def _print_explain(ans: Any) -> None:
     for line in format_trail(ans.trail, ans.unit):
         typer.echo("  " + line, err=True)
     typer.echo("  => %s" % (ans.reason if ans.point is None else "%s at %s: %s" % (ans.point.name, ans.point.where, ans.reason)), err=True)
+    if ans.point is not None:
+        typer.echo("  confidence: %s%s" % (ans.confidence, ": " + ans.doubt if ans.doubt else ""), err=True)
+    for a in ans.alternatives:
+        typer.echo("  alternative %s (%s, %s): %s" % (a.point.name, a.point.op, a.point.where, a.reason), err=True)
 
 
-def _one_point(kind: str, file: str, opts: Any, as_json: bool, explain: bool) -> None:
+def _say_doubt(file: str, ans: Any) -> None:
+    """One stderr line for an answer that stands but is ambiguous (stdout keeps the name alone)."""
+    if ans.point is not None and ans.confidence == "ambiguous":
+        typer.echo("%s: %s %s is ambiguous: %s" % (file, ans.kind, ans.point.name, ans.doubt), err=True)
+
+
+def _say_ge_rules(file: str, g: Any) -> None:
+    """fp/bp on a GE dump apply TensorFlow's rules to GE's op names: say so, once."""
+    if getattr(g.dialect, "name", "").startswith("ge"):
+        typer.echo(
+            "%s: a GE dump: fp and bp here apply TensorFlow's rules to GE's op names; "
+            "'pbtxt-scan ge-auto %s' gives GE's own choice" % (file, file),
+            err=True,
+        )
+
+
+def _one_point(kind: str, file: str, opts: Any, as_json: bool, explain: bool, quiet: bool = False) -> None:
     from .._rules import find_bp, find_fp
 
     try:
@@ -96,6 +128,10 @@ def _one_point(kind: str, file: str, opts: Any, as_json: bool, explain: bool) ->
     say_notes(g)
     if explain:
         _print_explain(ans)
+    if not quiet:
+        _say_ge_rules(file, g)
+        if not as_json:
+            _say_doubt(file, ans)
     if ans.point is None:
         if as_json:
             out(json.dumps(_answer_json(ans, file), ensure_ascii=False))
@@ -110,7 +146,7 @@ def _point_command(kind: str, doc: str) -> Callable[..., None]:
     def command(
         file: str = FileArg,
         as_json: bool = typer.Option(
-            False, "--json", help="One object: kind, name, op, line, name_line, offset, rule, file, function, reason (the same keys when nothing is found, null where unknown)."
+            False, "--json", help="One object: kind, name, op, line, name_line, offset, rule, file, function, reason, confidence, doubt, alternatives (the same keys when nothing is found, null where unknown)."
         ),
         explain: bool = typer.Option(
             False, "--explain", help="Show on stderr each node considered, its line, and why it was skipped."
@@ -120,8 +156,10 @@ def _point_command(kind: str, doc: str) -> Callable[..., None]:
         keep_op: List[str] = KeepOpt,
         name_filter: Optional[List[str]] = FilterOpt,
         config: Optional[Path] = ConfigOpt,
+        source: List[str] = SourceOpt,
+        quiet: bool = QuietOpt,
     ) -> None:
-        _one_point(kind, file, _options(rule, skip_op, keep_op, name_filter, config), as_json, explain)
+        _one_point(kind, file, _options(rule, skip_op, keep_op, name_filter, config, source), as_json, explain, quiet)
 
     command.__doc__ = doc
     return command
@@ -171,6 +209,8 @@ def points(
     keep_op: List[str] = KeepOpt,
     name_filter: Optional[List[str]] = FilterOpt,
     config: Optional[Path] = ConfigOpt,
+    source: List[str] = SourceOpt,
+    quiet: bool = QuietOpt,
 ) -> None:
     """Print both fp_point and bp_point (and, with --ge, the names GE uses).
 
@@ -184,7 +224,7 @@ def points(
 
     if out_format not in ("text", "profiling", "env"):
         raise usage_error("choose from text, profiling, env", "--format")
-    opts = _options(rule, skip_op, keep_op, name_filter, config)
+    opts = _options(rule, skip_op, keep_op, name_filter, config, source)
     bp_error: Optional[PbtxtError] = None
     try:
         with open_graph(file) as g:  # one input for both searches (stdin and pipes are spooled)
@@ -206,6 +246,10 @@ def points(
     if explain and bp_error is None:  # (a failed command says one line: the error)
         _print_explain(fa)
         _print_explain(ba)
+    if not quiet and bp_error is None:
+        _say_ge_rules(file, g)
+        if not as_json:
+            _say_doubt(file, fa)
     fp_name = fa.point.name if fa.point else None
     bp_name = ba.point.name if ba.point else None
     mapped: Any = None
