@@ -1,0 +1,166 @@
+"""fp names an op that runs in the training step, on the model's own data path (issue 19).
+
+Data-driven: every ``graphs/*.expected.json`` that carries ``fp_confidence`` (the real graphs made
+for this, how and why in ``tests/data/README.md``) states the expert's confidence, the wrong picks
+a careful tool must list as alternatives, and, for graphs with copies of the model, the answer when
+the user names the input with ``--source``. Hand-made graphs below pin one mechanism each.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+from cli_runner import CliRunner
+from test_fp_ahead import _node
+from test_points import GRAPHS
+
+from pbtxt_scan._rules import Options, find_fp
+from pbtxt_scan.cli import app
+
+CASES = sorted(p for p in GRAPHS.glob("*.expected.json") if "fp_confidence" in json.loads(p.read_text()))
+runner = CliRunner()
+
+
+def _load(case):
+    return json.loads(case.read_text()), case.with_name(case.name.replace(".expected.json", ".pbtxt"))
+
+
+def test_there_are_step_fixtures():
+    assert len(CASES) >= 6
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda p: p.name.split(".")[0])
+def test_confidence_and_alternatives(case):
+    exp, graph = _load(case)
+    ans = find_fp(graph)
+    assert ans.point is not None and ans.point.name == exp["fp"]
+    assert ans.confidence == exp["fp_confidence"], ans.doubt
+    names = [a.point.name for a in ans.alternatives]
+    assert set(exp["fp_alternatives"]) <= set(names), names
+    assert exp["fp"] not in names
+    # an ambiguous answer says why; a certain one does not
+    assert bool(ans.doubt) == (exp["fp_confidence"] == "ambiguous")
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if "fp_by_source" in json.loads(c.read_text())], ids=lambda p: p.name.split(".")[0])
+def test_source_names_the_copy(case):
+    exp, graph = _load(case)
+    for source, want in exp["fp_by_source"].items():
+        ans = find_fp(graph, Options(sources=frozenset({source})))
+        assert ans.point is not None and ans.point.name == want, (source, ans.reason)
+        r = runner.invoke(app, ["fp", "--source", source, str(graph)])
+        assert (r.exit_code, r.stdout) == (0, want + "\n")
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if json.loads(c.read_text())["fp_confidence"] == "ambiguous"], ids=lambda p: p.name.split(".")[0])
+def test_ambiguous_keeps_stdout_and_exit_code_and_says_so_once(case):
+    exp, graph = _load(case)
+    r = runner.invoke(app, ["fp", str(graph)])
+    assert (r.exit_code, r.stdout) == (0, exp["fp"] + "\n")
+    said = [line for line in r.stderr.splitlines() if "ambiguous" in line]
+    assert len(said) == 1 and "--source" in said[0]
+    quiet = runner.invoke(app, ["fp", "--quiet", str(graph)])
+    assert (quiet.exit_code, quiet.stdout, quiet.stderr) == (0, exp["fp"] + "\n", "")
+    js = json.loads(runner.invoke(app, ["points", "--json", str(graph)]).stdout)["fp"]
+    assert js["confidence"] == "ambiguous" and js["doubt"]
+    alt_keys = set(js["alternatives"][0])
+    assert alt_keys == set(js) - {"confidence", "doubt", "alternatives"}  # the answer's own keys
+    env = runner.invoke(app, ["points", "--format", "env", str(graph)])
+    assert env.exit_code == 0 and '"fp_point":"%s"' % exp["fp"] in env.stdout.replace(" ", "")
+
+
+def test_explain_lists_the_alternatives():
+    exp, graph = _load(GRAPHS / "label_cast_one_hot.expected.json") if (GRAPHS / "label_cast_one_hot.expected.json").exists() else _load(CASES[0])
+    r = runner.invoke(app, ["fp", "--explain", str(graph)])
+    for alt in exp["fp_alternatives"]:
+        assert "alternative %s (" % alt in r.stderr
+
+
+# --- hand-made graphs, one mechanism each ------------------------------------------------------
+
+def _graph(tmp_path, *nodes):
+    g = tmp_path / "g.pbtxt"
+    g.write_text("".join(nodes))
+    return g
+
+
+PH = _node("x", '"Placeholder"', shape=[-1, 4])
+LABELS = _node("y", '"Placeholder"', shape=[-1])
+W = _node("w", '"VariableV2"') + _node("w/read", '"Identity"', ["w"])
+
+
+def test_an_op_whose_data_meets_no_variable_is_not_the_model(tmp_path):
+    g = _graph(
+        tmp_path, PH, LABELS, W,
+        _node("Cast", '"Cast"', ["y"]),  # the labels, cast: label side
+        _node("one_hot", '"OneHot"', ["Cast"]),
+        _node("scale", '"Mul"', ["x", "w_const"]),  # preprocessing of the features
+        _node("w_const", '"Const"'),
+        _node("dense/MatMul", '"MatMul"', ["scale", "w/read"]),
+    )
+    ans = find_fp(g)
+    assert ans.point.name == "dense/MatMul"
+    assert {a.point.name for a in ans.alternatives} == {"Cast", "scale"}
+
+
+def test_the_model_begins_before_the_variable_on_the_same_data(tmp_path):
+    # a layout change of the model's own (dynamic_rnn's transpose) counts; the op meeting the
+    # variable comes later
+    g = _graph(
+        tmp_path, PH, W,
+        _node("rnn/transpose", '"Transpose"', ["x", "perm"]),
+        _node("perm", '"Const"'),
+        _node("rnn/cell/MatMul", '"MatMul"', ["rnn/transpose", "w/read"]),
+    )
+    assert find_fp(g).point.name == "rnn/transpose"
+
+
+def test_an_input_read_before_its_enter_is_followed(tmp_path):
+    # TF1 while loops write an Enter after the op that reads it
+    g = _graph(
+        tmp_path, PH, W,
+        _node("loop/MatMul", '"MatMul"', ["loop/Enter", "loop/Enter_w"]),
+        _node("loop/Enter", '"Enter"', ["x"]),
+        _node("loop/Enter_w", '"Enter"', ["w/read"]),
+    )
+    assert find_fp(g).point.name == "loop/MatMul"
+
+
+def test_gradients_are_never_fp(tmp_path):
+    g = _graph(tmp_path, PH, _node("gradients/MatMul_grad/MatMul", '"MatMul"', ["x", "w/read"]), W,
+               _node("m", '"MatMul"', ["x", "w/read"]))
+    assert find_fp(g).point.name == "m"
+
+
+def test_a_constant_is_the_data_when_nothing_else_is(tmp_path):
+    big = 'node {\n  name: "data"\n  op: "Const"\n  attr {\n    key: "value"\n    value {\n      tensor {\n        tensor_content: "%s"\n      }\n    }\n  }\n}\n' % ("\\000" * 2000)
+    g = _graph(
+        tmp_path, W,
+        _node("range", '"Range"', ["start", "limit"]),  # shape arithmetic on small constants
+        _node("start", '"Const"'), _node("limit", '"Const"'),
+        big,
+        _node("rnn/transpose", '"Transpose"', ["data", "range"]),
+        _node("rnn/MatMul", '"MatMul"', ["rnn/transpose", "w/read"]),
+    )
+    ans = find_fp(g)
+    assert ans.point.name == "rnn/transpose", ans.reason
+    # a placeholder that feeds data wins over the constant
+    g2 = _graph(tmp_path, W, big, _node("a", '"MatMul"', ["data", "w/read"]), PH, _node("b", '"MatMul"', ["x", "w/read"]))
+    assert find_fp(g2).point.name == "b"
+
+
+def test_unstage_is_the_steps_input_and_stage_a_later_batch(tmp_path):
+    g = _graph(
+        tmp_path, W,
+        _node("q", '"FIFOQueueV2"'),
+        _node("deq", '"QueueDequeueManyV2"', ["q", "n"]),
+        _node("n", '"Const"'),
+        _node("t", '"Transpose"', ["deq", "perm"]),
+        _node("perm", '"Const"'),
+        _node("put", '"Stage"', ["t"]),
+        _node("get", '"Unstage"'),
+        _node("m", '"MatMul"', ["get", "w/read"]),
+    )
+    ans = find_fp(g)
+    assert ans.point.name == "m"
+    assert "t" in {a.point.name for a in ans.alternatives}
