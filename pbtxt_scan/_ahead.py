@@ -74,9 +74,17 @@ class _Ahead:
     sets no such op (or name) is passed over; any other counts.
     """
 
-    def __init__(self, ops: _Search, names: _Search) -> None:
+    def __init__(
+        self,
+        ops: _Search,
+        names: _Search,
+        ops_in: Optional[Callable[[int, int], Iterator[Tuple[int, bytes]]]] = None,
+        g: Optional["GraphFile"] = None,
+    ) -> None:
+        self._g = g
         self._ops = ops
         self._names = names
+        self._ops_in = ops_in  # the ops search over a range only (fp's look for a copy of the model)
         self._op_lines: Optional[Iterator[Tuple[int, Tuple[Optional[str], Optional[str]]]]] = None
         self._pending: Optional[Tuple[int, str]] = None
         self.read_all = False  # the ops search has gone to the end of the file
@@ -100,6 +108,29 @@ class _Ahead:
                 self._pending = (off, op)
                 return off
         self.read_all = True
+        return None
+
+    def input_within(self, start: int, end: int, wanted: Callable[[str], bool]) -> Optional[int]:
+        """Where the first node in ``[start, end)`` whose op may pass ``wanted`` (a line that
+        cannot be judged counts) is, or ``None`` if there is surely none there. One bounded search."""
+        if self._ops_in is None or self._g is None or start >= end:
+            return None
+        hits = self._ops_in(start, end)
+        last = -1
+        try:
+            for off, text in hits:
+                if off <= last or text == b"library":  # (the library's opener: no node here)
+                    continue
+                prev, line, nxt, last = line_context(self._g, off)
+                op = "?" if prev is None else judge_line(prev, line, nxt)[0]
+                if op == "?" or (op is not None and wanted(op)):
+                    return off
+        except _SearchFailed:
+            return start  # cannot tell: read on
+        finally:
+            close = getattr(hits, "close", None)
+            if close is not None:
+                close()
         return None
 
     def no_library(self) -> bool:
@@ -193,11 +224,21 @@ _GRAD_WORDS = ("gradient",)  # gradients, gradients_N, gradient_tape
 
 def ahead_of(g: "GraphFile") -> Optional[_Ahead]:
     """The byte searches fp reads ahead with, or ``None`` where there can be none."""
-    ops = needle_hits(g, _pattern(_OP_WORDS, ["library"]))
+    import shutil
+
+    pattern = _pattern(_OP_WORDS, ["library"])
+    ops = needle_hits(g, pattern)
     names = needle_hits(g, _pattern(_GRAD_WORDS))
     if ops is None or names is None:
         return None
-    return _Ahead(_Search(ops, lambda off: line_context(g, off)), _Search(names, lambda off: line_context(g, off)))
+    grep = shutil.which("grep") or "grep"
+    ahead = _Ahead(
+        _Search(ops, lambda off: line_context(g, off)),
+        _Search(names, lambda off: line_context(g, off)),
+        lambda start, end: _grep_range(grep, g, start, min(end, g.size or end), pattern),
+        g,
+    )
+    return ahead
 
 
 

@@ -41,10 +41,12 @@ class _Candidate(NamedTuple):
 
 
 _KLASS = ("the data source", "a data placeholder", "a constant big enough to be data")
-_CONST_DATA_BYTES = 4096  # a Const block this big holds data (shapes and permutations are tiny)
+_CONST_DATA_BYTES = 4096
+_FLOATS = frozenset("DT_FLOAT DT_DOUBLE DT_HALF DT_BFLOAT16".split())  # a Const block this big holds data (shapes and permutations are tiny)
 # After the first candidate, how many more blocks fp reads for another input's copy of the model
 # (at least this many, else as many as it read to the first): copies are built side by side.
 _COPY_BUDGET = 2000
+_COPY_BYTES = 4 << 20
 # Without a trained variable met this far past the data's first compute op (a frozen or GE graph
 # whose weights are constants), that first op is the answer, as it was before variables counted.
 _MEET_BUDGET = 2000
@@ -203,9 +205,11 @@ class _Scan:
             self.variables.add(name)
             return
         if not flows:
-            if op == "Const" and c is not None and not opts.sources and b.end - b.start >= _CONST_DATA_BYTES:
-                self._source(b, name, op, 2, "a constant of %d bytes: data, if nothing else feeds the model" % (b.end - b.start))
-                return
+            if op == "Const" and c is not None and not opts.sources and not any(k < 2 for k, _at in self.inputs.values()):
+                holds, why = self.role(b)  # (only while no better input is known: most Consts are never read)
+                if holds:
+                    self._source(b, name, op, 2, why + ": data, if nothing else feeds the model")
+                    return
             trail.append(Step(_at(b), name, op, "skip", "catalog: %s" % c if c else "not fed by the data"))
             return
         flow = min(flows, key=lambda f: (f.klass, f.head is None, f.pre is None))
@@ -253,22 +257,36 @@ class _Scan:
 
     # --- when to stop -----------------------------------------------------------------------
 
-    def settled(self) -> bool:
-        """Nothing later can change the answer without a node the byte search can find (or the
-        pass reads on): a candidate of the best class, past the budget for another copy."""
+    def settled(self, ahead: Optional[_Ahead], here: int) -> Optional[int]:
+        """Whether the answer can change only through a node the byte search can find: ``None``
+        when it can (ask :meth:`wanted`), else the offset to read on to (``here``: read the next
+        block).
+
+        - No candidate yet: read on, up to ``_MEET_BUDGET`` blocks past the data's first compute
+          op (then that op stands in: a graph whose weights are constants).
+        - A candidate: another input's copy of the model may follow close by (built side by
+          side): as far again as the candidate lies in the file (at least ``_COPY_BYTES``), found
+          with one bounded byte search for an input, or, without one, ``_COPY_BUDGET`` blocks.
+        - An input met since whose data has not yet met a variable: read on to its candidate.
+        """
         best = self.best()
         if best is None:
             if self.fallback is not None and self.seen - self.first_flow_at > max(_MEET_BUDGET, self.first_flow_at):
-                return not self.candidates
-            return False
-        first = min(c.seen for c in self.candidates)
-        if self.seen - first <= max(_COPY_BUDGET, first):
-            return False
-        # A better input met lately, whose data has not yet met a variable: read on to it.
-        return not any(
-            k < best.flow.klass and n not in self.done and self.seen - at <= max(_MEET_BUDGET, at)
-            for n, (k, at) in self.inputs.items()
-        )
+                return None
+            return here
+        if any(n not in self.done and self.seen - at <= max(_MEET_BUDGET, at) and k <= best.flow.klass
+               for n, (k, at) in self.inputs.items() if at > min(c.seen for c in self.candidates) or k < best.flow.klass):
+            return here
+        first = min(self.candidates, key=lambda c: c.seen)
+        if ahead is None:
+            return here if self.seen - first.seen <= max(_COPY_BUDGET, first.seen) else None
+        limit = first.block.end + max(_COPY_BYTES, first.block.end)
+        kept = self.opts.keep_ops
+        if best.flow.klass == 0:
+            wanted: Callable[[str], bool] = lambda op: op in DATA_SOURCES and op not in kept
+        else:  # (a PlaceholderWithDefault is a hyper-parameter or a file name, not a copy's batch)
+            wanted = lambda op: op not in kept and (op in DATA_SOURCES or op in ("Placeholder", "PlaceholderV2", "Data", "_Arg"))
+        return ahead.input_within(here, limit, wanted)
 
     def wanted(self) -> Optional[Callable[[str], bool]]:
         """Which later op could still change fp (else ``None``: settled, or read on)."""
@@ -335,17 +353,17 @@ def _fp_scan(
             if st.doc is not None:
                 break
             continue
-        if not st.settled():
-            continue
-        if ahead is None:
-            if st.wanted() is None:
-                break
-            continue
         if b.end <= wait_until:
+            continue
+        until = st.settled(ahead, b.end)
+        if until is not None:
+            wait_until = until
             continue
         wanted = st.wanted()
         if wanted is None:
             break
+        if ahead is None:
+            continue
         nxt = ahead.next_op(b.end, wanted)
         if nxt is None:
             st.trail.append(Step(_at(b), b.name or "", b.op, "pass", "a byte search of the rest of the file finds no node that could change the answer"))
@@ -446,26 +464,39 @@ def _copies(g: GraphFile, cands: List[_Candidate]) -> Tuple[_Candidate, str, str
 
 
 def _differentiated(g: GraphFile, names: List[str], start: int) -> Optional[Set[str]]:
-    """Which of ``names`` have gradient ops after ``start`` (``None``: no byte search here)."""
+    """Which of ``names`` have gradient ops (TF1 ``gradients/<name>_grad/``, TF2
+    ``gradient_tape/<name>/``) after ``start``: one byte search, or, without one (no grep, a
+    stream), the names of the later top-level blocks. ``None`` when it cannot be told."""
+    import re
+
     from ._ahead import needle_hits
 
-    def alt(n: str) -> str:
-        e = "".join("\\" + ch if ch in ".[]()*+?{}|^$\\" else ch for ch in n)
-        return "gradients(_[0-9]+)?/%s_grad/|gradient_tape/%s/" % (e, e)
+    def ere(n: str) -> str:
+        return "".join("\\" + ch if ch in ".[]()*+?{}|^$\\" else ch for ch in n)
 
-    pattern = "|".join(alt(n) for n in names)
-    hits = needle_hits(g, pattern)
-    if hits is None:
-        return None
-    found: Set[str] = set()
+    rx = re.compile("|".join("gradients(?:_[0-9]+)?/%s_grad/|gradient_tape/%s/" % (re.escape(n), re.escape(n)) for n in names))
     want = set(names)
+    found: Set[str] = set()
+
+    def note(text: str) -> None:
+        for m in rx.finditer(text):
+            t = m.group(0)
+            found.update(n for n in want if t.endswith("/%s_grad/" % n) or t == "gradient_tape/%s/" % n)
+
+    hits = needle_hits(g, "|".join("gradients(_[0-9]+)?/%s_grad/|gradient_tape/%s/" % (ere(n), ere(n)) for n in names))
+    if hits is None:
+        if not g.can_seek:
+            return None
+        for b in g.blocks(("node",), frozenset({"name"})):
+            if b.start >= start:
+                note(b.name or "")
+                if found == want:
+                    break
+        return found
     it = hits(start)
     try:
         for _off, text in it:
-            t = text.decode("utf-8", "replace")
-            for n in want - found:
-                if t.endswith("/%s_grad/" % n) or t == "gradient_tape/%s/" % n:
-                    found.add(n)
+            note(text.decode("utf-8", "replace"))
             if found == want:
                 break
     except Exception:  # the search failed: cannot tell
@@ -488,6 +519,8 @@ def _find_fp(g: GraphFile, opts: Options) -> Answer:
     producer: List[Optional[int]] = []
 
     def role(b: Block) -> Tuple[bool, str]:
+        if b.op == "Const":
+            return _const_holds_data(g, b)
         if not producer:
             producer.append(graph_producer(g) if tf else None)
         return _holds_data(g, b, producer[0])
@@ -622,6 +655,31 @@ def placeholder_role(node: Message, producer: Optional[int]) -> Tuple[bool, str]
 
 def _true(v: Any) -> bool:
     return v in ("true", "True", "t", 1)
+
+
+def _const_holds_data(g: GraphFile, b: Block) -> Tuple[bool, str]:
+    """Whether a Const may be data embedded in the graph (a batch or a data set): big, of rank 2 or
+    more, or a floating-point vector of 16 values or more. Shapes, permutations and axes are small
+    integer vectors; scalars are rank 0."""
+    size = b.end - b.start
+    if size >= _CONST_DATA_BYTES:
+        return True, "a constant of %d bytes" % size
+    try:
+        node = g.parse(b, max_bytes=_CONST_DATA_BYTES)[0].value
+    except PbtxtError:
+        return False, ""
+    for a in node.all("attr"):
+        if a.get("key") == "value":
+            tensor = (a.get("value") or Message()).get("tensor") or Message()
+            shape = tensor.get("tensor_shape") or Message()
+            dims = [d.get("size") for d in shape.all("dim")]
+            dtype = tensor.get("dtype")
+            n = 1
+            for d in dims:
+                n *= d if isinstance(d, int) and d > 0 else 0
+            if dtype != "DT_STRING" and (len(dims) >= 2 or (dtype in _FLOATS and n >= 16)):
+                return True, "a constant of shape %s" % dims
+    return False, ""
 
 
 def _holds_data(g: GraphFile, b: Block, producer: Optional[int]) -> Tuple[bool, str]:
