@@ -51,6 +51,7 @@ _COPY_BYTES = 4 << 20
 # whose weights are constants), that first op is the answer, as it was before variables counted.
 _MEET_BUDGET = 2000
 _MAX_STARTERS = 16
+_MAX_WAITING = 1 << 18
 
 
 class _Scan:
@@ -60,7 +61,7 @@ class _Scan:
     __slots__ = (
         "opts", "cat", "trail", "role", "flows", "variables", "done", "candidates", "starters",
         "pipeline", "doc", "grad", "pos", "gap", "seen", "first_flow_at", "fallback", "n_sources", "n_placeholders",
-        "names", "pending", "inputs", "queues",
+        "waiting", "n_waiting", "inputs", "queues",
     )
 
     def __init__(self, opts: Options, role: Callable[[Block], Tuple[bool, str]]) -> None:
@@ -83,10 +84,11 @@ class _Scan:
         self.fallback: Optional[Tuple[Block, _Flow]] = None  # the first compute op on the best data, without a variable
         self.n_sources = 0
         self.n_placeholders = 0
-        # Names met, and the nodes that named an input before it was met: TF1 while loops write an
-        # `Enter` after the op that reads it. Both are kept only until the answer.
-        self.names: Set[str] = set()
-        self.pending: Dict[str, List[Block]] = {}
+        # The nodes judged before one of their inputs carried data or a variable, by that input:
+        # TF1 while loops write an `Enter` after the op that reads it, so what it carries reaches
+        # the op, and the ops after it, only later. Kept only until the answer, and capped.
+        self.waiting: Dict[str, List[Block]] = {}
+        self.n_waiting = 0
         self.inputs: Dict[str, Tuple[int, int]] = {}  # input -> (class, blocks read when met)
         self.queues: Set[str] = set()  # inputs that are queue dequeues (a pipeline may feed on)
 
@@ -102,7 +104,6 @@ class _Scan:
             self.gap = True
         self.pos = b.end
         self.seen += 1
-        self.names.add(name)
         if in_gradients_scope(name):  # the backward pass: never fp, and data flows no further
             self.grad = True
             self._doc(b, name, op, self.cat.category(op))
@@ -172,14 +173,25 @@ class _Scan:
             self.doc = b
         return why
 
-    def _compute(self, b: Block, name: str, op: Optional[str], again: bool = False) -> None:
-        if again and (name in self.flows or name in self.variables):
-            return
-        n_flows, n_vars = len(self.flows), len(self.variables)
-        self._judge(b, name, op, again)
-        if (len(self.flows) != n_flows or len(self.variables) != n_vars) and name in self.pending:
-            for later in self.pending.pop(name):  # a node read before this input of it
-                self._compute(later, later.name or "", _op(later), again=True)
+    def _compute(self, b: Block, name: str, op: Optional[str]) -> None:
+        had = name in self.flows, name in self.variables
+        self._judge(b, name, op, False)
+        if self.waiting and (name in self.flows, name in self.variables) != had:
+            self._wake(name)
+
+    def _wake(self, first: str) -> None:
+        """Judge again the nodes that were waiting on ``first`` (and, in turn, on them)."""
+        work = [first]
+        while work:
+            p = work.pop()
+            for later in self.waiting.pop(p, ()):
+                n = later.name or ""
+                had = n in self.flows, n in self.variables
+                if had[0] and p not in self.variables:
+                    continue  # data reaches it already; only a variable could change it
+                self._judge(later, n, _op(later), True)
+                if (n in self.flows, n in self.variables) != had:
+                    work.append(n)
 
     def _judge(self, b: Block, name: str, op: Optional[str], again: bool) -> None:
         opts, trail = self.opts, self.trail
@@ -191,10 +203,11 @@ class _Scan:
                 trail.append(Step(_at(b), name, op, "skip", doc_why))
             return
         prods = [p for p in map(_producer, b.inputs) if p is not None]
-        if not again and name not in self.flows:
+        if not again and self.n_waiting < _MAX_WAITING:
             for p in prods:
-                if p not in self.names and len(self.pending) < 65536:
-                    self.pending.setdefault(p, []).append(b)
+                if p not in self.flows and p not in self.variables:
+                    self.waiting.setdefault(p, []).append(b)
+                    self.n_waiting += 1
         first_is_var = op in RESOURCE_FIRST
         var_in = any(p in self.variables for p in prods) or (first_is_var and bool(prods))
         flows = [self.flows[p] for i, p in enumerate(prods) if p in self.flows and not (first_is_var and i == 0)]
@@ -233,9 +246,10 @@ class _Scan:
                 trail.append(Step(_at(b), name, op, "skip", "catalog: %s" % c))
             return
         if flow.pre is None and flow.head is None:
-            if len(self.starters) < _MAX_STARTERS:
+            if len(self.starters) < _MAX_STARTERS and all(sb.start != b.start for sb, _f in self.starters):
                 self.starters.append((b, flow))
-            if flow.source not in self.pipeline and (self.fallback is None or flow.klass < self.fallback[1].klass):
+            fb = self.fallback
+            if flow.source not in self.pipeline and (fb is None or (flow.klass, b.start) < (fb[1].klass, fb[0].start)):
                 self.first_flow_at = self.seen
                 self.fallback = (b, flow)
         if var_in:
@@ -332,7 +346,6 @@ def _fp_scan(
     st = _Scan(opts, role)
     for n in sources:
         st.flows[n] = _Flow(n, 0, None, None)
-        st.names.add(n)
         st.n_sources += 1
     wait_until = -1
     it = iter(blocks)
