@@ -7,11 +7,20 @@ Rules (``--rule``):
   not in the catalog, whose name holds none of the recipe's filters (step, Dataset, seed, kernel)
   and that is not inside a variable initializer (``.../Initializer/...``). bp = scanning backward,
   the first node in a gradients scope whose op is not in the catalog.
-- ``dataflow``: fp = the first compute node in file order fed by the training data source
-  (IteratorGetNext*, QueueDequeue*, GetNext; Placeholders only when none exists), directly or
-  through ops that pass data on unchanged (Identity, Reshape, control flow...). bp = the doc bp,
-  also skipping nodes that compute only from constants and shapes (shape arithmetic that GE
-  folds away, e.g. the int32 ops that pack an IndexedSlices gradient).
+- ``dataflow``: fp = the first op of the model on the training step's data. The step's input is the
+  training data source (IteratorGetNext*, the last QueueDequeue* of an input pipeline, GetNext, a
+  staging area's Unstage), else the data Placeholders, else a constant that may hold the data
+  (``--source`` names it instead). Its data is followed through every op until it meets a trained
+  variable (a MatMul or Conv with its kernel, an embedding Gather): fp is that op, or the first op
+  of the model before it on the same data. Input preprocessing before the model (a dtype Cast of
+  the batch, arithmetic with constants), ops on data that meets no variable (labels, metric
+  inputs, an unused feature, the next batch going into a queue or a Stage) and the backward pass
+  are not the model: the first of them stay as ``alternatives``. Copies of the model fed by
+  different inputs (global/local, train/eval) are told apart by their gradient ops (one byte
+  search), and the answer is ``ambiguous``. A call that hands the data and the variables to a
+  library function (a ``tf.function`` model) is answered inside it. bp = the doc bp, also skipping
+  nodes that compute only from constants and shapes (shape arithmetic that GE folds away, e.g. the
+  int32 ops that pack an IndexedSlices gradient).
 - ``auto`` (default): dataflow where the graph has a data source or placeholder, else doc.
 
 A gradients scope is a path component ``gradients``, ``gradients_N`` or ``gradient_tape`` anywhere
@@ -28,15 +37,18 @@ blocks again forward, bp backward (:class:`_body.FunctionBody`).
 
 fp in bounded memory, at the cost of the distance to its answer
 ----------------------------------------------------------------
-fp reads blocks forward. What it keeps grows only until its answer: the names downstream of a
-data placeholder (dropped once the first op they feed is found), the names downstream of a data
-source through plumbing (and, for queue data, until no enqueue can follow), a few per-queue
-entries, and the :class:`Trail` (bounded). Once it has a candidate, the answer can change only if
-a node with one of a few ops comes later (:func:`_still_wanted`): a data source after a
-placeholder's op; an enqueue (which would make the candidate's queue a pipeline stage) or a
-non-queue source after a queue's op; a source or placeholder after a doc-rule candidate. Rather
-than read every later block to rule those out, fp asks a byte search where such a node may be
-(:class:`_Ahead`), reads blocks on to there if anywhere, and stops when the answer is "nowhere".
+fp reads blocks forward (``_fp._Scan``). What it keeps grows only until its answer: what data
+reaches each node (a small ``_Flow``: its input, and the first preprocessing and model ops on the
+way), the names that carry a variable, the nodes judged before one of their inputs was met (TF1
+while loops write an ``Enter`` after the op that reads it), a few candidates and the
+:class:`Trail` (bounded). Once the best input has a candidate, the pass looks for another input's
+copy of the model close by (one bounded byte search, as far again as the answer lies, at least
+4 MiB; without a search, 2,000 blocks), and after that the answer can change only if a node with
+one of a few ops comes later: a data source after a placeholder's candidate; an enqueue after the
+first op on a queue's data that met no variable (the queue would be a pipeline stage); a source or
+placeholder after a constant's or a doc-rule candidate. Rather than read every later block to rule
+those out, fp asks a byte search where such a node may be (:class:`_Ahead`), reads blocks on to
+there if anywhere, and stops when the answer is "nowhere".
 
 Why the search never misses such a node, whatever the layout. Every op that matters holds one of
 a few words (:data:`_OP_WORDS`: GetNext, QueueDequeue, QueueEnqueue, Placeholder, Data, Arg, Unstage,

@@ -164,3 +164,16 @@ def test_unstage_is_the_steps_input_and_stage_a_later_batch(tmp_path):
     ans = find_fp(g)
     assert ans.point.name == "m"
     assert "t" in {a.point.name for a in ans.alternatives}
+
+
+def test_a_ge_dump_says_it_is_read_with_tensorflows_rules():
+    dump = GRAPHS.parent / "ge" / "ge_proto_00000013_graph_3_Build.txt"
+    r = runner.invoke(app, ["fp", str(dump)])
+    assert r.exit_code == 0 and r.stdout.strip()
+    notes = [line for line in r.stderr.splitlines() if "ge-auto" in line]
+    assert len(notes) == 1 and "TensorFlow's rules" in notes[0]
+    q = runner.invoke(app, ["fp", "--quiet", str(dump)])
+    assert (q.stdout, q.stderr) == (r.stdout, "")
+    # a TensorFlow graph gets no such note
+    tf = runner.invoke(app, ["fp", str(GRAPHS / "mlp_sgd.pbtxt")])
+    assert "ge-auto" not in tf.stderr

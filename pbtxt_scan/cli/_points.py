@@ -167,18 +167,24 @@ def _point_command(kind: str, doc: str) -> Callable[..., None]:
 
 _FP_DOC = """Print fp_point: the first compute operator of forward propagation.
 
-    The first op, in file order, that computes on the training data: fed by IteratorGetNext,
-    a queue dequeue or GetNext (or a batch placeholder), directly or through Identity, Reshape
-    and the like. Skipped: variables and their initializers, the input pipeline, summaries,
-    save/restore. Reads forward and stops at the answer; stdout is the name alone, so
-    FP=$(pbtxt-scan fp graph.pbtxt) works. A TF2 graph whose step runs in a tf.function is
-    answered from that function (named in --json).
+    The first op of the model on the training step's data: where the batch from
+    IteratorGetNext, the last queue dequeue or a staging area's Unstage (else a batch
+    placeholder) meets a trained variable, or the model's first op before that on the same
+    data. Label-side ops, input preprocessing (a Cast of the batch), ops nothing uses and
+    the backward pass are skipped and listed as alternatives (--explain, --json). With two
+    copies of the model (global/local, train/eval) the one the gradients train is chosen and
+    stderr says the answer is ambiguous; --source names the input yourself. Reads forward and
+    stops at the answer; stdout is the name alone, so FP=$(pbtxt-scan fp graph.pbtxt) works.
+    A TF2 graph whose step runs in a tf.function is answered from that function (named in
+    --json).
 
     Examples:
 
       pbtxt-scan fp --explain graph.pbtxt
 
-      pbtxt-scan fp --skip-op Cast graph.pbtxt   (when the input's Cast should not count)
+      pbtxt-scan fp --source local/Placeholder graph.pbtxt
+
+      pbtxt-scan fp --keep-op Cast graph.pbtxt   (when the input's Cast should count)
     """
 
 _BP_DOC = """Print bp_point: the last operator of backward propagation.
