@@ -114,15 +114,14 @@ class _Live:
     ``used`` holds the gradients-scope names that a live node met so far names as an input; a
     name is dropped once its node is passed. A node outside every gradients scope is live (the
     optimizer, summaries, clipping...); a gradients-scope node is live iff its name is in
-    ``used`` (or it is a loop's back edge), and only a live one adds its inputs. ``may_use`` tells
-    cheaply whether a non-gradients block can name a gradients-scope node at all (its bytes), so
-    the tail's other blocks are not read again for their inputs.
+    ``used`` (or it is a loop's back edge), and only a live one adds its inputs. ``inputs_of``
+    gives a block's inputs, or only those that may be in a gradients scope (it may look at the
+    block's bytes first, so that the tail's other blocks are not read again).
     """
 
-    def __init__(self, inputs_of: Callable[[Block], List[str]], may_use: Callable[[Block], bool]) -> None:
+    def __init__(self, inputs_of: Callable[[Block], List[str]]) -> None:
         self.used: Set[str] = set()
         self._inputs = inputs_of
-        self._may_use = may_use
 
     def visit(self, b: Block, grad: bool) -> bool:
         """Whether ``b`` runs (``grad``: it is in a gradients scope), noting what it uses."""
@@ -132,8 +131,6 @@ class _Live:
             self.used.discard(name)
             if not live:
                 return False
-        elif not self._may_use(b):
-            return True
         for inp in self._inputs(b):
             p = _named(inp)
             if in_gradients_scope(p):
@@ -146,11 +143,11 @@ def _bp_scan(
     opts: Options,
     rule: str,
     inputs_of: Optional[Callable[[Block], List[str]]] = None,
-    may_use: Optional[Callable[[Block], bool]] = None,
+    gradient_inputs: Optional[Callable[[Block], List[str]]] = None,
 ) -> Tuple[Optional[Block], List[Step], bool, str]:
     cat = opts.catalog
     back = _Backward(blocks, inputs_of=inputs_of)
-    live = None if rule == "doc" else _Live(back.inputs, may_use or (lambda blk: True))
+    live = None if rule == "doc" else _Live(gradient_inputs or back.inputs)
     memo: Dict[str, bool] = {}
     trail = Trail()
     any_grad = False
@@ -197,7 +194,8 @@ def _find_bp(g: GraphFile, opts: Options) -> Answer:
     # like `init` has 100,000+ inputs. The few blocks whose inputs matter are read again.
     light = frozenset(h for h in heads if h in ("name", "op", "type", "op_type"))
     b, trail, any_grad, why = _bp_scan(
-        reverse_blocks(g, block_path, light), opts, rule, lambda blk: _inputs_again(g, blk, heads), lambda blk: _may_use(g, blk)
+        reverse_blocks(g, block_path, light), opts, rule, lambda blk: _inputs_again(g, blk, heads),
+        lambda blk: _gradient_inputs(g, blk, heads),
     )
     if b is not None:
         return Answer("bp", _point("bp", b, rule, g.name, None), rule, why, trail)
@@ -231,13 +229,40 @@ def _inputs_again(g: GraphFile, b: Block, heads: FrozenSet[str]) -> List[str]:
 # ``_ahead._pattern``. And, plainly, an ``input`` field (field names are never escaped).
 _GRAD_TEXT = re.compile(rb"gradient|\\[15xuU]|(?:g|gr|gra|grad|gradi|gradie|gradien)[\"']")
 _READ = 1 << 20
+_INPUT_LINES: Dict[int, "re.Pattern[bytes]"] = {}
 
 
-def _may_use(g: GraphFile, b: Block) -> bool:
-    """Whether block ``b`` may name a gradients-scope node among its inputs, from its bytes (read
-    through ``g`` in 1 MiB pieces: a Const's tensor_content can be 100 MB). False is sure; True
-    only says its inputs are worth reading again."""
-    if g.binary:  # (wire format: strings as they are, the field names are numbers)
+def _gradient_inputs(g: GraphFile, b: Block, heads: FrozenSet[str]) -> List[str]:
+    """The inputs of ``b`` that may name a gradients-scope node (the liveness read's question),
+    cheaply: none when its bytes cannot name one (most of a long tail: ``init``, save/restore);
+    else, in the writer layout, its ``input`` lines; else its bytes scanned again.
+
+    The writer layout's lines are taken only when they are all the block's inputs: every
+    ``input`` in its bytes is one of those lines (an input field's name is always written
+    plainly), and no value is escaped. A line taken that is not an input (another layout) only
+    keeps more nodes live, the answer reading gradients scopes alone."""
+    size = b.end - b.start
+    if size > _READ:
+        return _inputs_again(g, b, heads) if _may_name_gradients(g, b) else []
+    raw = g.read_at(b.start, size)
+    if g.binary:  # (wire format: strings as they are; field names are numbers)
+        return _inputs_again(g, b, heads) if b"gradient" in raw else []
+    if b"input" not in raw or _GRAD_TEXT.search(raw) is None:
+        return []
+    rx = _INPUT_LINES.get(b.column)
+    if rx is None:
+        indent = b" " * (b.column + 1)  # (one level in from the block's field name)
+        rx = _INPUT_LINES[b.column] = re.compile(rb"^" + indent + rb'input: "([^"\\\n]*)"$', re.M)
+    found = rx.findall(raw)
+    if len(found) != raw.count(b"input"):
+        return _inputs_again(g, b, heads)
+    return [v.decode("utf-8", "surrogateescape") for v in found]
+
+
+def _may_name_gradients(g: GraphFile, b: Block) -> bool:
+    """Whether a large block may name a gradients-scope node among its inputs, from its bytes
+    read through ``g`` in 1 MiB pieces (a Const's tensor_content can be 100 MB)."""
+    if g.binary:
         grad, inp = re.compile(b"gradient"), True
     else:
         grad, inp = _GRAD_TEXT, False
