@@ -157,3 +157,18 @@ def test_used_holds_only_gradients_names_not_yet_passed():
     assert live.used == {"gradients/a/Mul", "gradients/a/Mul_1"}  # (a dead node adds nothing)
     assert live.visit(_blk("gradients/a/Mul", "Mul", ["x", "gradients/d:z:0"]), True)
     assert live.used == {"gradients/a/Mul_1", "gradients/d"}
+
+
+@pytest.mark.parametrize("spelling", [
+    r'"\147radients/MatMul_grad/tuple/control_dependency_1"',
+    r'"gradi" "ents/MatMul_grad/tuple/control_dependency_1"',
+    "'gr' \"adients/MatMul_grad/tuple/control_dependency_1\"",
+    r'"gradie\156ts/MatMul_grad/tuple/control_dependency_1"',
+])
+def test_a_use_spelled_otherwise_is_seen(tmp_path, spelling):
+    text = (RUNS / "unused_saliency.pbtxt").read_text()
+    use = '"gradients/MatMul_grad/tuple/control_dependency_1"\n'
+    assert text.count("  input: " + use) == 1  # (the optimizer's only use of the gradients)
+    out = tmp_path / "g.pbtxt"
+    out.write_text(text.replace("  input: " + use, "  input: " + spelling + "\n"))
+    _check(out, "unused_saliency")
