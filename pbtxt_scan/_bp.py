@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import collections
-from typing import Callable, Deque, Dict, FrozenSet, Iterator, List, Optional, Tuple
+import re
+from typing import Callable, Deque, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
 from ._answers import _at, _in_units, Answer, Options, Step, Trail, _op, _point, _producer
 from ._body import step_body, training_function
@@ -95,17 +96,67 @@ def _shape_only(name: str, back: _Backward, memo: Dict[str, bool], depth: int = 
     return res
 
 
+# Ops whose consumer comes before them in the file: a while loop's back edge (NextIteration ->
+# Merge). A backward read meets their consumer after them, so they are taken as live.
+_BACK_EDGES = frozenset(("NextIteration", "RefNextIteration"))
+_DEAD = "nothing that runs uses its result (TensorFlow prunes it)"
+_NET = "last op in a gradients scope that computes (nothing that runs uses any: the answer reading gradients scopes alone)"
+
+
+def _named(inp: str) -> str:
+    """The node an input names, data or control: ``^x``, ``x:1``, ``x:output:0`` -> ``x``."""
+    return inp[1:].split(":", 1)[0] if inp.startswith("^") else inp.split(":", 1)[0]
+
+
+class _Live:
+    """Which gradients-scope nodes run, read backward (consumers come after their producers).
+
+    ``used`` holds the gradients-scope names that a live node met so far names as an input; a
+    name is dropped once its node is passed. A node outside every gradients scope is live (the
+    optimizer, summaries, clipping...); a gradients-scope node is live iff its name is in
+    ``used`` (or it is a loop's back edge), and only a live one adds its inputs. ``inputs_of``
+    gives a block's inputs, or only those that may be in a gradients scope (it may look at the
+    block's bytes first, so that the tail's other blocks are not read again).
+    """
+
+    def __init__(self, inputs_of: Callable[[Block], List[str]]) -> None:
+        self.used: Set[str] = set()
+        self._inputs = inputs_of
+
+    def visit(self, b: Block, grad: bool) -> bool:
+        """Whether ``b`` runs (``grad``: it is in a gradients scope), noting what it uses."""
+        if grad:
+            name = b.name or ""
+            live = name in self.used or _op(b) in _BACK_EDGES
+            self.used.discard(name)
+            if not live:
+                return False
+        for inp in self._inputs(b):
+            p = _named(inp)
+            if in_gradients_scope(p):
+                self.used.add(p)
+        return True
+
+
 def _bp_scan(
-    blocks: Iterator[Block], opts: Options, rule: str, inputs_of: Optional[Callable[[Block], List[str]]] = None
-) -> Tuple[Optional[Block], List[Step], bool]:
+    blocks: Iterator[Block],
+    opts: Options,
+    rule: str,
+    inputs_of: Optional[Callable[[Block], List[str]]] = None,
+    gradient_inputs: Optional[Callable[[Block], List[str]]] = None,
+) -> Tuple[Optional[Block], List[Step], bool, str]:
     cat = opts.catalog
     back = _Backward(blocks, inputs_of=inputs_of)
+    live = None if rule == "doc" else _Live(gradient_inputs or back.inputs)
     memo: Dict[str, bool] = {}
     trail = Trail()
     any_grad = False
+    net: Optional[Block] = None  # the first dead candidate: the answer if none runs
     for b in back:
         name = b.name or ""
-        if not in_gradients_scope(name):
+        grad = in_gradients_scope(name)
+        runs = live is None or live.visit(b, grad)
+        if not grad:
             trail.append(Step(_at(b), name, b.op, "skip", "not in a gradients scope"))
             continue
         any_grad = True
@@ -113,12 +164,22 @@ def _bp_scan(
         if c is not None:
             trail.append(Step(_at(b), name, b.op, "skip", "catalog: %s" % c))
             continue
+        if not runs and net is not None:
+            trail.append(Step(_at(b), name, b.op, "skip", _DEAD))
+            continue
         if rule != "doc" and _shape_only(name, back, memo):
             trail.append(Step(_at(b), name, b.op, "skip", "computes only from constants and shapes"))
             continue
+        if not runs:
+            net = b
+            trail.append(Step(_at(b), name, b.op, "skip", _DEAD))
+            continue
         trail.append(Step(_at(b), name, b.op, "chosen", "last op in a gradients scope that computes"))
-        return b, trail, True
-    return None, trail, any_grad
+        return b, trail, True, "last op in a gradients scope that computes"
+    if net is not None:
+        trail.append(Step(_at(net), net.name or "", net.op, "chosen", _NET))
+        return net, trail, True, _NET
+    return None, trail, any_grad, ""
 
 
 def find_bp(src: Source, opts: Options = Options()) -> Answer:
@@ -132,15 +193,20 @@ def _find_bp(g: GraphFile, opts: Options) -> Answer:
     # Backward, read names and ops only: most of a long tail is never a candidate, and a NoOp
     # like `init` has 100,000+ inputs. The few blocks whose inputs matter are read again.
     light = frozenset(h for h in heads if h in ("name", "op", "type", "op_type"))
-    b, trail, any_grad = _bp_scan(reverse_blocks(g, block_path, light), opts, rule, lambda blk: _inputs_again(g, blk, heads))
+    b, trail, any_grad, why = _bp_scan(
+        reverse_blocks(g, block_path, light), opts, rule, lambda blk: _inputs_again(g, blk, heads),
+        lambda blk: _gradient_inputs(g, blk, heads),
+    )
     if b is not None:
-        return Answer("bp", _point("bp", b, rule, g.name, None), rule, "last op in a gradients scope that computes", trail)
+        return Answer("bp", _point("bp", b, rule, g.name, None), rule, why, trail)
     body = step_body(any_grad, lambda: training_function(g)) if block_path == ("node",) else None
     if body is not None:
         fname = body.name
-        b2, t2, _ = _bp_scan(body.reversed_blocks(), opts, rule)
+        b2, t2, _, why2 = _bp_scan(body.reversed_blocks(), opts, rule)
         if b2 is not None:
             reason = "the training step runs in function %s (it holds the gradients)" % fname
+            if why2 == _NET:
+                reason += "; " + _NET
             return Answer("bp", _point("bp", b2, rule, g.name, fname), rule, reason, trail + t2)
     why = (
         "no compute op in a gradients scope"
@@ -156,3 +222,65 @@ def _inputs_again(g: GraphFile, b: Block, heads: FrozenSet[str]) -> List[str]:
         return b.inputs
     again = g.rescan(b, heads)
     return again[0].inputs if len(again) == 1 else []
+
+
+# What a text block that names a gradients-scope node must hold (see ``_ahead._pattern``):
+# ``gradient`` plainly, an escape (a letter of it escaped: a backslash), or a literal split inside
+# it (``"gradi" "ents/x"``: a piece ending in a proper prefix of the word, then its quote). Three
+# cheap searches (``in`` and a regex with a literal first byte) rather than one alternation.
+_SPLIT = re.compile(rb"g(?:r(?:a(?:d(?:i(?:e(?:n)?)?)?)?)?)?[\"']")
+
+
+def _text_names_gradients(raw: bytes) -> bool:
+    return b"gradient" in raw or b"\\" in raw or _SPLIT.search(raw) is not None
+
+
+_READ = 1 << 20
+_INPUT_LINES: Dict[int, "re.Pattern[bytes]"] = {}
+
+
+def _gradient_inputs(g: GraphFile, b: Block, heads: FrozenSet[str]) -> List[str]:
+    """The inputs of ``b`` that may name a gradients-scope node (the liveness read's question),
+    cheaply: none when its bytes cannot name one (most of a long tail: ``init``, save/restore);
+    else, in the writer layout, its ``input`` lines; else its bytes scanned again.
+
+    The writer layout's lines are taken only when they are all the block's inputs: every
+    ``input`` in its bytes is one of those lines (an input field's name is always written
+    plainly), and no value is escaped. A line taken that is not an input (another layout) only
+    keeps more nodes live, the answer reading gradients scopes alone."""
+    size = b.end - b.start
+    if size > _READ:
+        return _inputs_again(g, b, heads) if _may_name_gradients(g, b) else []
+    raw = g.read_at(b.start, size)
+    if g.binary:  # (wire format: strings as they are; field names are numbers)
+        return _inputs_again(g, b, heads) if b"gradient" in raw else []
+    if b"input" not in raw or not _text_names_gradients(raw):
+        return []
+    rx = _INPUT_LINES.get(b.column)
+    if rx is None:
+        indent = b" " * (b.column + 1)  # (one level in from the block's field name)
+        rx = _INPUT_LINES[b.column] = re.compile(rb"^" + indent + rb'input: "([^"\\\n]*)"$', re.M)
+    found = rx.findall(raw)
+    if len(found) != raw.count(b"input"):
+        return _inputs_again(g, b, heads)
+    return [v.decode("utf-8", "surrogateescape") for v in found]
+
+
+def _may_name_gradients(g: GraphFile, b: Block) -> bool:
+    """Whether a large block may name a gradients-scope node among its inputs, from its bytes
+    read through ``g`` in 1 MiB pieces (a Const's tensor_content can be 100 MB)."""
+    inp = g.binary  # (field names are numbers there, strings as they are)
+    got_grad = False
+    pos, tail = b.start, b""
+    while pos < b.end:
+        chunk = g.read_at(pos, min(_READ, b.end - pos))
+        if not chunk:
+            break
+        buf = tail + chunk
+        inp = inp or b"input" in buf
+        got_grad = got_grad or (b"gradient" in buf if g.binary else _text_names_gradients(buf))
+        if got_grad and inp:
+            return True
+        pos += len(chunk)
+        tail = buf[-16:]
+    return False

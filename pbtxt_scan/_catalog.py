@@ -154,5 +154,7 @@ _GRAD_SCOPE = re.compile(r"^(?:gradients(?:_\d+)?|gradient_tape)$")
 
 
 def in_gradients_scope(name: str) -> bool:
+    if "gradient" not in name:  # (every such component holds it: most names are settled here)
+        return False
     parts = name.split("/")
     return any(_GRAD_SCOPE.match(p) for p in parts[:-1])
