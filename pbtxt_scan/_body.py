@@ -137,3 +137,20 @@ def function_body(g: GraphFile, name: str) -> Optional[FunctionBody]:
         index.extend((b.start, b.end, b.line, b.column))
         args.add(b)
     return FunctionBody(g, name, index, args.result()) if met else None
+
+
+def called_function(g: GraphFile, b: Block) -> Optional[str]:
+    """The library function a call node (``PartitionedCall``, ``StatefulPartitionedCall``) names in
+    its attr ``f``, from the block parsed (``None``: no such attr, or too big to read)."""
+    from ._model import Message
+
+    try:
+        node = g.parse(b, max_bytes=1 << 20)[0].value
+    except PbtxtError:
+        return None
+    for a in node.all("attr"):
+        if a.get("key") == "f":
+            func = (a.get("value") or Message()).get("func") or Message()
+            name = func.get("name")
+            return name if isinstance(name, str) else None
+    return None

@@ -6,8 +6,8 @@ import re
 from typing import Callable, Deque, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
 from ._answers import _at, _in_units, Answer, Options, Step, Trail, _op, _point, _producer
-from ._body import step_body, training_function
-from ._catalog import METADATA, in_gradients_scope
+from ._body import called_function, function_body, step_body, training_function
+from ._catalog import CALLS, METADATA, in_gradients_scope
 from ._dialect import operator_layout
 from ._input import GraphFile, Source, opened
 from ._model import Block
@@ -144,7 +144,11 @@ def _bp_scan(
     rule: str,
     inputs_of: Optional[Callable[[Block], List[str]]] = None,
     gradient_inputs: Optional[Callable[[Block], List[str]]] = None,
+    descend: Optional[Callable[[Block], Optional[Tuple[Block, str, List[Step]]]]] = None,
 ) -> Tuple[Optional[Block], List[Step], bool, str]:
+    """bp read backward: the first live gradients-scope node that computes. ``descend``: a call
+    that takes a gradient (the backward function of a ``tf.function`` called in the step) is
+    answered inside the function it calls: ``(block, function, trail)``, or ``None``."""
     cat = opts.catalog
     back = _Backward(blocks, inputs_of=inputs_of)
     live = None if rule == "doc" else _Live(gradient_inputs or back.inputs)
@@ -157,6 +161,14 @@ def _bp_scan(
         grad = in_gradients_scope(name)
         runs = live is None or live.visit(b, grad)
         if not grad:
+            if descend is not None and runs and _op(b) in CALLS:
+                inside = descend(b)
+                if inside is not None:
+                    ib, fname, itrail = inside
+                    why = "the call %s takes a gradient: the backward pass of function %s runs in it" % (name, fname)
+                    trail.append(Step(_at(b), name, b.op, "pass", why))
+                    trail.extend(itrail)
+                    return ib, trail, True, "%s; in it, the last op in a gradients scope that computes" % why
             trail.append(Step(_at(b), name, b.op, "skip", "not in a gradients scope"))
             continue
         any_grad = True
@@ -193,12 +205,29 @@ def _find_bp(g: GraphFile, opts: Options) -> Answer:
     # Backward, read names and ops only: most of a long tail is never a candidate, and a NoOp
     # like `init` has 100,000+ inputs. The few blocks whose inputs matter are read again.
     light = frozenset(h for h in heads if h in ("name", "op", "type", "op_type"))
+    into: List[str] = []  # the function a call's backward pass was answered in
+
+    def descend(call: Block) -> Optional[Tuple[Block, str, List[Step]]]:
+        if rule == "doc" or block_path != ("node",):
+            return None
+        if not any(in_gradients_scope(_producer(i) or "") for i in _gradient_inputs(g, call, heads)):
+            return None
+        fname = called_function(g, call)
+        body = function_body(g, fname) if fname else None
+        if body is None:
+            return None
+        ib, it, _, _ = _bp_scan(body.reversed_blocks(), opts, rule)
+        if ib is None:
+            return None
+        into.append(fname)
+        return ib, fname, it
+
     b, trail, any_grad, why = _bp_scan(
         reverse_blocks(g, block_path, light), opts, rule, lambda blk: _inputs_again(g, blk, heads),
-        lambda blk: _gradient_inputs(g, blk, heads),
+        lambda blk: _gradient_inputs(g, blk, heads), descend,
     )
     if b is not None:
-        return Answer("bp", _point("bp", b, rule, g.name, None), rule, why, trail)
+        return Answer("bp", _point("bp", b, rule, g.name, into[0] if into else None), rule, why, trail)
     body = step_body(any_grad, lambda: training_function(g)) if block_path == ("node",) else None
     if body is not None:
         fname = body.name

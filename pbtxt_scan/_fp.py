@@ -7,7 +7,7 @@ from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Nam
 
 from ._ahead import _Ahead, ahead_of, graph_producer
 from ._answers import _at, _in_units, _PROPAGATING, Alternative, Answer, Options, Step, Trail, _op, _point, _producer
-from ._body import function_body, step_body, training_function
+from ._body import called_function, function_body, step_body, training_function
 from ._catalog import (
     CALLS, DATA_SOURCES, ENQUEUES, METADATA, PLACEHOLDERS, PREPROCESSING, RESOURCE_FIRST, STAGES, VARIABLE_PASS,
     VARIABLES, in_gradients_scope,
@@ -583,20 +583,10 @@ def _into_call(g: GraphFile, opts: Options, role: Callable[[Block], Tuple[bool, 
 
 
 def _called_function(g: GraphFile, p: Any) -> Optional[str]:
-    """The function a call node names in its attr ``f``."""
-
+    """The function the call node at ``p`` names (its block found again by offset)."""
     for b in g.blocks(("node",), frozenset({"name"})):
         if b.start == p.offset:
-            try:
-                node = g.parse(b, max_bytes=1 << 20)[0].value
-            except PbtxtError:
-                return None
-            for a in node.all("attr"):
-                if a.get("key") == "f":
-                    func = (a.get("value") or Message()).get("func") or Message()
-                    name = func.get("name")
-                    return name if isinstance(name, str) else None
-            return None
+            return called_function(g, b)
         if b.start > p.offset:
             break
     return None

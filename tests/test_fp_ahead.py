@@ -46,9 +46,12 @@ def test_byte_search_gives_the_answer_reading_everything_gives(case, monkeypatch
 
 @pytest.mark.parametrize("case", CASES, ids=lambda p: p.name.split(".")[0])
 def test_fp_and_bp_answer_from_the_same_body(case):
+    # (unless the step calls its model as a function: fp is then in the forward function and bp
+    # in the backward one, as the expected answers say)
+    exp = json.loads(case.read_text())
     graph = case.with_name(case.name.replace(".expected.json", ".pbtxt"))
     fp, bp = find_fp(graph).point, find_bp(graph).point
-    if fp is not None and bp is not None:
+    if fp is not None and bp is not None and exp["fp_function"] == exp["bp_function"]:
         assert fp.function == bp.function
 
 
