@@ -20,7 +20,9 @@ Rules (``--rule``):
   search), and the answer is ``ambiguous``. A call that hands the data and the variables to a
   library function (a ``tf.function`` model) is answered inside it. bp = the doc bp, also skipping
   nodes that compute only from constants and shapes (shape arithmetic that GE folds away, e.g. the
-  int32 ops that pack an IndexedSlices gradient).
+  int32 ops that pack an IndexedSlices gradient) and gradients-scope nodes whose result nothing
+  that runs uses (read backward, a node's consumers all come before it: ``_bp._Live``); a call
+  that takes a gradient is answered inside the function it calls.
 - ``auto`` (default): dataflow where the graph has a data source or placeholder, else doc.
 
 A gradients scope is a path component ``gradients``, ``gradients_N`` or ``gradient_tape`` anywhere
