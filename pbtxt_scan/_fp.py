@@ -51,7 +51,7 @@ _COPY_BYTES = 4 << 20
 # whose weights are constants), that first op is the answer, as it was before variables counted.
 _MEET_BUDGET = 2000
 _MAX_STARTERS = 16
-_MAX_WAITING = 1 << 18
+_MAX_WAITING = 1 << 16
 
 
 class _Scan:
@@ -61,7 +61,7 @@ class _Scan:
     __slots__ = (
         "opts", "cat", "trail", "role", "flows", "variables", "done", "candidates", "starters",
         "pipeline", "doc", "grad", "pos", "gap", "seen", "first_flow_at", "fallback", "n_sources", "n_placeholders",
-        "waiting", "n_waiting", "inputs", "queues",
+        "waiting", "waiting_names", "n_waiting", "met", "inputs", "queues",
     )
 
     def __init__(self, opts: Options, role: Callable[[Block], Tuple[bool, str]]) -> None:
@@ -84,11 +84,14 @@ class _Scan:
         self.fallback: Optional[Tuple[Block, _Flow]] = None  # the first compute op on the best data, without a variable
         self.n_sources = 0
         self.n_placeholders = 0
-        # The nodes judged before one of their inputs carried data or a variable, by that input:
-        # TF1 while loops write an `Enter` after the op that reads it, so what it carries reaches
-        # the op, and the ops after it, only later. Kept only until the answer, and capped.
+        # The nodes judged before one of their inputs was read, by that input (and the nodes
+        # that read a waiting node, in turn): TF1 while loops write an `Enter` after the op that
+        # reads it, so what it carries reaches the op, and the ops after it, only later. Kept
+        # only until the answer, and capped.
         self.waiting: Dict[str, List[Block]] = {}
         self.n_waiting = 0
+        self.waiting_names: Set[str] = set()  # the nodes in ``waiting``
+        self.met: Set[str] = set()  # the names read so far (until the answer)
         self.inputs: Dict[str, Tuple[int, int]] = {}  # input -> (class, blocks read when met)
         self.queues: Set[str] = set()  # inputs that are queue dequeues (a pipeline may feed on)
 
@@ -104,6 +107,7 @@ class _Scan:
             self.gap = True
         self.pos = b.end
         self.seen += 1
+        self.met.add(name)
         if in_gradients_scope(name):  # the backward pass: never fp, and data flows no further
             self.grad = True
             self._doc(b, name, op, self.cat.category(op))
@@ -205,8 +209,9 @@ class _Scan:
         prods = [p for p in map(_producer, b.inputs) if p is not None]
         if not again and self.n_waiting < _MAX_WAITING:
             for p in prods:
-                if p not in self.flows and p not in self.variables:
+                if p not in self.met or (p in self.waiting_names and p not in self.flows):
                     self.waiting.setdefault(p, []).append(b)
+                    self.waiting_names.add(name)
                     self.n_waiting += 1
         first_is_var = op in RESOURCE_FIRST
         var_in = any(p in self.variables for p in prods) or (first_is_var and bool(prods))
@@ -288,8 +293,9 @@ class _Scan:
             if self.fallback is not None and self.seen - self.first_flow_at > max(_MEET_BUDGET, self.first_flow_at):
                 return None
             return here
+        since = min(c.seen for c in self.candidates)
         if any(n not in self.done and self.seen - at <= max(_MEET_BUDGET, at) and k <= best.flow.klass
-               for n, (k, at) in self.inputs.items() if at > min(c.seen for c in self.candidates) or k < best.flow.klass):
+               for n, (k, at) in self.inputs.items() if at > since or k < best.flow.klass):
             return here
         first = min(self.candidates, key=lambda c: c.seen)
         if ahead is None:
@@ -346,6 +352,7 @@ def _fp_scan(
     st = _Scan(opts, role)
     for n in sources:
         st.flows[n] = _Flow(n, 0, None, None)
+        st.met.add(n)
         st.n_sources += 1
     wait_until = -1
     it = iter(blocks)
