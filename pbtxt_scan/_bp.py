@@ -206,6 +206,7 @@ def _find_bp(g: GraphFile, opts: Options) -> Answer:
     # like `init` has 100,000+ inputs. The few blocks whose inputs matter are read again.
     light = frozenset(h for h in heads if h in ("name", "op", "type", "op_type"))
     into: List[str] = []  # the function a call's backward pass was answered in
+    tail = _BackBytes(g)
 
     def descend(call: Block) -> Optional[Tuple[Block, str, List[Step]]]:
         if rule == "doc" or block_path != ("node",):
@@ -224,7 +225,7 @@ def _find_bp(g: GraphFile, opts: Options) -> Answer:
 
     b, trail, any_grad, why = _bp_scan(
         reverse_blocks(g, block_path, light), opts, rule, lambda blk: _inputs_again(g, blk, heads),
-        lambda blk: _gradient_inputs(g, blk, heads), descend,
+        lambda blk: _gradient_inputs(g, blk, heads, tail), descend,
     )
     if b is not None:
         return Answer("bp", _point("bp", b, rule, g.name, into[0] if into else None), rule, why, trail)
@@ -268,7 +269,25 @@ _READ = 1 << 20
 _INPUT_LINES: Dict[int, "re.Pattern[bytes]"] = {}
 
 
-def _gradient_inputs(g: GraphFile, b: Block, heads: FrozenSet[str]) -> List[str]:
+class _BackBytes:
+    """Block bytes for a backward read, taken from one window read ending at a block's end (the
+    next blocks come before it), so the tail costs a read per window, not per block."""
+
+    __slots__ = ("g", "lo", "buf")
+
+    def __init__(self, g: GraphFile) -> None:
+        self.g = g
+        self.lo = 0
+        self.buf = b""
+
+    def get(self, start: int, end: int) -> bytes:
+        if not (self.lo <= start and end <= self.lo + len(self.buf)):
+            self.lo = max(0, end - _READ)
+            self.buf = self.g.read_at(self.lo, end - self.lo)
+        return self.buf[start - self.lo : end - self.lo]
+
+
+def _gradient_inputs(g: GraphFile, b: Block, heads: FrozenSet[str], back: Optional[_BackBytes] = None) -> List[str]:
     """The inputs of ``b`` that may name a gradients-scope node (the liveness read's question),
     cheaply: none when its bytes cannot name one (most of a long tail: ``init``, save/restore);
     else, in the writer layout, its ``input`` lines; else its bytes scanned again.
@@ -280,7 +299,7 @@ def _gradient_inputs(g: GraphFile, b: Block, heads: FrozenSet[str]) -> List[str]
     size = b.end - b.start
     if size > _READ:
         return _inputs_again(g, b, heads) if _may_name_gradients(g, b) else []
-    raw = g.read_at(b.start, size)
+    raw = back.get(b.start, b.end) if back is not None else g.read_at(b.start, size)
     if g.binary:  # (wire format: strings as they are; field names are numbers)
         return _inputs_again(g, b, heads) if b"gradient" in raw else []
     if b"input" not in raw or not _text_names_gradients(raw):
