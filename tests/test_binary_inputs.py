@@ -39,6 +39,10 @@ TWINS = [
     ("estimator_queue.meta", "estimator_queue", "metagraph"),
     ("gan_two_optimizers.pb", "gan_two_optimizers", "graphdef"),
     ("gan_two_optimizers.meta", "gan_two_optimizers", "metagraph"),
+    # issue 19: copies of the model, a model called as a function, an unused gradients chain
+    ("global_local_copies.pb", "global_local_copies", "graphdef"),
+    ("tf2_called_function.pb", "tf2_called_function", "graphdef"),
+    ("unused_gradients.pb", "unused_gradients", "graphdef"),
 ]
 IDS = [t[0] for t in TWINS]
 KIND_NAMES = {"graphdef": "binary GraphDef", "metagraph": "binary MetaGraphDef", "savedmodel": "binary SavedModel"}
