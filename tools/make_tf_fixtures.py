@@ -384,20 +384,26 @@ ALL = [
 ]
 
 
-def main(argv):
+def fixture_main(argv, all_names, makers, script):
+    """Build the fixtures named in ``argv`` (``OUT_DIR [name ...]``; default: ``all_names``) with
+    the ``make_<name>`` functions in ``makers``. Several names: one child process of ``script``
+    each, since eager, control-flow and resource-variable switches are process-wide."""
     out_dir = os.path.abspath(argv[1] if len(argv) > 1 else DEFAULT_OUT)
-    names = argv[2:] or ALL
+    names = argv[2:] or all_names
     os.makedirs(out_dir, exist_ok=True)
     if len(names) == 1:
-        path = globals()["make_" + names[0]](out_dir)
+        path = makers["make_" + names[0]](out_dir)
         print("%s %d bytes" % (os.path.relpath(path), os.path.getsize(path)))
         return 0
     import subprocess
     rc = 0
     for name in names:
-        # One process per fixture: eager/control-flow/resource-variable switches are global.
-        rc |= subprocess.call([sys.executable, os.path.abspath(__file__), out_dir, name])
+        rc |= subprocess.call([sys.executable, os.path.abspath(script), out_dir, name])
     return rc
+
+
+def main(argv):
+    return fixture_main(argv, ALL, globals(), __file__)
 
 
 if __name__ == "__main__":

@@ -44,10 +44,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_OUT = os.path.join(HERE, os.pardir, "tests", "data", "graphs")
 
 
-def _write(graph_or_def, out_dir, stem):
-    gd = graph_or_def.as_graph_def() if hasattr(graph_or_def, "as_graph_def") else graph_or_def
-    tf.io.write_graph(gd, out_dir, stem + ".pbtxt", as_text=True)
-    return os.path.join(out_dir, stem + ".pbtxt")
+from make_tf_fixtures import _write, fixture_main  # noqa: E402  (the same writer and runner)
 
 
 # --------------------------------------------------------------------------
@@ -379,19 +376,7 @@ ALL = [
 
 
 def main(argv):
-    out_dir = os.path.abspath(argv[1] if len(argv) > 1 else DEFAULT_OUT)
-    names = argv[2:] or ALL
-    os.makedirs(out_dir, exist_ok=True)
-    if len(names) == 1:
-        path = globals()["make_" + names[0]](out_dir)
-        print("%s %d bytes" % (os.path.relpath(path), os.path.getsize(path)))
-        return 0
-    import subprocess
-    rc = 0
-    for name in names:
-        # One process per fixture: resource-variable switches are global.
-        rc |= subprocess.call([sys.executable, os.path.abspath(__file__), out_dir, name])
-    return rc
+    return fixture_main(argv, ALL, globals(), __file__)
 
 
 if __name__ == "__main__":
