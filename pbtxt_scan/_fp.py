@@ -41,8 +41,8 @@ class _Candidate(NamedTuple):
 
 
 _KLASS = ("the data source", "a data placeholder", "a constant big enough to be data")
-_CONST_DATA_BYTES = 4096
-_FLOATS = frozenset("DT_FLOAT DT_DOUBLE DT_HALF DT_BFLOAT16".split())  # a Const block this big holds data (shapes and permutations are tiny)
+_CONST_DATA_BYTES = 4096  # a Const block this big holds data (shapes and permutations are tiny)
+_FLOATS = frozenset("DT_FLOAT DT_DOUBLE DT_HALF DT_BFLOAT16".split())
 # After the first candidate, how many more blocks fp reads for another input's copy of the model
 # (at least this many, else as many as it read to the first): copies are built side by side.
 _COPY_BUDGET = 2000
@@ -60,7 +60,7 @@ class _Scan:
 
     __slots__ = (
         "opts", "cat", "trail", "role", "flows", "variables", "done", "candidates", "starters",
-        "pipeline", "doc", "grad", "pos", "gap", "seen", "first_flow_at", "fallback", "n_sources", "n_placeholders",
+        "pipeline", "doc", "grad", "pos", "gap", "seen", "first_flow_at", "fallback",
         "waiting", "waiting_names", "n_waiting", "met", "inputs", "queues",
     )
 
@@ -82,8 +82,6 @@ class _Scan:
         self.seen = 0
         self.first_flow_at = -1
         self.fallback: Optional[Tuple[Block, _Flow]] = None  # the first compute op on the best data, without a variable
-        self.n_sources = 0
-        self.n_placeholders = 0
         # The nodes judged before one of their inputs was read, by that input (and the nodes
         # that read a waiting node, in turn): TF1 while loops write an `Enter` after the op that
         # reads it, so what it carries reaches the op, and the ops after it, only later. Kept
@@ -140,10 +138,6 @@ class _Scan:
             self.inputs[name] = (klass, self.seen)
         if op is not None and op.startswith("QueueDequeue"):
             self.queues.add(name)
-        if klass == 0:
-            self.n_sources += 1
-        else:
-            self.n_placeholders += 1
         self.trail.append(Step(_at(b), name, op, "pass", why))
 
     def _placeholder_kind(self, b: Block, name: str, op: Optional[str], data: bool) -> None:
@@ -353,7 +347,6 @@ def _fp_scan(
     for n in sources:
         st.flows[n] = _Flow(n, 0, None, None)
         st.met.add(n)
-        st.n_sources += 1
     wait_until = -1
     it = iter(blocks)
     while True:
@@ -573,7 +566,7 @@ def _into_call(g: GraphFile, opts: Options, role: Callable[[Block], Tuple[bool, 
     model called from the step) is answered inside that function, from the arguments that carry
     the data; the op before the call, if any, stays an alternative."""
     p = ans.point
-    if p is None or p.op not in CALLS or p.line == 0:
+    if p is None or p.op not in CALLS:
         return ans
     fname = _called_function(g, p)
     if fname is None:
