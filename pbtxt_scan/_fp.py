@@ -3,6 +3,7 @@ design and why it is right: ``_rules``' docstring)."""
 from __future__ import annotations
 
 import contextlib
+import re
 from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Set, Tuple
 
 from ._ahead import _Ahead, ahead_of, graph_producer
@@ -51,6 +52,8 @@ _COPY_BYTES = 4 << 20
 # whose weights are constants), that first op is the answer, as it was before variables counted.
 _MEET_BUDGET = 2000
 _MAX_STARTERS = 16
+# Ops that make values from a shape alone: data (an initial value, noise), not shape arithmetic.
+_RANDOM = re.compile(r"(Stateless|Stateful)?(Random|TruncatedNormal|Multinomial)")
 _MAX_WAITING = 1 << 16
 
 
@@ -61,7 +64,7 @@ class _Scan:
     __slots__ = (
         "opts", "cat", "trail", "role", "flows", "variables", "done", "candidates", "starters",
         "pipeline", "doc", "grad", "pos", "gap", "seen", "first_flow_at", "fallback",
-        "waiting", "waiting_names", "n_waiting", "met", "inputs", "queues",
+        "waiting", "waiting_names", "n_waiting", "met", "shape_only", "inputs", "queues",
     )
 
     def __init__(self, opts: Options, role: Callable[[Block], Tuple[bool, str]]) -> None:
@@ -90,6 +93,7 @@ class _Scan:
         self.n_waiting = 0
         self.waiting_names: Set[str] = set()  # the nodes in ``waiting``
         self.met: Set[str] = set()  # the names read so far (until the answer)
+        self.shape_only: Set[str] = set()  # nodes computed only from constants and shapes (until the doc answer)
         self.inputs: Dict[str, Tuple[int, int]] = {}  # input -> (class, blocks read when met)
         self.queues: Set[str] = set()  # inputs that are queue dequeues (a pipeline may feed on)
 
@@ -156,7 +160,17 @@ class _Scan:
 
     def _doc(self, b: Block, name: str, op: Optional[str], c: Optional[str]) -> Optional[str]:
         """The doc rule's judgement of a node (why it is no doc candidate, or ``None``); the first
-        candidate is kept."""
+        candidate is kept. Shape arithmetic (computed only from constants and shapes: the
+        ``range`` and ``concat`` that build a transpose's permutation) is no candidate, as in bp."""
+        if self.doc is not None:
+            return "after the doc rule's answer"
+        prods = [p for p in map(_producer, b.inputs) if p is not None]
+        if op in METADATA or (op == "Const" and not self.role(b)[0]) or (
+            prods and all(p in self.shape_only for p in prods) and not _RANDOM.match(op or "")
+        ):
+            self.shape_only.add(name)
+            if c is None:
+                return "computes only from constants and shapes"
         if c is not None:
             why: Optional[str] = "catalog: %s" % c
         else:

@@ -177,3 +177,14 @@ def test_a_ge_dump_says_it_is_read_with_tensorflows_rules():
     # a TensorFlow graph gets no such note
     tf = runner.invoke(app, ["fp", str(GRAPHS / "mlp_sgd.pbtxt")])
     assert "ge-auto" not in tf.stderr
+
+
+@pytest.mark.parametrize("stem", ["rnn_while", "const_data_lstm"])
+def test_the_doc_rule_skips_shape_arithmetic_but_not_random_values(stem):
+    # rnn/range and rnn/concat build the transpose's permutation from constants: shape arithmetic
+    exp, graph = _load(GRAPHS / (stem + ".expected.json"))
+    ans = find_fp(graph, Options(rule="doc"))
+    assert ans.point.name == exp["fp"] == "rnn/transpose"
+    assert any(s.name == "rnn/range" and "constants and shapes" in s.why for s in ans.trail)
+    # a random op makes values from a shape alone: data (here an initial value), not shape arithmetic
+    assert find_fp(GRAPHS / "placeholder_feed.pbtxt", Options(rule="doc")).point.name == "truncated_normal/TruncatedNormal"
