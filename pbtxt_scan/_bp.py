@@ -156,8 +156,18 @@ def _bp_scan(
     trail = Trail()
     any_grad = False
     net: Optional[Block] = None  # the first dead candidate: the answer if none runs
+    read = net_read = 0  # blocks read, and read when `net` was found
+    end = 0  # where the read began (the first block's end)
     for b in back:
         name = b.name or ""
+        read += 1
+        end = end or b.end
+        if net is not None and (read - net_read > max(_NET_BLOCKS, net_read) or net.start - b.end > max(_NET_BYTES, end - net.start)):
+            # A live candidate this far before a dead one is unlikely (optimizers apply the
+            # gradients next to them); reading on could mean the whole file (the gradients may be
+            # fetched, not consumed, or, as in a bare gradients graph, used by nothing).
+            trail.append(Step(_at(b), name, b.op, "pass", "no op that runs within %d blocks before it: the search stops" % (read - net_read)))
+            break
         grad = in_gradients_scope(name)
         runs = live is None or live.visit(b, grad)
         if not grad:
@@ -183,7 +193,7 @@ def _bp_scan(
             trail.append(Step(_at(b), name, b.op, "skip", "computes only from constants and shapes"))
             continue
         if not runs:
-            net = b
+            net, net_read = b, read
             trail.append(Step(_at(b), name, b.op, "skip", _DEAD))
             continue
         trail.append(Step(_at(b), name, b.op, "chosen", "last op in a gradients scope that computes"))
@@ -266,6 +276,10 @@ def _text_names_gradients(raw: bytes) -> bool:
 
 
 _READ = 1 << 20
+# How far bp reads back past a candidate that does not run, for one that does (at least; or as
+# far again as the read so far): blocks, bytes.
+_NET_BLOCKS = 1 << 16
+_NET_BYTES = 64 << 20
 _INPUT_LINES: Dict[int, "re.Pattern[bytes]"] = {}
 
 

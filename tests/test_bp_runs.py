@@ -172,3 +172,26 @@ def test_a_use_spelled_otherwise_is_seen(tmp_path, spelling):
     out = tmp_path / "g.pbtxt"
     out.write_text(text.replace("  input: " + use, "  input: " + spelling + "\n"))
     _check(out, "unused_saliency")
+
+
+def test_past_a_dead_candidate_bp_reads_back_a_bounded_stretch(tmp_path):
+    # A live gradient far before the dead ones: further back than the bound (as far again as the
+    # read so far, at least _NET_BLOCKS blocks), so bp stops and answers the dead candidate, saying
+    # why; the cost stays a bounded stretch, not the whole file (a graph whose gradients are
+    # fetched, not consumed, would otherwise be read back to its start).
+    from pbtxt_scan import _bp
+
+    def node(name, op, *inputs):
+        return "node {\n  name: \"%s\"\n  op: \"%s\"\n%s}\n" % (name, op, "".join('  input: "%s"\n' % i for i in inputs))
+
+    far = node("x", "Placeholder") + node("gradients/far/MatMul", "MatMul", "x", "x") + node("apply", "ApplyGradientDescent", "gradients/far/MatMul")
+    filler = "".join(node("f%d" % i, "Add", "x", "x") for i in range(_bp._NET_BLOCKS + 10))
+    dead = node("gradients_1/a/MatMul", "MatMul", "x", "x") + node("gradients_1/b/MatMul", "MatMul", "gradients_1/a/MatMul", "x")
+    g = tmp_path / "g.pbtxt"
+    g.write_text(far + filler + dead)
+    ans = find_bp(g)
+    assert ans.point.name == "gradients_1/b/MatMul"
+    assert any("the search stops" in s.why for s in ans.trail)
+    # within the bound, the live one is found
+    g.write_text(far + dead)
+    assert find_bp(g).point.name == "gradients/far/MatMul"
