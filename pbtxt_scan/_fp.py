@@ -358,8 +358,11 @@ def _fp_scan(
     finds (or the pass reads on to the end).
     """
     st = _Scan(opts, role)
-    for n in sources:
+    # A function's arguments carry what its caller hands in; with --source, the named ones if any.
+    named = sources & opts.sources
+    for n in named or sources:
         st.flows[n] = _Flow(n, 0, None, None)
+        st.inputs[n] = (0, 0)
         st.met.add(n)
     wait_until = -1
     it = iter(blocks)
@@ -406,6 +409,8 @@ def _fp_pick(st: _Scan, opts: Options, g: GraphFile, fn: Optional[str]) -> Answe
     file = g.name
     trail = st.trail
     rule = opts.rule
+    if opts.sources and not st.inputs:
+        return Answer("fp", None, "dataflow", "no node named %s (--source)" % ", ".join(sorted(opts.sources)), trail)
     if rule == "doc" or (rule == "auto" and not st.candidates and st.fallback is None):
         b = st.doc
         if b is None:
@@ -565,14 +570,16 @@ def _find_fp(g: GraphFile, opts: Options) -> Answer:
     ans = _fp_pick(st, opts, g, None)
     # The body that holds the training step (the same choice bp makes: step_body).
     body = step_body(top_grad, lambda: training_function(g))
-    if body is None:
-        return _into_call(g, opts, role, ans)
-    fname = body.name
-    sub = _fp_pick(_fp_scan(body.blocks(), opts, body.args, role=role), opts, g, fname)
-    if sub.point is None:
-        return ans
-    reason = "the training step runs in function %s (it holds the gradients): %s" % (fname, sub.reason)
-    return _into_call(g, opts, role, sub._replace(reason=reason, trail=ans.trail + sub.trail))
+    if body is not None:
+        fname = body.name
+        sub = _fp_pick(_fp_scan(body.blocks(), opts, body.args, role=role), opts, g, fname)
+        if sub.point is not None:
+            reason = "the training step runs in function %s (it holds the gradients): %s" % (fname, sub.reason)
+            ans = sub._replace(reason=reason, trail=ans.trail + sub.trail)
+    ans = _into_call(g, opts, role, ans)
+    if ans.point is None and opts.sources and ans.reason.startswith("no node named"):
+        raise PbtxtError(ans.reason + ": name a node of the graph (see 'pbtxt-scan nodes FILE')", path=g.name)
+    return ans
 
 
 def _into_call(g: GraphFile, opts: Options, role: Callable[[Block], Tuple[bool, str]], ans: Answer) -> Answer:

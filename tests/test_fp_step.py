@@ -188,3 +188,17 @@ def test_the_doc_rule_skips_shape_arithmetic_but_not_random_values(stem):
     assert any(s.name == "rnn/range" and "constants and shapes" in s.why for s in ans.trail)
     # a random op makes values from a shape alone: data (here an initial value), not shape arithmetic
     assert find_fp(GRAPHS / "placeholder_feed.pbtxt", Options(rule="doc")).point.name == "truncated_normal/TruncatedNormal"
+
+
+def test_source_that_names_no_node_is_one_clear_error():
+    r = runner.invoke(app, ["fp", "--source", "nosuch", str(GRAPHS / "mlp_sgd.pbtxt")])
+    assert r.exit_code == 2 and r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "nosuch" in lines[0] and "Traceback" not in r.stderr
+
+
+def test_source_reaches_into_the_step_function():
+    # the top level hands `x` to the tf.function that holds the step; its argument is `x` too
+    exp, graph = _load(GRAPHS / "tf2_gradient_tape.expected.json")
+    ans = find_fp(graph, Options(sources=frozenset({"x"})))
+    assert (ans.point.name, ans.point.function) == (exp["fp"], exp["fp_function"])
