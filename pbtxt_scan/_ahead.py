@@ -231,14 +231,13 @@ def ahead_of(g: "GraphFile") -> Optional[_Ahead]:
     names = needle_hits(g, _pattern(_GRAD_WORDS))
     if ops is None or names is None:
         return None
-    grep = shutil.which("grep") or "grep"
-    ahead = _Ahead(
+    grep = shutil.which("grep") or "grep"  # (found: needle_hits needs it)
+    return _Ahead(
         _Search(ops, lambda off: line_context(g, off)),
         _Search(names, lambda off: line_context(g, off)),
         lambda start, end: _grep_range(grep, g, start, min(end, g.size or end), pattern),
         g,
     )
-    return ahead
 
 
 
