@@ -40,7 +40,7 @@ CONFIG_KEYS = ("skip_ops", "keep_ops", "name_filters")
 
 
 def _options(
-    rule: str, skip: List[str], keep: List[str], filters: Optional[List[str]], config: Optional[Path], sources: List[str] = ()  # type: ignore[assignment]
+    rule: str, skip: List[str], keep: List[str], filters: Optional[List[str]], config: Optional[Path], sources: Optional[List[str]] = None
 ) -> Any:
     from .._rules import DOC_NAME_FILTERS, RULES, Options
 
@@ -53,7 +53,7 @@ def _options(
         keep += cfg.get("keep_ops", [])
         if filters is None and "name_filters" in cfg:
             filters = cfg["name_filters"]
-    return Options(rule, frozenset(skip), frozenset(keep), tuple(filters) if filters else DOC_NAME_FILTERS, frozenset(sources))
+    return Options(rule, frozenset(skip), frozenset(keep), tuple(filters) if filters else DOC_NAME_FILTERS, frozenset(sources or ()))
 
 
 def _read_config(config: Path) -> Dict[str, List[str]]:
