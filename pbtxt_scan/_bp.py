@@ -103,11 +103,6 @@ _DEAD = "nothing that runs uses its result (TensorFlow prunes it)"
 _NET = "last op in a gradients scope that computes (nothing that runs uses any: the answer reading gradients scopes alone)"
 
 
-def _named(inp: str) -> str:
-    """The node an input names, data or control: ``^x``, ``x:1``, ``x:output:0`` -> ``x``."""
-    return inp[1:].split(":", 1)[0] if inp.startswith("^") else inp.split(":", 1)[0]
-
-
 class _Live:
     """Which gradients-scope nodes run, read backward (consumers come after their producers).
 
@@ -132,7 +127,7 @@ class _Live:
             if not live:
                 return False
         for inp in self._inputs(b):
-            p = _named(inp)
+            p = _producer(inp.lstrip("^")) or ""  # (data and control inputs alike)
             if in_gradients_scope(p):
                 self.used.add(p)
         return True

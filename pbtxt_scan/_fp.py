@@ -64,7 +64,7 @@ class _Scan:
     __slots__ = (
         "opts", "cat", "trail", "role", "flows", "variables", "done", "candidates", "starters",
         "pipeline", "doc", "grad", "pos", "gap", "seen", "first_flow_at", "fallback",
-        "waiting", "waiting_names", "n_waiting", "met", "shape_only", "inputs", "queues",
+        "waiting", "waiting_names", "n_waiting", "met", "shape_only", "chosen", "const_role", "inputs", "queues",
     )
 
     def __init__(self, opts: Options, role: Callable[[Block], Tuple[bool, str]]) -> None:
@@ -94,6 +94,8 @@ class _Scan:
         self.waiting_names: Set[str] = set()  # the nodes in ``waiting``
         self.met: Set[str] = set()  # the names read so far (until the answer)
         self.shape_only: Set[str] = set()  # nodes computed only from constants and shapes (until the doc answer)
+        self.chosen: Optional[Block] = None  # the answer's block (set by _fp_pick)
+        self.const_role: Tuple[int, Tuple[bool, str]] = (-1, (False, ""))  # the last Const judged (read once)
         self.inputs: Dict[str, Tuple[int, int]] = {}  # input -> (class, blocks read when met)
         self.queues: Set[str] = set()  # inputs that are queue dequeues (a pipeline may feed on)
 
@@ -158,6 +160,12 @@ class _Scan:
         else:
             self.trail.append(Step(_at(b), name, op, "skip", why))
 
+    def _const(self, b: Block) -> Tuple[bool, str]:
+        """Whether a Const may hold data (``role``), read once for the doc rule and the sources."""
+        if self.const_role[0] != b.start:
+            self.const_role = (b.start, self.role(b))
+        return self.const_role[1]
+
     def _doc(self, b: Block, name: str, op: Optional[str], c: Optional[str]) -> Optional[str]:
         """The doc rule's judgement of a node (why it is no doc candidate, or ``None``); the first
         candidate is kept. Shape arithmetic (computed only from constants and shapes: the
@@ -165,7 +173,7 @@ class _Scan:
         if self.doc is not None:
             return "after the doc rule's answer"
         prods = [p for p in map(_producer, b.inputs) if p is not None]
-        if op in METADATA or (op == "Const" and not self.role(b)[0]) or (
+        if op in METADATA or (op == "Const" and not self._const(b)[0]) or (
             prods and all(p in self.shape_only for p in prods) and not _RANDOM.match(op or "")
         ):
             self.shape_only.add(name)
@@ -232,7 +240,7 @@ class _Scan:
             return
         if not flows:
             if op == "Const" and c is not None and not opts.sources and not any(k < 2 for k, _at in self.inputs.values()):
-                holds, why = self.role(b)  # (only while no better input is known: most Consts are never read)
+                holds, why = self._const(b)  # (only while no better input is known: most Consts are never read)
                 if holds:
                     self._source(b, name, op, 2, why + ": data, if nothing else feeds the model")
                     return
@@ -419,6 +427,7 @@ def _fp_pick(st: _Scan, opts: Options, g: GraphFile, fn: Optional[str]) -> Answe
         if rule == "auto":
             reason = "no data source: " + reason
         trail.append(Step(_at(b), b.name or "", b.op, "chosen", reason))
+        st.chosen = b
         return Answer("fp", _point("fp", b, "doc", file, fn), "doc", reason, trail)
     if not st.candidates and st.fallback is None:
         if opts.sources:
@@ -458,6 +467,7 @@ def _fp_pick(st: _Scan, opts: Options, g: GraphFile, fn: Optional[str]) -> Answe
         alts.append(Alternative(_point("fp", sb, "dataflow", file, fn), why))
         named.add(sb.name)
     trail.append(Step(_at(b), b.name or "", b.op, "chosen", reason))
+    st.chosen = b
     return Answer("fp", _point("fp", b, "dataflow", file, fn), "dataflow", reason, trail,
                   confidence=confidence, doubt=doubt, alternatives=tuple(alts))
 
@@ -572,24 +582,25 @@ def _find_fp(g: GraphFile, opts: Options) -> Answer:
     body = step_body(top_grad, lambda: training_function(g))
     if body is not None:
         fname = body.name
-        sub = _fp_pick(_fp_scan(body.blocks(), opts, body.args, role=role), opts, g, fname)
+        st2 = _fp_scan(body.blocks(), opts, body.args, role=role)
+        sub = _fp_pick(st2, opts, g, fname)
         if sub.point is not None:
             reason = "the training step runs in function %s (it holds the gradients): %s" % (fname, sub.reason)
-            ans = sub._replace(reason=reason, trail=ans.trail + sub.trail)
-    ans = _into_call(g, opts, role, ans)
+            ans, st = sub._replace(reason=reason, trail=ans.trail + sub.trail), st2
+    ans = _into_call(g, opts, role, ans, st.chosen)
     if ans.point is None and opts.sources and ans.reason.startswith("no node named"):
         raise PbtxtError(ans.reason + ": name a node of the graph (see 'pbtxt-scan nodes FILE')", path=g.name)
     return ans
 
 
-def _into_call(g: GraphFile, opts: Options, role: Callable[[Block], Tuple[bool, str]], ans: Answer) -> Answer:
+def _into_call(g: GraphFile, opts: Options, role: Callable[[Block], Tuple[bool, str]], ans: Answer, call: Optional[Block]) -> Answer:
     """An answer that calls a library function with the model's variables (a ``tf.function``
     model called from the step) is answered inside that function, from the arguments that carry
     the data; the op before the call, if any, stays an alternative."""
     p = ans.point
-    if p is None or p.op not in CALLS:
+    if p is None or call is None or p.op not in CALLS:
         return ans
-    fname = _called_function(g, p)
+    fname = called_function(g, call)
     if fname is None:
         return ans
     body = function_body(g, fname)
@@ -601,16 +612,6 @@ def _into_call(g: GraphFile, opts: Options, role: Callable[[Block], Tuple[bool, 
     reason = "the model runs in function %s, which %s calls with the data and the variables: %s" % (fname, p.name, sub.reason)
     alts = tuple(a for a in ans.alternatives) + sub.alternatives
     return sub._replace(reason=reason, trail=ans.trail + sub.trail, alternatives=alts)
-
-
-def _called_function(g: GraphFile, p: Any) -> Optional[str]:
-    """The function the call node at ``p`` names (its block found again by offset)."""
-    for b in g.blocks(("node",), frozenset({"name"})):
-        if b.start == p.offset:
-            return called_function(g, b)
-        if b.start > p.offset:
-            break
-    return None
 
 
 def _top_gradients(st: _Scan, ahead: Optional[_Ahead], rest: Iterator[Block]) -> bool:
