@@ -28,7 +28,7 @@ from . import gen_graph as gg
 
 
 def _schema() -> Dict[str, Dict[str, Tuple[int, Any, bool]]]:
-    from pbtxt_scan._wire_text import SCHEMA
+    from pbtxt_scan.wire._wire_text import SCHEMA
 
     out: Dict[str, Dict[str, Tuple[int, Any, bool]]] = {}
     for msg, fields in SCHEMA.items():

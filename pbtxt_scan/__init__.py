@@ -15,7 +15,7 @@ __version__ = "0.1.0"
 
 from ._api import DIALECTS, GraphFile, Stats, check, detect_dialect, iter_blocks, iter_nodes, parse_block, read_block_bytes, stats
 from ._errors import IncompleteInputError, PbtxtError
-from ._grammar import parse_text
+from .language._grammar import parse_text
 from ._model import Block, Field, Head, Message
 
 __all__ = [

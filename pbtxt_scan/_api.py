@@ -6,10 +6,10 @@ parsed messages on demand (``_grammar``, Lark) -> rules (``_rules``) and GE (``g
 """
 from __future__ import annotations
 
-from ._dialect import DIALECTS, NAME_AND_OP, Dialect, dialect_of_head
-from ._input import GraphFile, opened
-from ._paths import detect_dialect, iter_blocks, iter_nodes, parse_block, read_block_bytes
-from ._stats import Stats, check, stats
+from .graph._dialect import DIALECTS, NAME_AND_OP, Dialect, dialect_of_head
+from .graph._input import GraphFile, opened
+from .graph._paths import detect_dialect, iter_blocks, iter_nodes, parse_block, read_block_bytes
+from .graph._stats import Stats, check, stats
 
 __all__ = [
     "DIALECTS",

@@ -17,9 +17,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pbtxt_scan import _lexer
-from pbtxt_scan import _layout as layout
-from pbtxt_scan._atomic import compile_bytes, emulate, user_groups
+from pbtxt_scan.text import _lexer
+from pbtxt_scan.text import _layout as layout
+from pbtxt_scan.language._atomic import compile_bytes, emulate, user_groups
 
 DATA = Path(__file__).parent / "data"
 NATIVE_OK = sys.version_info >= (3, 11)

@@ -312,7 +312,7 @@ def test_damage_inside_an_attr_value_is_found_by_check_and_stats(tmp_path: Path)
 def test_bp_index_is_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The backward index (one pass over every node's length prefix) is built once per file, like
     the text index: a second bp reads it from the cache; a stale or damaged entry is rebuilt."""
-    import pbtxt_scan._wire as wire
+    import pbtxt_scan.wire._wire as wire
 
     monkeypatch.setenv("PBTXT_SCAN_CACHE_DIR", str(tmp_path / "cache"))
     path = binary_path("mlp_sgd_saved_model/saved_model.pb")

@@ -17,10 +17,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pbtxt_scan import _canonical
-from pbtxt_scan._canonical import scan_canonical
+from pbtxt_scan.text import _canonical
+from pbtxt_scan.text._canonical import scan_canonical
 from pbtxt_scan._errors import PbtxtError
-from pbtxt_scan._scan import scan
+from pbtxt_scan.text._scan import scan
 
 DATA = Path(__file__).parent / "data"
 FIXTURES = sorted(
@@ -231,7 +231,7 @@ def test_big_block_with_many_heads() -> None:
 
 
 def test_gzip_stream(tmp_path: Path) -> None:
-    from pbtxt_scan._source import open_binary
+    from pbtxt_scan.source._source import open_binary
 
     data = (DATA / "ge" / "dump_dir" / "ge_proto_00000042_graph_1_Build.txt").read_bytes()
     p = tmp_path / "g.txt.gz"
@@ -322,7 +322,7 @@ def test_the_fast_path_is_taken() -> None:
 def test_whole_block_and_batch_regexes_wait_for_the_warm_up(fixture: str, compiles: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     """Those regexes take 20-110 ms each to compile: a scan shorter than the warm-up (most of
     what fp reads, a frozen graph's few thousand lines) compiles none; a longer one does."""
-    from pbtxt_scan import _layout
+    from pbtxt_scan.text import _layout
 
     data = (DATA / "graphs" / fixture).read_bytes()
     assert (data.count(b"\n") > _canonical._WARMUP_LINES) == compiles

@@ -12,9 +12,10 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from test_points import GRAPHS, _reprint
 
-from pbtxt_scan import GraphFile, _ahead, _fp, parse_text
-from pbtxt_scan._ahead import judge_line
-from pbtxt_scan._rules import Options, find_bp, find_fp, placeholder_role, step_body
+from pbtxt_scan import GraphFile, parse_text
+from pbtxt_scan.points import _ahead, _fp
+from pbtxt_scan.points._ahead import judge_line
+from pbtxt_scan.points._rules import Options, find_bp, find_fp, placeholder_role, step_body
 
 CASES = sorted(GRAPHS.glob("*.expected.json"))
 

@@ -14,7 +14,7 @@ from cli_runner import CliRunner
 from test_fp_ahead import _node
 from test_points import GRAPHS
 
-from pbtxt_scan._rules import Options, find_fp
+from pbtxt_scan.points._rules import Options, find_fp
 from pbtxt_scan.cli import app
 
 CASES = sorted(p for p in GRAPHS.glob("*.expected.json") if "fp_confidence" in json.loads(p.read_text()))

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from pbtxt_scan import _body
-from pbtxt_scan._body import FUNCTION_NODES, _Args, training_function
-from pbtxt_scan._input import GraphFile
+from pbtxt_scan.points import _body
+from pbtxt_scan.points._body import FUNCTION_NODES, _Args, training_function
+from pbtxt_scan.graph._input import GraphFile
 from pbtxt_scan._model import Block, Head
 
 DATA = Path(__file__).parent / "data"

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from cli_runner import CliRunner
 
-from pbtxt_scan import GraphFile, _profiling, ge as _ge
+from pbtxt_scan import GraphFile, ge as _ge
+from pbtxt_scan.points import _profiling
 from pbtxt_scan.ge import _attrs, _skim
 from pbtxt_scan.cli import app
 
@@ -47,7 +48,7 @@ ROAD_IDS = ["lark", "skim", "fast", "split"]
 @pytest.fixture(params=ROADS, ids=ROAD_IDS)
 def road(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> dict:
     if request.param.get("jobs"):
-        from pbtxt_scan import _parallel
+        from pbtxt_scan.graph import _parallel
 
         monkeypatch.setattr(_parallel, "SPLIT_BYTES", 300)
     return request.param
@@ -307,7 +308,7 @@ def test_squash_cuts_strings_safely(seed: int, monkeypatch: pytest.MonkeyPatch):
     import io
     import random
 
-    from pbtxt_scan._lexer import Lexer
+    from pbtxt_scan.text._lexer import Lexer
 
     rng = random.Random(seed)
     keep = rng.choice([1, 2, 3, 5, 8])

@@ -20,7 +20,8 @@ from typing import Any, Iterator, List, Tuple
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from pbtxt_scan import GraphFile, PbtxtError, _parallel, ge as _ge
+from pbtxt_scan import GraphFile, PbtxtError, ge as _ge
+from pbtxt_scan.graph import _parallel
 from pbtxt_scan.ge import _fast, _ops, _split
 
 Fields = List[Tuple[str, Any]]  # (name, raw scalar text or sub-fields)

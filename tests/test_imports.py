@@ -1,4 +1,4 @@
-"""The package's modules import one another one way only: no import circle.
+"""The package's modules import one another one way only: down the layers, and in no circle.
 
 Every module under pbtxt_scan/ is parsed with ``ast``; every intra-package import, at module level
 or inside a function, is an edge; the graph must have no cycle. (A circle that only works because one
@@ -90,6 +90,61 @@ def find_cycle(graph: Dict[str, Set[str]]) -> List[str]:
                 stack.append((nxt, iter(sorted(graph[nxt]))))
                 path.append(nxt)
     return []
+
+
+# The layers, lowest first (ARCHITECTURE.md says what each one does). A module imports its own
+# package and the packages of lower layers only; packages of one layer never import each other.
+LAYERS = [
+    {"pbtxt_scan._errors", "pbtxt_scan._model"},
+    {"pbtxt_scan.language", "pbtxt_scan.source", "pbtxt_scan.parallel"},
+    {"pbtxt_scan.text", "pbtxt_scan.wire"},
+    {"pbtxt_scan.graph"},
+    {"pbtxt_scan.points", "pbtxt_scan.ge"},
+    {"pbtxt_scan._api", "pbtxt_scan"},
+    {"pbtxt_scan.cli"},
+    {"pbtxt_scan.__main__"},
+]
+
+
+def _unit(mod: str) -> str:
+    """The layer unit a module belongs to: its package under pbtxt_scan, or the root module itself."""
+    parts = mod.split(".")
+    return ".".join(parts[:2]) if len(parts) > 2 or (len(parts) == 2 and (ROOT / parts[1]).is_dir()) else mod
+
+
+def _rank(unit: str) -> int:
+    for i, layer in enumerate(LAYERS):
+        if unit in layer:
+            return i
+    raise AssertionError("%s is in no layer: add it to LAYERS (and to ARCHITECTURE.md)" % unit)
+
+
+def layer_violations(graph: Dict[str, Set[str]]) -> List[str]:
+    bad = []
+    for mod, targets in sorted(graph.items()):
+        for t in sorted(targets):
+            a, b = _unit(mod), _unit(t)
+            if a == b or b == "pbtxt_scan" and mod.startswith("pbtxt_scan.cli"):
+                continue
+            if _rank(a) < _rank(b) or (_rank(a) == _rank(b) and {a, b} != {"pbtxt_scan._api", "pbtxt_scan"}):
+                bad.append("%s imports %s" % (mod, t))
+    return bad
+
+
+def test_every_module_is_in_a_layer():
+    for mod in import_graph():
+        _rank(_unit(mod))
+
+
+def test_the_layer_check_sees_an_upward_import():
+    graph = {"pbtxt_scan.text._lexer": {"pbtxt_scan.points._fp"}, "pbtxt_scan.points._fp": {"pbtxt_scan.text._lexer"}}
+    assert layer_violations(graph) == ["pbtxt_scan.text._lexer imports pbtxt_scan.points._fp"]
+    assert layer_violations({"pbtxt_scan.ge._load": {"pbtxt_scan.points._fp"}}) == ["pbtxt_scan.ge._load imports pbtxt_scan.points._fp"]
+
+
+def test_imports_go_down_the_layers():
+    bad = layer_violations(import_graph())
+    assert not bad, "imports against the layers:\n" + "\n".join(bad)
 
 
 def test_the_cycle_finder_finds_one():

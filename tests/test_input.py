@@ -179,7 +179,7 @@ def test_gzip_reads_like_the_plain_file(tmp_path: Path, command: str) -> None:
 def test_gzip_bp_decompresses_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """bp on .gz used to re-open and decompress from the start for every block (quadratic)."""
     import pbtxt_scan
-    from pbtxt_scan import _source
+    from pbtxt_scan.source import _source
 
     gz = tmp_path / "mlp_sgd.pbtxt.gz"
     with gzip.open(str(gz), "wb") as out:
@@ -192,8 +192,8 @@ def test_gzip_bp_decompresses_once(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         return real(path)
 
     monkeypatch.setattr(_source, "open_binary", counting)
-    monkeypatch.setattr("pbtxt_scan._input.open_binary", counting)
-    from pbtxt_scan._rules import find_bp
+    monkeypatch.setattr("pbtxt_scan.graph._input.open_binary", counting)
+    from pbtxt_scan.points._rules import find_bp
 
     ans = find_bp(str(gz))
     assert ans.point is not None and ans.point.name == "gradients/dense/MatMul_grad/MatMul_1"

@@ -19,9 +19,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pbtxt_scan import _layout as layout
-from pbtxt_scan._atomic import compile_bytes, user_groups
-from pbtxt_scan._grammar import terminal_patterns
+from pbtxt_scan.text import _layout as layout
+from pbtxt_scan.language._atomic import compile_bytes, user_groups
+from pbtxt_scan.language._grammar import terminal_patterns
 
 from test_atomic import LINES, PIECES, edited
 
@@ -137,7 +137,7 @@ def test_a_huge_block_of_short_lines_takes_little_memory() -> None:
     import io
     import tracemalloc
 
-    from pbtxt_scan._canonical import scan_canonical
+    from pbtxt_scan.text._canonical import scan_canonical
 
     data = b'node {\n  name: "big"\n  op: "NoOp"\n' + b"  a: 1\n" * 150000 + b"}\nnode {\n  name: \"b\"\n}\n"
     tracemalloc.start()

@@ -14,10 +14,10 @@ from typing import Any, List, Tuple
 
 import pytest
 
-from pbtxt_scan import _canonical
-from pbtxt_scan._canonical import scan_canonical
+from pbtxt_scan.text import _canonical
+from pbtxt_scan.text._canonical import scan_canonical
 from pbtxt_scan._errors import PbtxtError
-from pbtxt_scan._scan import scan
+from pbtxt_scan.text._scan import scan
 
 HEADS = frozenset({"name", "op", "input"})
 PATH = ("node",)
@@ -115,7 +115,7 @@ def test_a_valid_long_line_is_not_handed_over(monkeypatch: pytest.MonkeyPatch) -
 def test_no_batch_regex_is_built_around_a_long_line(monkeypatch: pytest.MonkeyPatch) -> None:
     """The blocks that hold a long line are walked line by line up to it and over the closers
     after it: a batch there would compile a regex for each depth (~40 ms each) for a few lines."""
-    from pbtxt_scan import _layout
+    from pbtxt_scan.text import _layout
 
     depths: List[int] = []
     real = _layout.field_re
@@ -140,7 +140,7 @@ def test_no_batch_regex_is_built_around_a_long_line(monkeypatch: pytest.MonkeyPa
 def two_procs(monkeypatch: pytest.MonkeyPatch, small_long: None) -> List[Any]:
     """Long lines of a few KB checked in windows of 512 bytes by the parent and one forked worker
     (whatever the machine's cores); returns the skimmers made, to look at their workers."""
-    from pbtxt_scan import _skim_pool
+    from pbtxt_scan.text import _skim_pool
 
     if not _skim_pool._can_fork():
         pytest.skip("no fork")
@@ -160,7 +160,7 @@ def two_procs(monkeypatch: pytest.MonkeyPatch, small_long: None) -> List[Any]:
 
 
 def _file_run(tmp_path: Any, data: bytes) -> List[Any]:
-    from pbtxt_scan._input import GraphFile
+    from pbtxt_scan.graph._input import GraphFile
 
     p = tmp_path / "g.pbtxt"
     p.write_bytes(data)
@@ -217,7 +217,7 @@ def test_a_line_broken_near_a_cut_gives_the_serial_error(tmp_path: Any, two_proc
 
 
 def test_no_worker_is_left_after_an_early_stop(tmp_path: Any, two_procs: List[Any]) -> None:
-    from pbtxt_scan._input import GraphFile
+    from pbtxt_scan.graph._input import GraphFile
 
     content = _tensor(3000, 3)
     p = tmp_path / "g.pbtxt"
@@ -232,7 +232,7 @@ def test_no_worker_is_left_after_an_early_stop(tmp_path: Any, two_procs: List[An
 
 def test_fp_forks_no_worker_without_long_lines(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """Files without lines longer than one window fork nothing (nor load what forking needs)."""
-    from pbtxt_scan import _skim_pool
+    from pbtxt_scan.text import _skim_pool
 
     def no_fork(self: Any) -> bool:
         raise AssertionError("forked")

@@ -14,8 +14,8 @@ from typing import List, Tuple
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from pbtxt_scan import _parallel
-from pbtxt_scan._input import GraphFile
+from pbtxt_scan.graph import _parallel
+from pbtxt_scan.graph._input import GraphFile
 from pbtxt_scan.cli import app
 
 from cli_runner import CliRunner
@@ -120,7 +120,7 @@ def test_layouts(layout: str, cmd: List[str], tmp_path: Path, monkeypatch: pytes
 
 def test_flush_left_falls_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A split inside a block makes a chunk end inside a field: the rest is rescanned, same answer."""
-    from pbtxt_scan._stats import stats
+    from pbtxt_scan.graph._stats import stats
 
     p = tmp_path / "flush.pbtxt"
     p.write_bytes(_flush_left(MLP))
@@ -158,7 +158,7 @@ def test_check_many_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
 def test_jobs_option(monkeypatch: pytest.MonkeyPatch) -> None:
     r = runner.invoke(app, ["stats", "--jobs", "0", str(GRAPHS[0])])
     assert r.exit_code == 2 and "--jobs" in r.stderr
-    from pbtxt_scan._cores import usable_cores
+    from pbtxt_scan.parallel._cores import usable_cores
 
     assert usable_cores() >= 1
     # The default is every usable core: the same output as one.
@@ -237,7 +237,7 @@ def test_closing_early_stops_the_workers(monkeypatch: pytest.MonkeyPatch) -> Non
     """`nodes | head`: the reader stops after the first rows; no worker is left behind."""
     import os
 
-    from pbtxt_scan._dialect import NAME_AND_OP
+    from pbtxt_scan.graph._dialect import NAME_AND_OP
 
     monkeypatch.setattr(_parallel, "SPLIT_BYTES", 300)
     with GraphFile.open(str(GRAPHS[0]), spool=False) as g:

@@ -10,7 +10,7 @@ from cli_runner import CliRunner
 
 from pbtxt_scan import parse_text
 from pbtxt_scan._model import Message
-from pbtxt_scan._rules import Options, find_bp, find_fp, in_gradients_scope
+from pbtxt_scan.points._rules import Options, find_bp, find_fp, in_gradients_scope
 from pbtxt_scan.cli import app
 
 GRAPHS = Path(__file__).parent / "data" / "graphs"

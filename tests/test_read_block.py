@@ -17,9 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pbtxt_scan._errors import PbtxtError
-from pbtxt_scan._grammar import parse_text
-from pbtxt_scan._input import GraphFile
-from pbtxt_scan._layout import read_block
+from pbtxt_scan.language._grammar import parse_text
+from pbtxt_scan.graph._input import GraphFile
+from pbtxt_scan.text._layout import read_block
 from pbtxt_scan._model import Message
 
 from test_canonical import PERTURB, _fields, _print
@@ -92,7 +92,7 @@ def test_fp_on_a_fed_graph_builds_no_lark_parser() -> None:
     graph = DATA / "graphs" / "mlp_sgd.pbtxt"
     code = (
         "import sys\n"
-        "from pbtxt_scan._rules import find_fp\n"
+        "from pbtxt_scan.points._rules import find_fp\n"
         "ans = find_fp(sys.argv[1])\n"
         "print(ans.point.name, 'lark' in sys.modules)\n"
     )

@@ -19,10 +19,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pbtxt_scan import Block, Field, Message, PbtxtError, parse_text
-from pbtxt_scan._grammar import _number
-from pbtxt_scan._lexer import Lexer
-from pbtxt_scan._scan import scan_tokens
-from pbtxt_scan._source import DEFAULT_CHUNK
+from pbtxt_scan.language._grammar import _number
+from pbtxt_scan.text._lexer import Lexer
+from pbtxt_scan.text._scan import scan_tokens
+from pbtxt_scan.source._source import DEFAULT_CHUNK
 
 DATA = Path(__file__).parent / "data"
 CORPUS_FILES = sorted((DATA / "_external").glob("*.jsonl"))

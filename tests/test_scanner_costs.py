@@ -10,8 +10,8 @@ import time
 import tracemalloc
 from typing import Callable
 
-from pbtxt_scan._grammar import lexical_error_message
-from pbtxt_scan._scan import scan
+from pbtxt_scan.language._grammar import lexical_error_message
+from pbtxt_scan.text._scan import scan
 
 HEADS = frozenset({"name", "op"})
 

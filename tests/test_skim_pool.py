@@ -18,10 +18,10 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from pbtxt_scan import _skim_pool
-from pbtxt_scan._grammar import terminal_patterns
-from pbtxt_scan._lexer import _string_body
-from pbtxt_scan._skim_pool import Skimmer
+from pbtxt_scan.text import _skim_pool
+from pbtxt_scan.language._grammar import terminal_patterns
+from pbtxt_scan.text._lexer import _string_body
+from pbtxt_scan.text._skim_pool import Skimmer
 
 STRING = re.compile(terminal_patterns()["STRING"].encode("ascii"))
 

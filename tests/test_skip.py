@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pbtxt_scan._grammar import terminal_patterns
-from pbtxt_scan._skip import body_end
+from pbtxt_scan.language._grammar import terminal_patterns
+from pbtxt_scan.language._skip import body_end
 
 STRING = re.compile(terminal_patterns()["STRING"].encode("ascii"))
 
@@ -147,7 +147,7 @@ def test_the_decoder_speaks_as_expected() -> None:
     """The decoder's two errors that ``_skip`` reads (the same words on every supported Python)."""
     import codecs
 
-    from pbtxt_scan._skip import _AT
+    from pbtxt_scan.language._skip import _AT
 
     for s, pos in ((b"ab\\xg", 2), (b"\\x", 0), (b"\\\\\\xv", 2)):
         with pytest.raises(ValueError) as e:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pbtxt_scan import _grammar, _terminals
+from pbtxt_scan.language import _grammar, _terminals
 
 ROOT = Path(__file__).resolve().parent.parent
 MLP = ROOT / "tests" / "data" / "graphs" / "mlp_sgd.pbtxt"

@@ -1,4 +1,4 @@
-"""The wire-format reader (pbtxt_scan._wire, _wire_text): round trips through a test-side encoder,
+"""The wire-format reader (pbtxt_scan.wire._wire, _wire_text): round trips through a test-side encoder,
 damaged input, and the real binary twins of tests/data/graphs (tests/data/binary)."""
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pbtxt_scan as ps
-from pbtxt_scan import _wire as w
-from pbtxt_scan import _wire_walk as ww
-from pbtxt_scan._wire_text import DATA_TYPES, node_to_text
+from pbtxt_scan.wire import _wire as w
+from pbtxt_scan.wire import _wire_walk as ww
+from pbtxt_scan.wire._wire_text import DATA_TYPES, node_to_text
 from wire_encoder import Packed, encode, float32, graph_with_offsets, node, tag, varint, wrap
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Regenerate ``pbtxt_scan/_terminals.py`` from ``grammar/pbtxt.lark`` (a maintainer tool).
+"""Regenerate ``pbtxt_scan/language/_terminals.py`` from ``grammar/pbtxt.lark`` (a maintainer tool).
 
     python tools/gen_terminals.py           # print what the file should hold
     python tools/gen_terminals.py --write   # write it
@@ -11,7 +11,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
 
-from pbtxt_scan import _grammar, _terminals  # noqa: E402
+from pbtxt_scan.language import _grammar, _terminals  # noqa: E402
 
 text = _grammar.render_terminals()
 if sys.argv[1:] == ["--write"]:

@@ -138,7 +138,7 @@ JobsOpt = typer.Option(
 def jobs_of(jobs: Optional[int]) -> int:
     """The --jobs option as a process count (None: every core this process may use)."""
     if jobs is None:
-        from .._cores import usable_cores
+        from ..parallel._cores import usable_cores
 
         return usable_cores()
     if jobs < 1:
@@ -164,7 +164,7 @@ def open_graph(path: str, spool: bool = True) -> Any:
     """``GraphFile.open``, keeping its notes (which MetaGraph of a SavedModel is read) for
     :func:`say_notes`: a command says them once it has its result, and drops them when it fails
     (a failure is one line on stderr)."""
-    from .._input import GraphFile
+    from ..graph._input import GraphFile
 
     g = GraphFile.open(path, spool=spool)
     g.notes = []

@@ -10,7 +10,7 @@ import typer
 
 from .._errors import PbtxtError
 if TYPE_CHECKING:
-    from .._input import GraphFile
+    from ..graph._input import GraphFile
 from ._app import EXIT_BAD_INPUT, EXIT_NOT_FOUND, FileArg, FormatOpt, JobsOpt, bar, command, dialect, fail, jobs_of, open_graph, out, plural, say_notes, usage_error
 
 
@@ -29,7 +29,7 @@ def check(
     Example: pbtxt-scan check graph.pbtxt
     """
     from .._api import check as _check
-    from .._binary import describe
+    from ..wire._binary import describe
 
     n_jobs = jobs_of(jobs)
     bad = False
@@ -70,7 +70,7 @@ def nodes(
     Example: pbtxt-scan nodes --jsonl graph.pbtxt | grep MatMul
     """
     from .._api import NAME_AND_OP
-    from .._dialect import named
+    from ..graph._dialect import named
 
     n_jobs = jobs_of(jobs)
     row = _row_json if jsonl else _row_tsv
@@ -83,7 +83,7 @@ def nodes(
             heads = d.heads if jsonl else NAME_AND_OP
             texts = None
             if n_jobs != 1:
-                from .. import _parallel
+                from ..graph import _parallel
 
                 texts = _parallel.rows(g, d.path, heads, row, n_jobs, on_progress)
             if texts is not None:  # (the rows of many nodes at a time, in file order)
@@ -140,7 +140,7 @@ def show(
 
 
 def _show(g: "GraphFile", name: str, as_json: bool, fmt: str) -> None:
-    from .._dialect import NAME_AND_OP, named
+    from ..graph._dialect import NAME_AND_OP, named
 
     f = dialect(fmt)
     d = g.dialect if f is None else named(f)
@@ -185,7 +185,7 @@ def stats(
     Example: pbtxt-scan stats --top 5 graph.pbtxt
     """
     from .._api import stats as _stats
-    from .._binary import describe
+    from ..wire._binary import describe
 
     if top < 0:
         raise usage_error("%d is negative: give 0 for every op type, or a positive count" % top, "--top")

@@ -1,5 +1,5 @@
 """The point commands: fp, bp, points (and, with --ge, the names GE uses). Thin: the search is
-``pbtxt_scan._rules``, the GE mapping ``pbtxt_scan.ge``, the profiling output ``pbtxt_scan._profiling``."""
+``pbtxt_scan.points._rules``, the GE mapping ``pbtxt_scan.ge``, the profiling output ``pbtxt_scan.points._profiling``."""
 from __future__ import annotations
 
 import json
@@ -42,7 +42,7 @@ CONFIG_KEYS = ("skip_ops", "keep_ops", "name_filters")
 def _options(
     rule: str, skip: List[str], keep: List[str], filters: Optional[List[str]], config: Optional[Path], sources: Optional[List[str]] = None
 ) -> Any:
-    from .._rules import DOC_NAME_FILTERS, RULES, Options
+    from ..points._rules import DOC_NAME_FILTERS, RULES, Options
 
     if rule not in RULES:
         raise usage_error("choose from %s" % ", ".join(RULES), "--rule")
@@ -75,8 +75,8 @@ def _read_config(config: Path) -> Dict[str, List[str]]:
 
 def _answer_json(ans: Any, file: str) -> Any:
     """The answer as JSON: the same keys found or not (null where unknown), plus the reason."""
-    from .._rules import Point
-    from .._source import display_name
+    from ..points._rules import Point
+    from ..source._source import display_name
 
     d = ans.point.to_json() if ans.point is not None else dict.fromkeys(Point._fields)
     if ans.point is None:
@@ -89,7 +89,7 @@ def _answer_json(ans: Any, file: str) -> Any:
 
 
 def _print_explain(ans: Any) -> None:
-    from .._rules import format_trail
+    from ..points._rules import format_trail
 
     typer.echo("%s (rule %s):" % (ans.kind, ans.rule), err=True)
     for line in format_trail(ans.trail, ans.unit):
@@ -118,7 +118,7 @@ def _say_ge_rules(file: str, g: Any) -> None:
 
 
 def _one_point(kind: str, file: str, opts: Any, as_json: bool, explain: bool, quiet: bool = False) -> None:
-    from .._rules import find_bp, find_fp
+    from ..points._rules import find_bp, find_fp
 
     try:
         with open_graph(file) as g:
@@ -226,7 +226,7 @@ def points(
 
       pbtxt-scan points graph.pbtxt --ge ge_dump_dir/ --format env
     """
-    from .._rules import Answer, find_bp, find_fp
+    from ..points._rules import Answer, find_bp, find_fp
 
     if out_format not in ("text", "profiling", "env"):
         raise usage_error("choose from text, profiling, env", "--format")
@@ -282,7 +282,7 @@ def points(
         fp_name = (mapped.get("fp") or {}).get("ge_name") or fp_name
         bp_name = (mapped.get("bp") or {}).get("ge_name") or bp_name
     if out_format != "text":
-        from .._profiling import format_env, format_profiling, profiling_options
+        from ..points._profiling import format_env, format_profiling, profiling_options
 
         popts = profiling_options(fp_name or "", bp_name or "", output=output, task_trace=task_trace, aic_metrics=aic_metrics)
         out(format_profiling(popts) if out_format == "profiling" else format_env(popts))

@@ -6,7 +6,7 @@ needs them all), never block text or weights: memory follows the op count, not t
 (a 1 GB dump with weights: 7,265 ops, 52 MB peak). By concern:
 
 - ``_load``: the dump model (:class:`GeBuild`) and loading it from one
-  :class:`~pbtxt_scan._input.GraphFile`; ``_ops``: one op block -> one :class:`GeOp` record;
+  :class:`~pbtxt_scan.graph._input.GraphFile`; ``_ops``: one op block -> one :class:`GeOp` record;
   ``_attrs``: the few attributes GE logic reads; ``_fast``: reading those off the lines of
   blocks in the writer layout (one regex, at scanner speed); ``_skim``: reading them from blocks
   out of it that are too big to parse (weights); ``_split``: loading on several processes.

@@ -6,8 +6,8 @@ import re
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from .._errors import PbtxtError
-from .._input import GraphFile
-from .._source import PathLike
+from ..graph._input import GraphFile
+from ..source._source import PathLike
 from ._auto import ge_auto
 from ._load import GeBuild, load_build
 from ._resolve import best_match, resolve

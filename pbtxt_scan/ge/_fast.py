@@ -27,11 +27,11 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator, List, Optional, Tuple
 
-from .._canonical import _HandOver, _Walker
-from .._grammar import _number
-from .._layout import scalar_value
+from ..text._canonical import _HandOver, _Walker
+from ..language._grammar import _number
+from ..text._layout import scalar_value
 from .._model import Block, Field, Message
-from .._terminals import TERMINALS
+from ..language._terminals import TERMINALS
 from ._attrs import _ORIGIN_NAME, _WANTED
 from ._skim import _KEEP
 

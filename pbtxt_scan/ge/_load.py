@@ -1,6 +1,6 @@
 """GE dump model and loading: op records (:class:`GeOp`) of every graph block of a Build dump.
 
-1. The dump's :class:`~pbtxt_scan._input.GraphFile` streams its op blocks with their heads (name,
+1. The dump's :class:`~pbtxt_scan.graph._input.GraphFile` streams its op blocks with their heads (name,
    type, input, id, stream_id, subgraph_name) and the enclosing graph's name.
 2. For each op we need a handful of attributes (:data:`_WANTED`). A block under
    ``full_parse_max`` bytes is parsed with the Lark grammar (``GraphFile.parse``); a bigger one (a
@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional
 
 from .._errors import PbtxtError
-from .._input import Source, opened
+from ..graph._input import Source, opened
 from ._ops import FULL_PARSE_MAX, GeOp, ops_from
 
 # GE's own type strings (hicann/ge base/common/types.cc, op_type_utils.cc kDataOpSet).

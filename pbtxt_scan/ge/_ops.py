@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Tuple
 
-from .. import _canonical
+from ..text import _canonical
 from .._errors import PbtxtError
-from .._input import GraphFile
+from ..graph._input import GraphFile
 from .._model import Block
-from .._source import DEFAULT_CHUNK
+from ..source._source import DEFAULT_CHUNK
 from ._attrs import _attrs_of, _int
 from ._fast import canonical_attrs, walk
 from ._skim import skim_block

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence, Union
 
-from .._input import Source
+from ..graph._input import Source
 from ._load import GeBuild, GeOp, load_build
 
 #: Resolve kinds, most trusted first.

@@ -6,13 +6,13 @@ import re
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Tuple
 
 from .._errors import PbtxtError
-from .._grammar import _number, string_value
-from .._lexer import Lexer
+from ..language._grammar import _number, string_value
+from ..text._lexer import Lexer
 from .._model import Block, Field, Message
 
 if TYPE_CHECKING:
-    from .._input import GraphFile
-from .._source import DEFAULT_CHUNK
+    from ..graph._input import GraphFile
+from ..source._source import DEFAULT_CHUNK
 from ._attrs import _ORIGIN_NAME, _WANTED
 
 # The skim keeps only these message paths (relative to the op block) and, in them, these scalars.

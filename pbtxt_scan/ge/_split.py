@@ -36,11 +36,11 @@ from __future__ import annotations
 
 from typing import Any, List, NamedTuple, Optional, Tuple
 
-from .. import _parallel
+from ..graph import _parallel
 from .._errors import PbtxtError
-from .._frames import ANCESTOR, Frame
-from .._input import GraphFile
-from .._source import DEFAULT_CHUNK
+from ..text._frames import ANCESTOR, Frame
+from ..graph._input import GraphFile
+from ..source._source import DEFAULT_CHUNK
 from ._fast import walk
 from ._ops import _op_attrs, _record, ops_from
 

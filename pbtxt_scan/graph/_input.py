@@ -1,0 +1,391 @@
+"""One input, opened once per command: :class:`GraphFile`.
+
+Every layer above the scanner (the fp/bp rules, the reverse block index, the GE loader, the CLI)
+reads through the one ``GraphFile`` a command opened; none of them opens a path again. That is
+what makes pipes, FIFOs, ``/dev/fd/N`` and stdin work like files, what keeps gzip ``bp`` linear
+(the stream is decompressed once), and what keeps a file that changes between two opens from
+giving answers that mix two versions of it.
+
+How the bytes are reached depends on the source:
+
+- a regular, uncompressed file is read in place, at any offset (``seek`` + ``read``);
+- anything else (stdin, a pipe or FIFO, a ``.gz`` file) is a *stream*. With ``spool=True`` (the
+  default: commands that read twice, backward or a block again) every byte read from the stream
+  is also appended to an anonymous temporary file, so any offset already passed can be read
+  again and the rest can be read on demand; the spool is filled only as far as someone reads,
+  so ``fp`` spools little more than the text before its answer. With ``spool=False`` (one
+  forward pass: ``stats``, ``check``, ``nodes``) nothing is copied and the stream is read once.
+
+Memory is bounded by the read size (1 MiB) whatever the source: the spool lives on disk.
+
+Binary graphs (a ``.pb`` GraphDef, a ``.meta`` MetaGraphDef, a ``saved_model.pb``, gzipped or not,
+from a file or a stream) are told from text by their first bytes when the file is opened
+(``binary`` names the kind); the same methods then read them through ``_binary`` (the wire-format
+reader), so nothing above this object changes: see ``_binary`` for the correspondence.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import stat
+import tempfile
+from typing import Any, BinaryIO, Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple, Union
+
+from ..wire import _binary
+from ._dialect import DIALECTS, HEAD_BYTES, TF_HEADS, Dialect, dialect_of_head
+from .._errors import PbtxtError
+from .._model import Block, Message
+from ..source._source import DEFAULT_CHUNK, PathLike, looks_binary, open_binary
+from ..source._views import Prefixed, View
+
+# A full Lark parse holds about 50 bytes per byte of text (measured: an 11 MB block took 556 MB):
+# blocks above this are refused by parse() with a clear error instead of growing the process.
+PARSE_MAX = 2 << 20
+
+# Regular files are read with pread where the system has it: reads never depend on (or move) the
+# descriptor's shared offset, which fp's grep may then use as its own stdin (see _ahead).
+_PREAD = hasattr(os, "pread")
+
+_CHANGED = "the file changed while it was being read (%s bytes when opened, %s now): run again when it is complete"
+
+
+class GraphFile:
+    """A graph file or dump, opened once. Use :meth:`open` (or :func:`opened`) and close it.
+
+    ``name`` is what errors and answers call it (``<stdin>`` for ``-``); ``dialect`` is detected
+    from the first fields; ``size`` is known for regular files only (``None`` for streams).
+    """
+
+    def __init__(self, raw: BinaryIO, name: str, spool: bool) -> None:
+        self.name = name
+        self._raw = raw
+        self._stat = _regular_stat(raw)
+        self.regular = self._stat is not None  # readable in place at any offset
+        self.size: Optional[int] = self._stat[0] if self._stat else None
+        self._spool: Optional[BinaryIO] = None
+        self._stored = 0  # stream bytes copied to the spool (or, unspooled, read so far)
+        self._eof = False
+        self._head = b""  # unspooled streams: the first bytes, kept to be read again from 0
+        self._dialect: Optional[Dialect] = None
+        self.binary: Optional[str] = None  # "graphdef", "metagraph" or "savedmodel": wire format
+        self.wire: Dict[str, Any] = {}  # binary: what was read (the SavedModel's MetaGraph, and why)
+        self.on_note: Optional[Callable[[str], None]] = None  # told which MetaGraph a SavedModel gives
+        self.noted = False
+        if not self.regular:
+            if spool:
+                try:
+                    self._spool = tempfile.TemporaryFile(prefix="pbtxt-scan-spool-")  # unlinked at once
+                except OSError as e:
+                    raise PbtxtError("cannot make a temporary file to read the input through: %s" % (e.strerror or e), path=name) from None
+            else:
+                self._head = self._read_raw(HEAD_BYTES)
+                self._stored = len(self._head)
+
+    @classmethod
+    def open(cls, path: PathLike, spool: bool = True) -> "GraphFile":
+        """Open ``path`` (``-`` for stdin; gzip is unpacked): protobuf text format, or a binary
+        GraphDef, MetaGraphDef or SavedModel (told by content); other binary files are refused."""
+        raw, name = open_binary(path)
+        try:
+            g = cls(raw, name, spool)
+            head = g.head(_binary.SNIFF_BYTES)
+            g.binary = _binary.sniff(head)
+            if g.binary is None:
+                why = looks_binary(head[:4096])
+                if why:
+                    raise PbtxtError(why, path=name)
+            elif g.binary == _binary.SAVEDMODEL and not g.can_seek:
+                g._spool_from_here()  # its train MetaGraph may come after the first: keep a way back
+        except BaseException:
+            if str(path) != "-":
+                raw.close()
+            raise
+        g._owned = str(path) != "-"  # stdin stays open for the rest of the process
+        return g
+
+    _owned = False
+
+    def close(self) -> None:
+        if self._spool is not None:
+            self._spool.close()
+            self._spool = None
+        if self._owned:
+            self._raw.close()
+
+    def __enter__(self) -> "GraphFile":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return "GraphFile(%r)" % self.name
+
+    # --- bytes ---------------------------------------------------------------------------------
+
+    @property
+    def can_seek(self) -> bool:
+        """Whether any offset can be read again (a regular file, or a spooled stream)."""
+        return self.regular or self._spool is not None
+
+    def head(self, n: int = HEAD_BYTES) -> bytes:
+        return self.read_at(0, n)
+
+    def read_at(self, pos: int, n: int) -> bytes:
+        """Up to ``n`` bytes at offset ``pos`` (fewer at the end of the input)."""
+        try:
+            if self.regular:
+                if _PREAD:  # positioned: the descriptor's offset stays free for a grep reading it
+                    return os.pread(self._raw.fileno(), n, pos)
+                self._raw.seek(pos)
+                return self._raw.read(n)
+            if self._spool is not None:
+                self._fill(pos + n)
+                self._spool.seek(pos)
+                return self._spool.read(max(0, min(n, self._stored - pos)))
+        except PbtxtError:
+            raise
+        except OSError as e:
+            raise PbtxtError("read error: %s" % (e.strerror or e), path=self.name) from None
+        # An unspooled stream: its first bytes, or the next ones; never a second look further back.
+        if pos < len(self._head):
+            out = self._head[pos : pos + n]
+            if len(out) == n or self._stored > len(self._head):
+                return out
+            return out + self.read_at(len(self._head), n - len(out))
+        if pos != self._stored:
+            raise PbtxtError("cannot read %s a second time: pass a file" % self.name, path=self.name)
+        data = self._read_raw(n)
+        self._stored += len(data)
+        return data
+
+    def _read_raw(self, n: int) -> bytes:
+        if self._eof:
+            return b""
+        try:
+            data = self._raw.read(n)
+        except PbtxtError as e:
+            raise e.with_path(self.name) from None
+        except OSError as e:
+            raise PbtxtError("read error: %s" % (e.strerror or e), path=self.name) from None
+        if not data:
+            self._eof = True
+        return data
+
+    def _spool_from_here(self) -> None:
+        """Turn an unspooled stream into a spooled one (only its first bytes were read yet)."""
+        assert self._spool is None and self._stored == len(self._head)
+        try:
+            self._spool = tempfile.TemporaryFile(prefix="pbtxt-scan-spool-")
+            self._spool.write(self._head)
+        except OSError as e:
+            raise PbtxtError("cannot make a temporary file to read the input through: %s" % (e.strerror or e), path=self.name) from None
+        self._head = b""
+
+    def known_size(self) -> Optional[int]:
+        """The input's size if known without reading further (a regular file, a stream read to its end)."""
+        if self.regular:
+            return self.size
+        return self._stored if self._eof else None
+
+    def bytes_read(self) -> int:
+        """The input's bytes (decompressed) read so far: its size once read to the end."""
+        return (self.size or 0) if self.regular else self._stored
+
+    def _fill(self, upto: Optional[int]) -> None:
+        """Copy the stream to the spool up to offset ``upto`` (``None``: to its end)."""
+        assert self._spool is not None
+        while not self._eof and (upto is None or self._stored < upto):
+            data = self._read_raw(DEFAULT_CHUNK)
+            if data:
+                self._spool.seek(self._stored)
+                try:
+                    self._spool.write(data)
+                except OSError as e:
+                    raise PbtxtError(
+                        "cannot spool the input to a temporary file (set TMPDIR to a folder with room): %s" % (e.strerror or e),
+                        path=self.name,
+                    ) from None
+                self._stored += len(data)
+
+    def reader(self, start: int = 0, end: Optional[int] = None) -> BinaryIO:
+        """A file-like view of bytes ``[start, end)`` (``end=None``: to the end of the input). It
+        keeps its own position, so views, block reads and scans can interleave."""
+        return View(self, start, end)  # type: ignore[return-value]
+
+    @property
+    def offset_free(self) -> bool:
+        """Whether nothing in this process reads through the descriptor's shared offset while a
+        search runs (reads are positioned): a child process may then read the descriptor itself."""
+        return self.regular and _PREAD
+
+    def fileno(self) -> int:
+        """The descriptor of a regular file (for positioned reads by helpers such as grep's feeder)."""
+        if not self.regular:
+            raise io.UnsupportedOperation("fileno: %s is a stream" % self.name)
+        return self._raw.fileno()
+
+    def whole(self) -> Tuple[BinaryIO, int]:
+        """The input as a seekable file and its size, for reading backward (a stream is spooled
+        to its end first)."""
+        if self.regular:  # (a view: positioned reads, never the descriptor's shared offset)
+            return self.reader(), self.size or 0
+        if self._spool is None:
+            raise PbtxtError("cannot read %s backward: pass a file" % self.name, path=self.name)
+        self._fill(None)
+        return self._spool, self._stored
+
+    def identity(self) -> Optional[Tuple[str, int, int, int, int]]:
+        """(real path, size, mtime, inode, ctime) of a regular file that has a path, for cache keys."""
+        path = getattr(self._raw, "name", None)
+        if not self.regular or not isinstance(path, str):
+            return None
+        try:
+            st = os.fstat(self._raw.fileno())
+        except OSError:
+            return None
+        return os.path.realpath(path), st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns
+
+    def changed(self) -> Optional[PbtxtError]:
+        """An error if the file's size or mtime differ from when it was opened (regular files)."""
+        now = _regular_stat(self._raw)
+        if self._stat is not None and now != self._stat:
+            return PbtxtError(_CHANGED % (self._stat[0], now[0] if now else "?"), path=self.name)
+        return None
+
+    # --- blocks --------------------------------------------------------------------------------
+
+    @property
+    def dialect(self) -> Dialect:
+        if self._dialect is None:
+            self._dialect = DIALECTS["graphdef"] if self.binary else dialect_of_head(self.head())
+        return self._dialect
+
+    def blocks(
+        self,
+        block_path: Sequence[str],
+        heads: FrozenSet[str] = TF_HEADS,
+        chunk_size: int = DEFAULT_CHUNK,
+        on_progress: Optional[Callable[[int], None]] = None,
+        end_state: Optional[Dict[str, int]] = None,
+        validate: bool = False,
+    ) -> Iterator[Block]:
+        """Every message at ``block_path`` in file order, validated as it is read. (A binary
+        graph's containers and node fields are always checked; ``validate`` also checks every
+        node's attr values, which listings skip: ``check`` and ``stats`` ask for it.)"""
+        from ..text._canonical import scan_canonical
+
+        if self.binary:
+            yield from _binary.blocks(self, block_path, heads, chunk_size, on_progress, end_state, validate)
+            return
+
+        try:
+            for b in scan_canonical(self.reader(), tuple(block_path), heads, chunk_size, self.name, end_state):
+                yield b
+                if on_progress is not None:
+                    on_progress(b.end)
+        except PbtxtError as e:
+            # A file cut short while we read it looks like a truncated file: say what really happened.
+            raise (self.changed() or e.with_path(self.name)) from None
+        err = self.changed()
+        if err is not None:
+            raise err
+
+    def nodes(self, heads: Optional[FrozenSet[str]] = None, **kw: Any) -> Iterator[Block]:
+        """The operator blocks of this file's dialect (heads: the dialect's, unless given)."""
+        d = self.dialect
+        return self.blocks(d.path, d.heads if heads is None else heads, **kw)
+
+    def read(self, block: Block) -> bytes:
+        """The block's own bytes (of a binary graph: the node as text format, UTF-8)."""
+        if self.binary:
+            return _binary.node_text(self, block).encode("utf-8", "surrogateescape")
+        return self.read_at(block.start, block.end - block.start)
+
+    def rescan(self, block: Block, heads: FrozenSet[str]) -> List[Block]:
+        """Scan one block found before again (for heads it was read without); ``[]`` on failure."""
+        from ..text._scan import scan
+
+        if self.binary:
+            return _binary.rescan(self, block, heads)
+        src: BinaryIO = self.reader(block.start, block.end)
+        at = block.start
+        field = block.path[-1]
+        if self.read_at(block.start, 1) in (b"{", b"<"):
+            # An item of a [...] list starts at its "{": give it a field name so it scans alone.
+            prefix = field.encode() + b" "
+            src = Prefixed(prefix, src)  # type: ignore[assignment]
+            at -= len(prefix)
+        try:
+            got = list(scan(src, (field,), heads, start_offset=at, start_line=block.line, display=self.name))
+        except PbtxtError:
+            return []
+        return [b._replace(path=block.path, start=block.start, line=block.line, column=block.column) for b in got]
+
+    def parse(self, block: Block, max_bytes: Optional[int] = None) -> Message:
+        """Parse one block with the Lark grammar: a one-field :class:`Message` (the block's field,
+        e.g. ``node``) whose positions are those of the file (of a binary graph: those of the
+        node's text, as ``show`` prints it)."""
+        from ..language._grammar import parse_text
+
+        max_bytes = PARSE_MAX if max_bytes is None else max_bytes
+        if self.binary:
+            node = _binary.node_text(self, block)
+            if len(node) > max_bytes:
+                raise PbtxtError(
+                    "node is %.1f MB as text, over the %.1f MB limit for a full parse" % (len(node) / (1 << 20), max_bytes / (1 << 20)),
+                    path=self.name,
+                    offset=block.start,
+                )
+            return parse_text(node, path=self.name)
+        size = block.end - block.start
+        if size > max_bytes:
+            raise PbtxtError(
+                "block is %.1f MB, over the %.1f MB limit for a full parse (the grammar's parse takes about 50 bytes of "
+                "memory per byte of text)" % (size / (1 << 20), max_bytes / (1 << 20)),
+                block.line,
+                block.column,
+                self.name,
+            )
+        raw = self.read(block)
+        if block.column % 2 and not raw.startswith((b"{", b"<")):
+            # In the writer layout the lines alone give the tree: no Lark parser to build.
+            from ..text._layout import read_block
+
+            msg = read_block(raw, block.column // 2, block.line)
+            if msg is not None:
+                return msg
+        text = raw.decode("utf-8", "surrogateescape")
+        if text.startswith(("{", "<")):  # an item of a [..] list has no field name of its own
+            text = block.path[-1] + " " + text
+            pad = ""
+        else:
+            pad = " " * (block.column - 1)  # keep columns true on the first line
+        return parse_text(pad + text, first_line=block.line, path=self.name)
+
+
+Source = Union[PathLike, GraphFile]
+
+
+@contextlib.contextmanager
+def opened(src: Source, spool: bool = True) -> Iterator[GraphFile]:
+    """``src`` itself if it is already open (the caller closes it), else a new one, closed after."""
+    if isinstance(src, GraphFile):
+        yield src
+        return
+    with GraphFile.open(src, spool=spool) as g:
+        yield g
+
+
+def _regular_stat(f: Any) -> Optional[Tuple[int, int]]:
+    """(size, mtime) of a regular file opened as ``f``; ``None`` for streams and gzip."""
+    if not isinstance(f, io.BufferedReader) and not isinstance(f, io.FileIO):
+        return None  # (a gzip reader, stdin's wrapper)
+    try:
+        st = os.fstat(f.fileno())
+    except (OSError, AttributeError, ValueError, io.UnsupportedOperation):
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return st.st_size, st.st_mtime_ns

@@ -1,0 +1,65 @@
+"""Whole-file commands: validation and statistics, in one forward pass."""
+from __future__ import annotations
+
+import collections
+import time
+from typing import Any, Callable, Dict, NamedTuple, Optional, Union
+
+from ._dialect import NAME_AND_OP, Dialect, named
+from ._input import Source, opened
+from ..source._source import DEFAULT_CHUNK
+
+
+class Stats(NamedTuple):
+    """``lines`` is ``None`` for a binary graph (``bytes`` counts its decompressed bytes), whose
+    ``binary`` says what it is (``graphdef``, ``metagraph``, ``savedmodel``; ``None`` for text)."""
+
+    path: str
+    format: str
+    bytes: int
+    lines: Optional[int]
+    nodes: int
+    ops: Dict[str, int]
+    seconds: float
+    binary: Optional[str] = None
+
+    def to_json(self, top: Optional[int] = None) -> Dict[str, Any]:
+        d = self._asdict()
+        d["ops"] = dict(collections.Counter(self.ops).most_common(top))
+        return d
+
+
+def check(
+    path: Source, chunk_size: int = DEFAULT_CHUNK, on_progress: Optional[Callable[[int], None]] = None, jobs: int = 1
+) -> Stats:
+    """Validate the whole file against the grammar; raise :class:`PbtxtError` at the first error."""
+    return stats(path, dialect=None, chunk_size=chunk_size, on_progress=on_progress, jobs=jobs)
+
+
+def stats(
+    path: Source,
+    dialect: Union[None, str, Dialect] = None,
+    chunk_size: int = DEFAULT_CHUNK,
+    on_progress: Optional[Callable[[int], None]] = None,
+    jobs: int = 1,
+) -> Stats:
+    """Bytes, lines, node count and op histogram, validating the whole file on the way.
+
+    ``jobs`` > 1: on that many processes where the file allows (``_parallel``), the same result."""
+    t0 = time.perf_counter()
+    with opened(path, spool=False) as g:
+        d = g.dialect if dialect is None or dialect == "auto" else named(dialect)
+        if jobs != 1:
+            from . import _parallel
+
+            got = _parallel.stats(g, d.path, NAME_AND_OP, jobs, on_progress)
+            if got is not None:
+                n, ops, nbytes, lines = got
+                return Stats(g.name, d.name, nbytes, lines, n, ops, time.perf_counter() - t0)
+        ops: Dict[str, int] = collections.Counter()
+        n = 0
+        end_state: Dict[str, int] = {}
+        for b in g.blocks(d.path, NAME_AND_OP, chunk_size, on_progress, end_state, validate=True):
+            n += 1
+            ops[b.op or "?"] += 1
+        return Stats(g.name, d.name, end_state["bytes"], end_state["lines"], n, dict(ops), time.perf_counter() - t0, g.binary)

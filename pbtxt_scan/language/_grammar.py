@@ -1,0 +1,326 @@
+"""The Lark grammar: loaded once, lazily, and used to parse text into plain data.
+
+``grammar/pbtxt.lark`` is the only definition of the language. The wheel carries a copy inside the
+package; a source checkout or an editable install reads it from ``grammar/`` beside the package.
+The scanner's lexer (``_lexer.py``) takes its token patterns from here too (through the static copy
+in ``_terminals``, checked against the grammar by a test), so the two cannot drift.
+"""
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+from typing import Any, Dict, List
+
+from .._errors import IncompleteInputError, PbtxtError
+from .._model import Field, Message
+
+_HERE = Path(__file__).resolve().parent
+
+
+def grammar_path() -> Path:
+    for p in (_HERE / "pbtxt.lark", _HERE.parent.parent / "grammar" / "pbtxt.lark"):
+        if p.is_file():
+            return p
+    raise FileNotFoundError("pbtxt.lark not found beside the package nor in ../grammar")
+
+
+@functools.lru_cache(maxsize=None)
+def _lark(with_transformer: bool = True) -> Any:
+    from lark import Lark  # lazy: `pbtxt-scan --version` must not pay for it
+
+    return Lark(
+        grammar_path().read_text(encoding="utf-8"),
+        parser="lalr",  # Earley is orders of magnitude slower and unbounded in memory
+        lexer="basic",  # no terminal collisions in this grammar; basic also gives Lark.lex()
+        maybe_placeholders=False,
+        # Tree-less: callbacks run at each reduce and build plain data directly (about half the
+        # time and a third of the memory of building a Tree first).
+        transformer=_ToData() if with_transformer else None,
+    )
+
+
+def terminal_patterns() -> Dict[str, str]:
+    """The regex of every named terminal, as the grammar defines it (for the scanner's lexer).
+
+    Read from ``_terminals``, a static copy generated from the grammar (``tests/test_terminals.py``
+    proves it is the grammar's), so that scanning never builds the Lark parser (about 100 ms)."""
+    from ._terminals import TERMINALS
+
+    return TERMINALS
+
+
+def grammar_terminals() -> Dict[str, str]:
+    """The same, derived from the grammar by Lark (to generate and check ``_terminals``)."""
+    return {t.name: t.pattern.to_regexp() for t in _lark().terminals}
+
+
+_TERMINALS_HEAD = '''"""The grammar's terminals as regex text. Generated from grammar/pbtxt.lark: do not edit.
+
+The scanner builds its lexer and layout regexes from these without building the Lark parser.
+Regenerate with ``python tools/gen_terminals.py --write`` after changing a terminal in the
+grammar; tests/test_terminals.py fails while this file and the grammar differ.
+"""
+'''
+
+
+def render_terminals() -> str:
+    """The text of ``_terminals.py`` for the grammar as it is."""
+    lines = ["TERMINALS = {"]
+    lines += ["    %r: %r," % (name, pattern) for name, pattern in grammar_terminals().items()]
+    lines.append("}")
+    return _TERMINALS_HEAD + "\n" + "\n".join(lines) + "\n"
+
+
+# --- strings ---------------------------------------------------------------------------------
+
+_ESC = re.compile(r"\\(?:([0-7]{1,3})|x([0-9A-Fa-f]{1,2})|u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))", re.S)
+_NAMED = {"a": 7, "b": 8, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11, "?": 63, "\\": 92, "'": 39, '"': 34}
+
+
+def unescape(body: str) -> bytes:
+    """The bytes a string literal's body (between its quotes) stands for."""
+    if "\\" not in body:
+        return body.encode("utf-8", "surrogateescape")
+    out = bytearray()
+    pos = 0
+    for m in _ESC.finditer(body):
+        out += body[pos : m.start()].encode("utf-8", "surrogateescape")
+        octal, hx, u4, u8, named = m.groups()
+        if octal is not None:
+            out.append(int(octal, 8) & 0xFF)  # "\400" is beyond a byte; C++ also keeps the low 8 bits
+        elif hx is not None:
+            out.append(int(hx, 16))
+        elif u4 is not None or u8 is not None:
+            out += chr(int(u4 or u8, 16)).encode("utf-8", "surrogatepass")
+        else:
+            out.append(_NAMED.get(named, ord(named[0]) if named else 0))
+        pos = m.end()
+    out += body[pos:].encode("utf-8", "surrogateescape")
+    return bytes(out)
+
+
+def decode(raw: bytes) -> str:
+    """Text for a string's bytes: UTF-8, with undecodable bytes kept (as surrogate escapes)."""
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def string_value(literal: str) -> str:
+    """The value of one quoted literal, quotes included."""
+    return decode(unescape(literal[1:-1]))
+
+
+# --- the transformer --------------------------------------------------------------------------
+
+
+def _flatten(items: List[Any]) -> Message:
+    msg = Message()
+    for it in items:
+        if isinstance(it, list) and not isinstance(it, Message):
+            msg.extend(it)
+        else:
+            msg.append(it)
+    return msg
+
+
+def _ToData() -> Any:
+    from lark import Token, Transformer
+
+    class ToData(Transformer):  # type: ignore[misc]
+        """Builds Message/Field values bottom-up; ``[a, b]`` becomes one Field per item."""
+
+        def start(self, items: List[Any]) -> Message:
+            return _flatten(items)
+
+        message = start
+
+        def _fields(self, items: List[Any]) -> List[Field]:
+            name = items[0]
+            rest = items[1:]
+            value = rest[-1] if rest else None
+            values = value if isinstance(value, _Items) else [value]
+            return [Field(str(name), v, name.line, name.column) for v in values]
+
+        scalar_field = _fields
+        message_field = _fields
+
+        def scalar_list(self, items: List[Any]) -> "_Items":
+            return _Items(items)
+
+        message_list = scalar_list
+
+        def empty_list(self, items: List[Any]) -> "_Items":
+            return _Items()
+
+        def type_name(self, items: List[Any]) -> Any:
+            return Token("IDENT", ".".join(items), line=items[0].line, column=items[0].column)
+
+        # items: "[", name, ("/", name,) "]": the position is the "[" token's (whitespace or a line
+        # break may follow it).
+        def ext_name(self, items: List[Any]) -> Any:
+            b = items[0]
+            return Token("IDENT", "[%s]" % items[1], line=b.line, column=b.column)
+
+        def any_name(self, items: List[Any]) -> Any:
+            b = items[0]
+            return Token("IDENT", "[%s/%s]" % (items[1], items[3]), line=b.line, column=b.column)
+
+        def string(self, items: List[Any]) -> str:
+            return decode(b"".join(unescape(t[1:-1]) for t in items))
+
+        def number(self, items: List[Any]) -> Any:
+            neg = len(items) == 2
+            text = str(items[-1])
+            value = _number(text)
+            return -value if neg else value
+
+        def ident_value(self, items: List[Any]) -> str:
+            return "-" + items[1] if len(items) == 2 else str(items[0])
+
+    return ToData()
+
+
+class _Items(list):  # type: ignore[type-arg]
+    """The items of a ``[...]`` list, before they become separate fields."""
+
+
+def _number(text: str) -> Any:
+    t = text.lower()
+    if t.startswith("0x"):
+        return int(t, 16)
+    if "." in t or "e" in t or t.endswith("f"):
+        return float(t.rstrip("f"))
+    if len(t) > 1 and t.startswith("0"):
+        return int(t, 8)
+    try:
+        return int(t)
+    except ValueError:
+        # Over Python's limit for decimal conversion (4,300 digits by default): no protobuf
+        # integer is that long, so keep it as written rather than change the interpreter's limit.
+        return text
+
+
+# --- parsing ----------------------------------------------------------------------------------
+
+_TERMINAL_WORDS = {
+    "IDENT": "a field name",
+    "NUMBER": "a number",
+    "STRING": "a string",
+    "NEG": "'-'",
+    "LBRACE": "'{'",
+    "RBRACE": "'}'",
+    "LESSTHAN": "'<'",
+    "MORETHAN": "'>'",
+    "LSQB": "'['",
+    "RSQB": "']'",
+    "COLON": "':'",
+    "SEMICOLON": "';'",
+    "COMMA": "','",
+    "DOT": "'.'",
+    "SLASH": "'/'",
+    "$END": "end of input",
+}
+
+
+def describe_token(kind: str, text: str) -> str:
+    if kind in ("IDENT", "NUMBER", "STRING"):
+        shown = text if len(text) <= 40 else text[:37] + "..."
+        return "%s %s" % ({"IDENT": "identifier", "NUMBER": "number", "STRING": "string"}[kind], shown)
+    return _TERMINAL_WORDS.get(kind, repr(text))
+
+
+def describe_expected(expected: Any) -> str:
+    # IDENT is a field name where a field may start, but a value (an enum, true, inf) where a number
+    # may also come: "x: -" expects "a number or an identifier", not "a field name".
+    value = "NUMBER" in expected
+    words = sorted({"an identifier" if value and e == "IDENT" else _TERMINAL_WORDS.get(e, e) for e in expected})
+    if len(words) > 4:
+        return ""
+    return ", expected " + " or ".join(words)
+
+
+def _line_col(text: str, pos: int) -> "tuple[int, int]":
+    line = text.count("\n", 0, pos) + 1
+    col = pos - (text.rfind("\n", 0, pos) + 1) + 1
+    return line, col
+
+
+_HEX_ESC = re.compile(r"\\x[0-9A-Fa-f]")  # (matched in place: a slice per escape was quadratic)
+_VALID_ESCAPE_STARTS = set("abfnrtv?\\'\"01234567xuU")
+_UNICODE_ESC = re.compile(r"\\(?:u(?![dD][89a-fA-F])[0-9A-Fa-f]{4}|U000(?!0[dD][89a-fA-F])[0-9A-Fa-f]{5}|U0010[0-9A-Fa-f]{4})")
+
+
+def lexical_error_message(text: str, pos: int) -> str:
+    """Why no token starts at ``pos`` (shared by the Lark path and the scanner's lexer)."""
+    ch = text[pos]
+    if ch in "\"'":
+        end = text.find("\n", pos)
+        line = text[pos : end if end >= 0 else len(text)]
+        if "\x00" in line:
+            return "NUL character inside a string"
+        for esc in re.finditer(r"\\(.?)", line[1:]):
+            e = esc.group(0)
+            if e[1:] not in _VALID_ESCAPE_STARTS or (e == "\\x" and not _HEX_ESC.match(line, 1 + esc.start())):
+                return "invalid escape '%s' in string" % e  # %r would double the backslash
+            if e[1:] in "uU" and not _UNICODE_ESC.match(line, 1 + esc.start()):
+                return "invalid \\%s escape in string (too few hex digits, a surrogate, or beyond U+10FFFF)" % e[1:]
+        return "unterminated string (a string cannot span lines)"
+    if ch.isdigit() or (ch == "." and pos + 1 < len(text) and text[pos + 1].isdigit()):
+        return "invalid number (a number cannot be followed directly by a letter or digit)"
+    if ch == "+":
+        return "unexpected '+' (a number takes no '+' sign)"
+    if ch == "\x00":
+        return "NUL byte in text (is this a binary file?)"
+    return "unexpected character %r" % ch
+
+
+def _shift_lines(msg: Message, by: int) -> Message:
+    """``msg`` with every line moved by ``by``; iterative, since a block may nest thousands deep."""
+    out = Message()
+    todo = [(msg, out)]
+    while todo:
+        src, dst = todo.pop()
+        for f in src:
+            v = f.value
+            if isinstance(v, Message):
+                todo.append((v, Message()))
+                v = todo[-1][1]
+            dst.append(Field(f.name, v, f.line + by, f.column))
+    return out
+
+
+def parse_text(text: str, first_line: int = 1, path: "str | None" = None) -> Message:
+    """Parse a whole text-format message with the Lark grammar into a :class:`Message`.
+
+    ``first_line`` is the file line of ``text[0]`` so that positions match the file.
+    Raises :class:`PbtxtError` (with line and column) on invalid input.
+    """
+    from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+
+    try:
+        msg: Message = _lark().parse(text)
+        return msg if first_line == 1 else _shift_lines(msg, first_line - 1)
+    except UnexpectedCharacters as e:
+        msg = lexical_error_message(text, e.pos_in_stream)
+        raise PbtxtError(msg, e.line + first_line - 1, e.column, path) from None
+    except UnexpectedToken as e:
+        tok = e.token
+        if tok.type == "$END":
+            line, col = _line_col(text, len(text))
+            raise IncompleteInputError(
+                "unexpected end of input" + describe_expected(e.expected), line + first_line - 1, col, path
+            ) from None
+        raise PbtxtError(
+            "unexpected %s%s" % (describe_token(tok.type, str(tok)), describe_expected(e.expected)),
+            tok.line + first_line - 1,
+            tok.column,
+            path,
+        ) from None
+    except UnexpectedEOF:  # pragma: no cover - LALR reports EOF as UnexpectedToken($END)
+        line, col = _line_col(text, len(text))
+        raise IncompleteInputError("unexpected end of input", line + first_line - 1, col, path) from None
+    except VisitError as e:  # a value the grammar accepts but Python cannot hold (e.g. float overflow)
+        raise PbtxtError("invalid value: %s" % e.orig_exc, None, None, path) from None
+    except UnexpectedInput as e:  # pragma: no cover
+        raise PbtxtError(str(e).splitlines()[0], getattr(e, "line", None), getattr(e, "column", None), path) from None
+

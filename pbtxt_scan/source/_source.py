@@ -1,0 +1,158 @@
+"""Opening inputs: a path, ``-`` for stdin, gzip files; read-only, in bounded chunks.
+
+The tool never writes to, renames or locks what it reads: files are opened ``rb`` and nothing else.
+"""
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import sys
+import zlib
+from typing import BinaryIO, Iterator, Optional, Tuple, Union
+
+from .._errors import PbtxtError
+
+DEFAULT_CHUNK = 1 << 20  # 1 MiB: large enough for C-speed scanning, small enough for a flat RSS
+BOM = b"\xef\xbb\xbf"
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def display_name(path: PathLike) -> str:
+    return "<stdin>" if str(path) == "-" else str(path)
+
+
+def open_binary(path: PathLike) -> Tuple[BinaryIO, str]:
+    """Open ``path`` for reading bytes (gunzipping if it is gzip). Errors become :class:`PbtxtError`."""
+    name = display_name(path)
+    if str(path) == "-":
+        return _stdin(), name
+    else:
+        try:
+            if os.path.isdir(path):
+                raise PbtxtError("is a directory, not a file", path=name)
+            raw = open(path, "rb")  # noqa: SIM115 - closed by the caller
+        except PbtxtError:
+            raise
+        except FileNotFoundError:
+            raise PbtxtError("no such file", path=name) from None
+        except PermissionError:
+            raise PbtxtError("permission denied (cannot read the file)", path=name) from None
+        except OSError as e:
+            raise PbtxtError("cannot open: %s" % (e.strerror or e), path=name) from None
+    head = _peek(raw, 2)
+    if head == b"\x1f\x8b":
+        return _GzipReader(raw, name), name  # type: ignore[return-value]
+    return raw, name
+
+
+_STDIN: Optional[Tuple[object, BinaryIO]] = None
+
+
+def _stdin() -> BinaryIO:
+    """Standard input, opened once per process with a peekable buffer: the format is detected
+    from its first bytes, and later readers must still get those bytes."""
+    global _STDIN
+    src = getattr(sys.stdin, "buffer", sys.stdin)
+    if _STDIN is None or _STDIN[0] is not src:  # (a test harness may swap sys.stdin)
+        buffered: BinaryIO = io.BufferedReader(_ReadOnly(src), 1 << 16)  # type: ignore[arg-type,assignment]
+        if _peek(buffered, 2) == b"\x1f\x8b":
+            buffered = io.BufferedReader(_GzipReader(buffered, "<stdin>"), 1 << 16)  # type: ignore[arg-type,assignment]
+        _STDIN = (src, buffered)
+    return _STDIN[1]
+
+
+class _ReadOnly(io.RawIOBase):
+    """Any object with ``read`` as a raw stream (what ``io.BufferedReader`` wants)."""
+
+    def __init__(self, src: object) -> None:
+        self._src = src
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: "bytearray | memoryview") -> int:  # type: ignore[override]
+        data = self._src.read(len(b))  # type: ignore[attr-defined]
+        b[: len(data)] = data
+        return len(data)
+
+
+def _peek(f: BinaryIO, n: int) -> bytes:
+    if hasattr(f, "peek"):
+        try:
+            return f.peek(n)[:n]  # type: ignore[attr-defined,no-any-return]
+        except (OSError, ValueError):
+            return b""
+    return b""
+
+
+class _GzipReader(io.RawIOBase):
+    """gzip with corrupt-stream errors turned into :class:`PbtxtError`."""
+
+    def __init__(self, raw: BinaryIO, name: str) -> None:
+        self._gz = gzip.GzipFile(fileobj=raw, mode="rb")
+        self._raw = raw
+        self._name = name
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: "bytearray | memoryview") -> int:  # type: ignore[override]
+        data = self.read(len(b))
+        b[: len(data)] = data
+        return len(data)
+
+    def read(self, n: int = -1) -> bytes:
+        try:
+            return self._gz.read(n)
+        except (OSError, EOFError, zlib.error) as e:
+            raise PbtxtError("corrupt gzip data: %s" % e, path=self._name) from None
+
+    def close(self) -> None:
+        self._gz.close()
+        self._raw.close()
+        super().close()
+
+
+def iter_chunks(f: BinaryIO, size: int = DEFAULT_CHUNK) -> Iterator[bytes]:
+    while True:
+        try:
+            data = f.read(size)
+        except PbtxtError:
+            raise
+        except OSError as e:
+            raise PbtxtError("read error: %s" % (e.strerror or e)) from None
+        if not data:
+            return
+        yield data
+
+
+def looks_binary(head: bytes) -> Optional[str]:
+    """Why ``head`` (the first bytes of a file) is not protobuf text format, or ``None`` if it may be.
+    (Binary graphs are told apart before this is asked: ``_wire.sniff``.)"""
+    if not head:
+        return None
+    if head.startswith(BOM):
+        head = head[3:]
+    sample = head[:4096]
+    nul = sample.find(b"\x00")
+    if nul >= 0:
+        if not _is_text(sample[:nul]):
+            return "this looks like a binary file (it has NUL bytes), not protobuf text format"
+        return None  # a NUL after clean text (a damaged text file): the lexer gives its line
+    bad = sum(1 for c in sample if c < 9 or 13 < c < 32)
+    if bad > len(sample) // 100 + 1:
+        return "this looks like a binary file (control bytes), not protobuf text format"
+    return None
+
+
+def _is_text(prefix: bytes) -> bool:
+    """Whether ``prefix`` is non-empty UTF-8 text without control bytes (a cut last character is fine)."""
+    if not prefix or any(c < 9 or 13 < c < 32 for c in prefix):
+        return False
+    try:
+        prefix.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return e.start >= len(prefix) - 3 and e.reason == "unexpected end of data"
+    return True

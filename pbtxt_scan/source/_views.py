@@ -1,0 +1,82 @@
+"""File-like views of a :class:`~pbtxt_scan.graph._input.GraphFile`: a byte range with a position of its
+own (so scans, block reads and rescans interleave on one open file), and some bytes before a stream."""
+from __future__ import annotations
+
+import io
+from typing import Any, BinaryIO, Optional
+
+from ._source import DEFAULT_CHUNK
+
+
+class View(io.RawIOBase):
+    """Bytes ``[start, end)`` of a :class:`GraphFile`, with a position of its own."""
+
+    def __init__(self, g: Any, start: int, end: Optional[int]) -> None:  # g: a GraphFile (_input imports us)
+        self._g = g
+        self._start = start
+        self._pos = start
+        self._end = end
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return self._g.can_seek
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        """Any position of a seekable input; the end only where the size is known. Past the end
+        the position stops at it (what a reader checks to tell a truncated field)."""
+        if not self._g.can_seek:
+            raise io.UnsupportedOperation("seek")
+        if whence == 0:
+            pos = self._start + offset
+        elif whence == 1:
+            pos = self._pos + offset
+        else:
+            end = self._end if self._end is not None else self._g.known_size()
+            if whence != 2 or end is None:
+                raise io.UnsupportedOperation("seek to the end of a stream not read to its end")
+            pos = end + offset
+        if not self._g.regular:
+            self._g.read_at(max(pos - 1, 0), 1)  # a stream is spooled as far as that
+        size = self._g.known_size()
+        if size is not None and pos > size:
+            pos = max(size, self._start)
+        self._pos = pos
+        return pos - self._start
+
+    def tell(self) -> int:
+        return self._pos - self._start
+
+    def read(self, n: int = -1) -> bytes:  # type: ignore[override]
+        if n is None or n < 0:
+            return b"".join(iter(lambda: self.read(DEFAULT_CHUNK), b""))
+        if self._end is not None:
+            n = min(n, self._end - self._pos)
+        if n <= 0:
+            return b""
+        data = self._g.read_at(self._pos, n)
+        self._pos += len(data)
+        return data
+
+    def readinto(self, b: "bytearray | memoryview") -> int:  # type: ignore[override]
+        data = self.read(len(b))
+        b[: len(data)] = data
+        return len(data)
+
+
+class Prefixed(io.RawIOBase):
+    """Some bytes, then a stream."""
+
+    def __init__(self, head: bytes, rest: BinaryIO) -> None:
+        self._head = head
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, n: int = -1) -> bytes:  # type: ignore[override]
+        if self._head:
+            out, self._head = self._head, b""
+            return out
+        return self._rest.read(n)

@@ -1,0 +1,451 @@
+"""The canonical-layout fast path: C-speed regexes over whole blocks, the general scanner elsewhere.
+
+``tf.io.write_graph`` (Python ``text_format``) and GE (C++ ``TextFormat::Print``) write one field
+per line, two spaces of indentation per level, ``}`` alone on a line (textformat.md A4)::
+
+    IND(d) IDENT ": " SCALAR "\\n"      a scalar field (one string, or "-"? number/identifier)
+    IND(d) IDENT " {\\n"                 a message opens; its fields follow at IND(d+1)
+    IND(d) "}\\n"                        ... and it closes at the indentation it opened at
+
+The algorithm, over a byte buffer refilled in chunks:
+
+1. Walk the lines of the file and of the blocks that may hold blocks at the path (``graph`` for
+   ``graph.op``), one line at a time, keeping a stack of open frames (as ``_scan`` does).
+2. At ``IND(d) IDENT " {"`` for a block to yield or to skip, find its end: the first
+   ``"\\n" IND(d) "}\\n"`` after the opener. Then check the whole block with ONE compiled regex
+   that spells the layout out level by level (``block_re``). The indentation is exact, so no
+   nested line can look like that closer: a block that matches is exactly one grammar field.
+   Heads (and ``name`` labels) are its lines at ``IND(d+1)``, found by one more regex; lines are
+   counted with ``bytes.count``.
+3. A block that does not match, is deeper than the regex spells out, or is bigger than ``_BIG``
+   is entered instead (back to step 1 inside it), so memory stays bounded and the cause is
+   pinned to one line.
+4. At the first line that fits none of the shapes, hand over to the general scanner
+   (``_scan.scan_tokens``) from the start of that line, with this walk's state: its frame stack
+   (``_frames``: the open messages, their labels, the block open there with the heads read so
+   far) and whether a field just ended (so a ``;`` or ``,`` is read as the separator it is).
+   Positions and errors are then the general scanner's own.
+
+Modules by role: ``_window`` (the buffer of whole lines, UTF-8, BOM), ``_layout`` (the regexes),
+``_batch`` (runs of whole fields at one depth, one regex call each), this one (the walk and the
+hand-over), ``_frames`` (the frame stack shared with the general scanner), ``_skip`` (a long
+string's body at C speed) and ``_skim_pool`` (the same on several processes, for lines longer
+than its window).
+
+Never guessing: a string field is accepted as complete only when the next line starts with a
+field name or ``}`` (adjacent literals concatenate across lines), and strings used as heads or
+labels must be shorter than the lexer's long-token size (longer ones it keeps only the head of).
+Invalid UTF-8 stops the fast path before the bad byte, so the general scanner reports it.
+"""
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, BinaryIO, Dict, FrozenSet, Iterator, List, Optional, Tuple
+
+from ..language._atomic import NATIVE, user_groups
+from . import _layout as layout
+from ._layout import IDENT_NAME, MAX_LITERAL, NEXT_CHAR, last_name, scalar_value
+from ._lexer import _WINDOW, Lexer, _string_body
+from .._model import Block, Head
+from ._frames import ANCESTOR, OTHER, TARGET, Frame, close_block, parents, take_label
+from ._scan import scan_tokens
+from ..language._skip import body_end
+from ._batch import Batches
+
+if TYPE_CHECKING:
+    from ._skim_pool import Skimmer
+
+# The layout regexes are written with possessive repeats and atomic groups from Python 3.11 on,
+# as plain greedy repeats that match the same before (``_layout``), so the fast path runs on every
+# version. (Kept as a switch: False sends every file to the general scanner.)
+FAST = True
+
+# A block longer than this is entered (walked line by line), not matched whole. Before 3.11 the
+# layout regexes are plain greedy repeats (``_layout``), and ``re`` keeps backtracking state for
+# every line a repeat has taken (about 1 KB a line, measured on 3.9), so there the bound is lower:
+# the memory a match may take stays a few MB whatever the block.
+_BIG = 4 << 20 if NATIVE else 64 << 10
+# The first lines a scan walks go line by line, neither in a batch nor as whole blocks: those
+# regexes cost 20-110 ms each to compile for a depth, and walking a line costs ~5 us, so 10,000
+# lines cost about one compile (rent before you buy: never much more than twice the better
+# choice). fp often stops within them, and a frozen graph of any size holds fewer (its 1 GB of
+# constants is a few thousand lines): there no such regex is compiled at all.
+_WARMUP_LINES = 10000
+# Set once a walk in this process has gone past its warm-up: from then on the regexes are (or are
+# about to be) compiled, and later walks (bp's slices read backward, the chunks of ``--jobs``)
+# use them from their first line.
+_warmed = False
+_LONG = 1 << 20  # a line longer than this is streamed (a string) or handed to the general scanner
+
+_CLOSERS = re.compile(rb"(?: *\}\n)*")
+_FIELD_START = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_}")
+
+
+class _Chain:
+    """A readable stream: some bytes first, then the rest of another stream."""
+
+    def __init__(self, first: bytes, rest: BinaryIO) -> None:
+        self._first = first
+        self._rest = rest
+
+    def read(self, n: int = -1) -> bytes:
+        if self._first:
+            if n < 0 or n >= len(self._first):
+                out, self._first = self._first, b""
+                return out
+            out, self._first = self._first[:n], self._first[n:]
+            return out
+        return self._rest.read(n)
+
+
+class _HandOver(Exception):
+    """Leave the fast path at absolute offset ``at`` (a line start, line number ``line``)."""
+
+    def __init__(self, at: int, line: int, seek: bool = False) -> None:
+        self.at = at
+        self.line = line
+        self.seek = seek
+
+
+def scan_canonical(
+    f: BinaryIO,
+    path: Tuple[str, ...],
+    heads: FrozenSet[str],
+    chunk_size: int,
+    name: str,
+    end_state: Optional[Dict[str, int]] = None,
+    start_offset: int = 0,
+    start_line: int = 1,
+) -> Iterator[Block]:
+    """The blocks ``scan(f, path, heads)`` yields, validated as strictly, mostly at C speed.
+
+    ``start_offset``/``start_line``: where ``f``'s first byte sits in the file (a slice read
+    backward by ``_reverse``), so positions come out as the file's own."""
+    if not FAST:
+        yield from _general(f, tuple(path), heads, chunk_size, name, end_state, start_offset, start_line)
+        return
+    w = _Walker(f, tuple(path), heads, chunk_size, name, start_offset, start_line)
+    yield from w.run()
+    if end_state is not None:
+        end_state.update(w.end_state)
+
+
+def _general(
+    f: BinaryIO,
+    path: Tuple[str, ...],
+    heads: FrozenSet[str],
+    chunk_size: int,
+    name: str,
+    end_state: Optional[Dict[str, int]],
+    start_offset: int,
+    start_line: int,
+) -> Iterator[Block]:
+    """The general scanner alone, with the same end state (Python < 3.11)."""
+    lx = Lexer(f, chunk_size, start_offset, start_line, path=name)
+    yield from scan_tokens(lx, path, heads)
+    if end_state is not None:
+        end_state.update(_end_state(lx))
+
+
+def _end_state(lx: Lexer) -> Dict[str, int]:
+    """The bytes and lines read, once the lexer has read to the end."""
+    end = lx.base + len(lx.buf)
+    line, col = lx.linecol(end)
+    return {"bytes": end, "lines": line - 1 if col == 1 else line}
+
+
+class _Walker(Batches):
+    def __init__(
+        self, f: BinaryIO, path: Tuple[str, ...], heads: FrozenSet[str], chunk_size: int, name: str,
+        start_offset: int = 0, start_line: int = 1,
+    ) -> None:
+        super().__init__(f, chunk_size, start_offset)
+        self.first_line = start_line
+        self.path = path
+        self.heads = heads
+        self.name = name
+        self.end_state: Dict[str, int] = {}
+        names = tuple(sorted(h for h in heads if IDENT_NAME.match(h)))
+        self._head_names = names
+        self._name_of = {n.encode("ascii"): n for n in names}
+
+    # --- the walk ------------------------------------------------------------------------------
+
+    def run(self) -> Iterator[Block]:
+        self.start()
+        self.stack: List[Frame] = []
+        self.line = self.first_line
+        self.after = False  # the previous token ended a field (the general scanner's AFTER_FIELD)
+        self.last_name = b"_"  # the last field name read (see last_name)
+        self.no_batch = 0  # below this offset, go line by line (a batch failed to match there)
+        self.big = _BIG  # (read here, so that tests can lower it)
+        self._skim: "Skimmer | None | bool" = None  # made at the first long line
+        try:
+            try:
+                yield from self._walk()
+            finally:
+                if self._skim:
+                    self._skim.close()  # type: ignore[union-attr]
+                self._skim = False
+        except _HandOver as h:
+            yield from self._hand_over(h)
+            return
+        self.end_state = {"bytes": self.base + len(self.buf), "lines": self.line - 1}
+
+    def _walk(self) -> Iterator[Block]:
+        global _warmed
+        path = self.path
+        k = len(path)
+        stack = self.stack
+        heads = self.heads
+        line_res: List[Tuple["re.Pattern[bytes]", Tuple[int, ...]]] = []
+        warm = 0 if _warmed else _WARMUP_LINES  # lines still to walk before batches and whole blocks are tried
+        while True:
+            buf = self.buf
+            pos = self.pos
+            nl = buf.find(b"\n", pos, self.lim)
+            if nl < 0:
+                if self.lim - pos > _LONG:
+                    self._long_line()
+                    continue
+                if self._more():
+                    continue
+                if pos == len(buf) and not stack and self.bad is None:
+                    return  # a complete file
+                raise _HandOver(self.base + pos, self.line)
+            d = len(stack)
+            if warm > 0:
+                warm -= 1
+                if not warm:
+                    _warmed = True
+            elif pos and self.base + pos >= self.no_batch:
+                yield from self._batch(d)
+                if self.pos != pos:
+                    continue
+            while len(line_res) <= d:
+                lre = layout.line_re(len(line_res))
+                line_res.append((lre, user_groups(lre)))
+            lre, groups = line_res[d]
+            m = lre.match(buf, pos, nl + 1)
+            if m is None or m.end() != nl + 1:
+                raise _HandOver(self.base + pos, self.line)
+            ident, opener, scalar, closer = m.group(*groups)
+            # Branches in order of frequency: block openers, scalars, closers.
+            if opener is not None:
+                fname = ident.decode("ascii")
+                if d < k and (d == 0 or stack[-1].kind == ANCESTOR) and fname == path[d]:
+                    kind = TARGET if d == k - 1 else ANCESTOR
+                else:
+                    kind = OTHER
+                if kind != ANCESTOR and warm <= 0:
+                    b = self._whole_block(d, fname, kind)
+                    if b is not False:
+                        if b is not True:
+                            yield b  # type: ignore[misc]
+                        continue
+                    # (refills may have moved the buffer)
+                    buf = self.buf
+                    pos = self.pos
+                    nl = buf.find(b"\n", pos)
+                # Enter the block (an ancestor, or a block too big, too deep or not canonical).
+                self.last_name = ident
+                block = [self.base + pos + 2 * d, self.line, 2 * d + 1, []] if kind == TARGET else None
+                stack.append(Frame(fname, kind, block))
+                self.pos = nl + 1
+                self.line += 1
+                self.after = False
+            elif scalar is not None:
+                if scalar[0] in b"\"'":
+                    nl = self._string_ends(nl)
+                    if nl < 0:
+                        raise _HandOver(self.base + self.pos, self.line)
+                if d:
+                    top = stack[-1]
+                    fname = ident.decode("ascii")
+                    if fname == "name" or (top.kind == TARGET and fname in heads):
+                        if len(scalar) >= MAX_LITERAL:
+                            raise _HandOver(self.base + self.pos, self.line)
+                        value = scalar_value(scalar)
+                        if top.kind == TARGET and fname in heads:
+                            top.block[3].append(Head(fname, value, self.line))  # type: ignore[index]
+                        if fname == "name":
+                            take_label(stack, value)
+                self.last_name = ident
+                self.pos = nl + 1
+                self.line += 1
+                self.after = True
+            else:  # closer
+                if not d:
+                    raise _HandOver(self.base + pos, self.line)
+                fr = stack.pop()
+                if fr.kind == TARGET:
+                    b = fr.block
+                    yield close_block(path, fr, self.base + pos + 2 * d - 1, stack)
+                self.pos = nl + 1
+                self.line += 1
+                self.after = True
+
+    def _string_ends(self, nl: int) -> int:
+        """Whether the string ending the line at ``nl`` is followed by no adjacent string literal:
+        the line's newline again (the buffer may have moved), or -1."""
+        while True:
+            m = NEXT_CHAR.match(self.buf, nl + 1, self.lim)
+            if m is not None:
+                return nl if self.buf[m.start(1)] in _FIELD_START else -1
+            if self.bad is not None or self.lim - nl > _LONG:
+                return -1
+            at = nl - self.pos
+            if not self._more():
+                return nl  # the input ends (perhaps after spaces): nothing follows the string
+            nl = self.pos + at
+
+    def _whole_block(self, d: int, fname: str, kind: int) -> "Block | bool":
+        """Match the block opening at ``pos`` whole and advance past it: the Block (a target) or
+        True (a block to skip); False, not moving, when it must be entered instead."""
+        closer = b"\n" + b"  " * d + b"}\n"
+        start_abs = self.base + self.pos
+        frm = self.buf.find(b"\n", self.pos) + self.base  # the opener's own newline (an empty block)
+        while True:
+            buf = self.buf
+            i = buf.find(closer, frm - self.base, self.lim)
+            if i >= 0:
+                break
+            ahead = buf.rfind(b"\n", self.pos, self.lim) + 1  # (the opener's newline is there)
+            if self.lim - ahead >= min(_LONG, self.big):
+                # A line longer than _LONG (or than a block may be, before 3.11) is coming: enter
+                # the block (_long_line streams that line) rather than read and search up to _BIG
+                # of it here, and in every batch that looks for a closer in the buffer it would
+                # leave behind. The lines up to it are walked one by one: a batch would compile a
+                # regex for their depth (~40 ms) to match a handful of lines.
+                self.no_batch = max(self.no_batch, self.base + ahead)
+                return False
+            if self.base + self.lim - start_abs > self.big:
+                return False
+            frm = max(frm, self.base + self.lim - len(closer) + 1)
+            if not self._more():
+                return False
+        start = self.pos
+        end = i + len(closer)
+        if end - start > self.big or layout.block_re(d).fullmatch(buf, start, end) is None:
+            return False
+        stack = self.stack
+        line = self.line
+        out: "Block | bool" = True
+        if fname == "signature" and d and stack[-1].label is None:
+            m = layout.fields_re(d + 1, ("name",)).search(buf, start, end)
+            if m is not None:
+                raw = m.group(2)
+                if len(raw) >= MAX_LITERAL:
+                    raise _HandOver(start_abs, line)
+                stack[-1].label = scalar_value(raw)
+        if kind == TARGET:
+            hs: List[Head] = []
+            if self._head_names:
+                n = line
+                last = start
+                for m in layout.fields_re(d + 1, self._head_names).finditer(buf, start, end):
+                    raw = m.group(2)
+                    if len(raw) >= MAX_LITERAL:
+                        raise _HandOver(start_abs, line)
+                    n += buf.count(b"\n", last, m.start()) + 1
+                    last = m.start() + 1
+                    hs.append(Head(self._name_of[m.group(1)], scalar_value(raw), n))  # (one str per name)
+            out = Block(self.path, start_abs + 2 * d, self.base + end - 1, line, 2 * d + 1, tuple(hs), parents(stack))
+        self.line = line + buf.count(b"\n", start, end)
+        self.pos = end
+        self.after = True
+        self.last_name = last_name(buf, end)
+        return out
+
+    def _long_line(self) -> None:
+        """A line longer than ``_LONG``: a string field streamed through its body regex (files that
+        can seek back only, so the general scanner can take over at the line if anything is off)."""
+        pos = self.pos
+        start_abs = self.base + pos
+        line = self.line
+        d = len(self.stack)
+        m = layout.long_line_re(d).match(self.buf, pos, self.lim)
+        if m is None or not self._seekable():
+            raise _HandOver(start_abs, line)
+        fname = m.group(1).decode("ascii")  # (group 1 opens first: any group _atomic adds is inside it)
+        if d and (fname == "name" or (self.stack[-1].kind == TARGET and fname in self.heads)):
+            raise _HandOver(start_abs, line)  # its value is needed: let the general scanner read it
+        quote = self.buf[m.end() - 1]
+        body = _string_body(quote)
+        i = m.end()
+        # Several processes first, on a line longer than their window (``_skim_pool``): they say
+        # where the literal closes, or how far its body is plainly valid.
+        done = False
+        sk = self._skimmer()
+        if sk is not None and self.bad is None:
+            at, done = sk.body(self.base + i, quote)
+            if at != self.base + i:
+                self._jump(at)
+                i = self.pos
+        while True:
+            buf = self.buf
+            lim = self.lim
+            # C-speed first (``_skip``: a class map read by the bytes-escape decoder); where the
+            # body is not plainly valid, the terminal's own regex decides, escape by escape.
+            if done:
+                j, closed, done = i, True, False  # (the closing quote, found by the skimmer)
+            else:
+                j, closed = body_end(buf, i, lim, quote)
+            if not closed and j < lim - 12:
+                win = lim if _WINDOW is None else min(lim, i + _WINDOW)  # (see _lexer._WINDOW)
+                j = body.match(buf, i, win).end()  # type: ignore[union-attr]
+                if win < lim and j >= win - 12:
+                    i = j  # the window's end, maybe inside an escape: go on from where the match stopped
+                    continue
+            if j + 1 < lim and buf[j] == quote and buf[j + 1] == 0x0A:
+                self.pos = j  # (only a drop point now: the line start is gone from the buffer)
+                nl = self._string_ends(j + 1)
+                if nl < 0:
+                    raise _HandOver(start_abs, line, seek=True)
+                self.pos = nl + 1
+                self.line = line + 1
+                self.after = True
+                self.last_name = m.group(1)
+                # (and so are the closers after it)
+                self.no_batch = max(self.no_batch, self.base + _CLOSERS.match(self.buf, self.pos, self.lim).end())  # type: ignore[union-attr]
+                return
+            if j >= lim - 12 and lim == len(buf) and not self.eof:
+                self.pos = j
+                self._more()
+                i = self.pos
+                continue
+            raise _HandOver(start_abs, line, seek=True)
+
+    def _skimmer(self) -> "Skimmer | None":
+        if self._skim is None:
+            from ._skim_pool import for_reader  # (at the first long line: no cost for other files)
+
+            self._skim = for_reader(self.f, self.origin) or False
+        return self._skim or None  # type: ignore[return-value]
+
+    def _jump(self, at: int) -> None:
+        """Refill the buffer from walk offset ``at`` (inside the current line, past what the
+        skimmer checked): the bytes before it are not needed again."""
+        self.f.seek(at - self.origin)
+        self.buf = b""
+        self.base = self._checked = at
+        self.pos = self.lim = 0
+        self.eof = False
+        self._more()
+
+    # --- hand-over to the general scanner ------------------------------------------------------
+
+    def _hand_over(self, h: _HandOver) -> Iterator[Block]:
+        # The general scanner goes on from the line at h.at with this walk's own state: its open
+        # frames (labels and the heads read so far included) and whether a field just ended.
+        if h.seek:
+            self.f.seek(h.at - self.origin)
+            stream: BinaryIO = self.f
+        else:
+            stream = _Chain(self.buf[h.at - self.base :], self.f)  # type: ignore[assignment]
+        lx = Lexer(stream, self.chunk, start_offset=h.at, start_line=h.line, path=self.name)
+        # The field name an error would name: the last one read (a complete field's, or the
+        # innermost opener's).
+        last = self.last_name.decode("ascii") if self.after else (self.stack[-1].name if self.stack else "")
+        yield from scan_tokens(lx, self.path, self.heads, self.stack, self.after, last)
+        self.end_state = _end_state(lx)

@@ -1,0 +1,294 @@
+"""The canonical layout as regexes, built from the grammar's own terminals (for ``_canonical``).
+
+``tf.io.write_graph`` and GE write one field per line, two spaces of indentation per level and
+``}`` alone on a line. Each regex here spells that layout out for one job: a whole block, one
+line, one field with its head lines, the head lines of verified text. Also here: reading a
+scalar's value and the last field name off verified text.
+
+Two spellings of the same regexes, chosen by the Python's ``re`` (``native``):
+
+- From 3.11 on, possessive repeats and atomic groups: no backtracking into a line once matched,
+  and no backtracking state kept per line.
+- Before 3.11, ``_atomic`` can emulate those (a look-ahead and a back-reference), but that costs a
+  second pass over every nested block and a capture group per level. None of them is needed:
+  in the layout a repeat can never usefully give anything back, because whatever follows it
+  cannot start where one of its iterations started, and NUMBER ends its line wherever it is
+  used. So the old spelling is plain greedy throughout (each place says why). It matches what
+  the native one matches; on text that does not match it backtracks, but every line reads one
+  way only (the alternatives of a line exclude each other), so a failure costs linear time.
+  ``test_layout_forms`` checks both against the native spelling, and the time of failing
+  blocks. Indentation is a counted repeat there (`` {6}``): one step, not one per space. And
+  ``re`` keeps backtracking state for every line a greedy repeat has taken, so ``_canonical``
+  matches smaller blocks whole there (``_BIG``).
+"""
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any, List, Optional, Tuple
+
+from ..language._atomic import NATIVE, compile_bytes, user_groups
+from ..language._grammar import _number, decode, terminal_patterns, unescape
+from ._lexer import _possessive
+from .._model import Field, Message
+
+# Nesting levels one block regex spells out below the block's own level; deeper blocks are
+# entered. Fewer before 3.11, where compiling these long patterns takes longer (the text grows
+# with the depth: 0.05 s for a node's regex at 12 levels on 3.9, and one more regex for each
+# depth a file makes the walk enter); 8 levels hold every node and node_def of the fixtures and
+# of the generated graphs.
+REL_DEPTH = 12 if NATIVE else 8
+MAX_TOKEN = 1 << 16  # longer identifiers/numbers are left to the general scanner (token limits)
+MAX_LITERAL = 1 << 19  # head/label strings at least this long are left to it too (it truncates
+# strings over its long-token size, 1 MiB, depending on where its chunks fall)
+
+
+@functools.lru_cache(maxsize=None)
+def terms(native: bool = NATIVE) -> Tuple[str, str]:
+    """(field name, scalar value) regexes as text."""
+    t = terminal_patterns()
+    assert t["IDENT"] == "[A-Za-z_][A-Za-z0-9_]*", t["IDENT"]  # bounded below; keep in step
+    # Possessive, or (old re) greedy: a name is always followed by ": ", " {" or a newline, none
+    # of which it can take, so giving characters back never leads to a match.
+    ident = "[A-Za-z_][A-Za-z0-9_]{0,%d}%s" % (MAX_TOKEN - 1, "+" if native else "")
+    string = _possessive(t["STRING"], native)
+    if not native:
+        # Each run of plain characters in the string pattern is followed by a backslash or the
+        # closing quote, which the run excludes: greedy is possessive there too.
+        assert string.count("]*+") == 4 and string.count("[^") == 4, string  # keep in step
+        string = string.replace("]*+", "]*")
+        # The usual strings first: no escapes, then the others with at least one (the same
+        # language, one repeat fewer to run). The two must exclude each other: a line that two
+        # alternatives match alike would be matched again, with all the lines after it, for
+        # each of them whenever the block fails.
+        assert string.count(')*"') == 1 and string.count(")*'") == 1, string  # keep in step
+        plain = [re.search(q + r"(\[\^" + q + r"[^\]]*\])\*", string).group(1) for q in "\"'"]  # type: ignore[union-attr]
+        escaped = string.replace(')*"', ')+"').replace(")*'", ")+'")
+        # All of them alternatives of the scalar itself, not of a group in it: old re enters a
+        # nested alternation for every scalar that is not a string.
+        assert escaped.startswith('(?:"') and escaped.endswith("')"), escaped  # (one group)
+        string = "\"%s*\"|'%s*'|%s" % (plain[0], plain[1], escaped[3:-1])
+    else:
+        string = "(?:%s)" % string
+    # Atomic: the lexer takes the first alternative of NUMBER that matches, never a later one.
+    # The old spelling leaves it a plain group: there a number always ends its line, and when
+    # one alternative reaches the newline no earlier one can stop short of it (see
+    # test_layout_forms: an earlier stop would be at a "." or a sign, but NUMBER holds at most one
+    # "." and a sign only after an exponent's "e", which no alternative ends with).
+    number = "(?![^\\n]{%d})(%s%s)" % (MAX_TOKEN, "?>" if native else "?:", t["NUMBER"])
+    if not native:
+        # A name starts with a letter or "_", a number with a digit or ".": the order is free, and
+        # names (DT_FLOAT, true) are the usual unquoted values, so old re tries them first.
+        return ident, "(?:%s|-?%s|-?%s)" % (string, ident, number)
+    return ident, "(?:%s|-?%s|-?%s)" % (string, number, ident)
+
+
+def ind(d: int, native: bool = NATIVE) -> str:
+    if native or d == 0:
+        return "  " * d
+    return " {%d}" % (2 * d)
+
+
+def _rep(native: bool) -> str:
+    """The repeat of the lines inside a block: each starts with one more level of indentation
+    and a name, where the closer that follows them has ``}``, so none is ever given back."""
+    return "*+" if native else "*"
+
+
+def line_text(d: int, stop: int, native: bool = NATIVE) -> str:
+    ident, scalar = terms(native)
+    i = ind(d, native)
+    if d >= stop:
+        return "%s%s: %s\\n" % (i, ident, scalar)
+    inner = line_text(d + 1, stop, native)
+    return "%s%s(?:: %s\\n| \\{\\n(?:%s)%s%s\\}\\n)" % (i, ident, scalar, inner, _rep(native), i)
+
+
+@functools.lru_cache(maxsize=None)
+def block_re(d: int, native: bool = NATIVE) -> "re.Pattern[bytes]":
+    """One whole canonical block opened at depth ``d``, nested at most ``REL_DEPTH`` levels."""
+    return compile_bytes(block_text(d, native), native)
+
+
+def block_text(d: int, native: bool = NATIVE) -> str:
+    ident, _ = terms(native)
+    i = ind(d, native)
+    inner = line_text(d + 1, d + REL_DEPTH, native)
+    return "%s%s \\{\\n(?:%s)%s%s\\}\\n" % (i, ident, inner, _rep(native), i)
+
+
+@functools.lru_cache(maxsize=None)
+def line_re(d: int, native: bool = NATIVE) -> "re.Pattern[bytes]":
+    """One line inside ``d`` open messages: groups (field name, opener, scalar, closer)."""
+    ident, scalar = terms(native)
+    closer = "%s(\\}\\n)" % ind(d - 1, native) if d else "(?!)()"
+    text = "(?:%s(%s)(?:( \\{\\n)|: (%s)\\n)|%s)" % (ind(d, native), ident, scalar, closer)
+    return compile_bytes(text, native)
+
+
+@functools.lru_cache(maxsize=None)
+def long_line_re(d: int, native: bool = NATIVE) -> "re.Pattern[bytes]":
+    """The start of a long string line at depth ``d``: (field name) then the opening quote."""
+    return compile_bytes("%s(%s): [\"']" % (ind(d, native), terms(native)[0]), native)
+
+
+@functools.lru_cache(maxsize=None)
+def fields_re(d: int, names: Tuple[str, ...]) -> "re.Pattern[bytes]":
+    """Scalar lines at depth ``d`` (inside a verified block) whose field is one of ``names``."""
+    alt = "|".join(re.escape(n) for n in names)
+    return re.compile(("\\n%s(%s): ([^\\n]*)" % (ind(d, True), alt)).encode("ascii"))
+
+
+@functools.lru_cache(maxsize=None)
+def closer_of(d: int) -> bytes:
+    return b"\n" + b"  " * d + b"}\n"
+
+
+@functools.lru_cache(maxsize=None)
+def field_re(d: int, names: Tuple[str, ...], native: bool = NATIVE) -> "re.Pattern[bytes]":
+    """One whole field at depth ``d``: (name, scalar value, the run of ``names`` scalar lines that
+    opens a block, an empty group where a later ``names`` line is). Each line is checked as
+    anywhere else; the groups only say where the heads are."""
+    return compile_bytes(field_text(d, names, native), native)
+
+
+def field_text(d: int, names: Tuple[str, ...], native: bool = NATIVE) -> str:
+    ident, scalar = terms(native)
+    if not names:  # (no heads: the same groups, the run always empty, no later head; half the text)
+        inner = "(?:%s)" % line_text(d + 1, d + REL_DEPTH, native)
+        return "%s(%s)(?:: (%s)\\n| \\{\\n()%s%s(?:(?!)())?%s\\}\\n)" % (
+            ind(d, native), ident, scalar, inner, _rep(native), ind(d, native),
+        )
+    alt = "|".join(re.escape(n) for n in names)
+    head = "%s(?:%s): " % (ind(d + 1, native), alt)
+    inner = "(?:%s)" % line_text(d + 1, d + REL_DEPTH, native)
+    r = _rep(native)
+    # Old re: the run of head lines is greedy, and "(?!head)" after it says it took them all
+    # (given back, a head line would be read again as a later one: the same span, other groups,
+    # and a failing block would be read once more per head line given back).
+    run = "((?:%s%s\\n)*+)" % (head, scalar) if native else "((?:%s%s\\n)*)(?!%s)" % (head, scalar, head)
+    return "%s(%s)(?:: (%s)\\n| \\{\\n%s(?:(?!%s)%s)%s(?:(?=%s)()%s%s)?%s\\}\\n)" % (
+        ind(d, native), ident, scalar, run, head, inner, r, head, inner, r, ind(d, native),
+    )
+
+
+@functools.lru_cache(maxsize=None)
+def scalars_re(d: int, names: Tuple[str, ...], native: bool = NATIVE) -> "re.Pattern[bytes]":
+    """A run of scalar lines at depth ``d``, none of them a ``name`` or one of ``names``. (Nothing
+    follows the repeat, so greedy stops where possessive does.)"""
+    ident, scalar = terms(native)
+    alt = "|".join(re.escape(n) for n in ("name",) + names)
+    text = "(?:%s(?!(?:%s): )%s: %s\\n)+%s" % (ind(d, native), alt, ident, scalar, "+" if native else "")
+    return compile_bytes(text, native)
+
+
+@functools.lru_cache(maxsize=None)
+def run_heads_re(d: int, names: Tuple[str, ...]) -> "re.Pattern[bytes]":
+    """The head lines of a run: (name, a string without escapes, or any other scalar)."""
+    alt = "|".join(re.escape(n) for n in names)
+    return re.compile('%s(%s): (?:("[^"\\\\\\n]*")|([^\\n]*))\\n' % (ind(d, True), alt))
+
+
+IDENT_AT = re.compile(rb" *([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def last_name(buf: bytes, end: int) -> bytes:
+    """The last field name written in the canonical lines before ``end``: the general scanner
+    names it in "the last field ... is incomplete" (closers do not change it)."""
+    j = end - 1
+    while True:
+        k = buf.rfind(b"\n", 0, j)
+        m = IDENT_AT.match(buf, k + 1, j)
+        if m is not None:
+            return m.group(1)
+        j = k
+
+
+NEXT_CHAR = re.compile(rb" *([^ ])")
+IDENT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def text_value(raw: str) -> str:
+    """``scalar_value`` of a scalar already decoded (with surrogateescape) as text."""
+    q = raw[:1]
+    if q == '"' or q == "'":
+        if "\\" not in raw:
+            return raw[1:-1]
+        return decode(unescape(raw[1:-1]))
+    return raw
+
+
+def scalar_value(raw: bytes) -> str:
+    """A scalar's value as ``_scan`` computes it (strings unescaped, others as written)."""
+    q = raw[:1]
+    if q == b'"' or q == b"'":
+        if b"\\" not in raw:
+            return decode(raw[1:-1])
+        return decode(unescape(raw[1:-1].decode("utf-8", "surrogateescape")))
+    return raw.decode("ascii")
+
+
+# --- a whole block, read as the grammar parses it ------------------------------------------------
+
+
+def read_block(raw: bytes, d: int, first_line: int) -> Optional[Message]:
+    """The one-field :class:`Message` that the grammar's parse gives for a block in the writer
+    layout (``_grammar.parse_text``, positions included), read with the walk's line regexes
+    instead: each line is one field opener, scalar or closer, and reads one way only, so the
+    lines fix the tree. It spares a small block (fp's placeholder, ``show``) the Lark parser,
+    ~0.14 s to import and build. ``raw`` runs from the block's field name, at depth ``d`` (column
+    ``2 d + 1``) on line ``first_line``, to its closing ``}``. None when a line is out of the
+    layout: the caller parses with Lark, which also words any error."""
+    buf = b"  " * d + raw + b"\n"
+    root = Message()
+    outer: List[Message] = []
+    cur = root
+    depth = d
+    pos = 0
+    line = first_line
+    while True:
+        lre = line_re(depth)
+        m = lre.match(buf, pos)
+        if m is None:
+            return None
+        ident, opener, scalar, closer = m.group(*_groups(depth))
+        pos = m.end()
+        if closer is not None:
+            depth -= 1
+            cur = outer.pop()
+            if depth == d:
+                return root if pos == len(buf) else None
+        elif opener is not None:
+            msg = Message()
+            cur.append(Field(ident.decode("ascii"), msg, line, 2 * depth + 1))
+            outer.append(cur)
+            cur = msg
+            depth += 1
+        else:
+            value = _value(scalar)
+            if depth == d or value is None:
+                return None  # (a scalar field, not a block; a value Lark reports)
+            cur.append(Field(ident.decode("ascii"), value, line, 2 * depth + 1))
+        line += 1
+
+
+@functools.lru_cache(maxsize=None)
+def _groups(d: int) -> Tuple[int, ...]:
+    return user_groups(line_re(d))
+
+
+def _value(raw: bytes) -> Any:
+    """A scalar's value as the grammar's transformer makes it (``_grammar._ToData``)."""
+    c = raw[:1]
+    if c == b'"' or c == b"'":
+        return scalar_value(raw)
+    neg = c == b"-"
+    text = raw[1:] if neg else raw
+    if text[:1] not in b"0123456789.":  # (an identifier: DT_FLOAT, true, -inf)
+        return raw.decode("ascii")
+    v = _number(text.decode("ascii"))
+    if neg:
+        # (past the 4,300-digit conversion limit a number stays text, which Lark's negation fails
+        # on: let it report it)
+        return None if isinstance(v, str) else -v
+    return v
