@@ -4,7 +4,11 @@ Public API (everything else is private and may change):
 
 - :func:`iter_nodes` / :func:`iter_blocks`: blocks with byte offsets, lines and head fields
 - :func:`parse_block` / :func:`parse_text`: the Lark grammar's parse into plain data
+- :func:`iter_rows`: a text row per operator block, formatted on several cores where the file allows
 - :func:`check`, :func:`stats`: whole-file validation and statistics
+- :func:`find_fp`, :func:`find_bp` with :class:`Options`: the profiler's fp_point and bp_point, as an
+  :class:`Answer` (a :class:`Point`, or why none; :func:`explain` gives its trail as lines);
+  :data:`RULES` names the rules, :func:`profiling_options` builds Ascend's PROFILING_OPTIONS
 - :class:`GraphFile`: one input opened once (a path, ``-``, a pipe or ``.gz``; text format, or a binary
   GraphDef, MetaGraphDef or SavedModel told by content), read through by every layer
 - :class:`PbtxtError`: the one error type (``line``, ``column``, ``path``)
@@ -13,28 +17,65 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from ._api import DIALECTS, GraphFile, Stats, check, detect_dialect, iter_blocks, iter_nodes, parse_block, read_block_bytes, stats
+from typing import Any
+
+from ._api import (
+    DIALECTS,
+    NAME_AND_OP,
+    GraphFile,
+    Stats,
+    check,
+    detect_dialect,
+    iter_blocks,
+    iter_nodes,
+    iter_rows,
+    parse_block,
+    read_block_bytes,
+    stats,
+)
 from ._errors import IncompleteInputError, PbtxtError
-from .language._grammar import parse_text
 from ._model import Block, Field, Head, Message
+from .language._grammar import parse_text
+
+# The rules load on first use (PEP 562): `import pbtxt_scan` and the commands that only list or
+# check a file do not pay for them (about 40 ms).
+_RULES_API = ("Answer", "Options", "Point", "RULES", "explain", "find_bp", "find_fp", "profiling_options")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _RULES_API:
+        from . import _api_points
+
+        return getattr(_api_points, name)
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 __all__ = [
     "__version__",
     "DIALECTS",
+    "NAME_AND_OP",
+    "RULES",
+    "Answer",
     "Block",
     "Field",
     "GraphFile",
     "Head",
     "IncompleteInputError",
     "Message",
+    "Options",
     "PbtxtError",
+    "Point",
     "Stats",
     "check",
     "detect_dialect",
+    "explain",
+    "find_bp",
+    "find_fp",
     "iter_blocks",
     "iter_nodes",
+    "iter_rows",
     "parse_block",
     "parse_text",
+    "profiling_options",
     "read_block_bytes",
     "stats",
 ]

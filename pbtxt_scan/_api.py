@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .graph._dialect import DIALECTS, NAME_AND_OP, Dialect, dialect_of_head
 from .graph._input import GraphFile, opened
-from .graph._paths import detect_dialect, iter_blocks, iter_nodes, parse_block, read_block_bytes
+from .graph._paths import detect_dialect, iter_blocks, iter_nodes, iter_rows, parse_block, read_block_bytes
 from .graph._stats import Stats, check, stats
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "dialect_of_head",
     "iter_blocks",
     "iter_nodes",
+    "iter_rows",
     "opened",
     "parse_block",
     "read_block_bytes",

@@ -39,7 +39,7 @@ def test_generator_prints_the_file() -> None:
 
 _PROBE = """
 import json, sys
-from pbtxt_scan import _grammar
+from pbtxt_scan.language import _grammar
 built = []
 orig = _grammar._lark
 def spy(*a, **k):

@@ -16,7 +16,7 @@ from typing import Any, Callable, Optional
 import typer
 
 from .. import __version__
-from .._errors import PbtxtError
+from .. import PbtxtError
 from ._help import PlainCommand, PlainGroup
 
 EXIT_NOT_FOUND = 1
@@ -135,12 +135,10 @@ JobsOpt = typer.Option(
 )
 
 
-def jobs_of(jobs: Optional[int]) -> int:
-    """The --jobs option as a process count (None: every core this process may use)."""
+def jobs_of(jobs: Optional[int]) -> Optional[int]:
+    """The --jobs option as the API's process count (None: every core this process may use)."""
     if jobs is None:
-        from ..parallel._cores import usable_cores
-
-        return usable_cores()
+        return None
     if jobs < 1:
         raise usage_error("%d: give 1 or more processes" % jobs, "--jobs")
     return jobs
@@ -148,7 +146,7 @@ def jobs_of(jobs: Optional[int]) -> int:
 
 def dialect(fmt: str) -> Optional[str]:
     """The --format option as the API's dialect (None: detect it)."""
-    from .._api import DIALECTS
+    from .. import DIALECTS
 
     if fmt == "auto":
         return None
@@ -164,7 +162,7 @@ def open_graph(path: str, spool: bool = True) -> Any:
     """``GraphFile.open``, keeping its notes (which MetaGraph of a SavedModel is read) for
     :func:`say_notes`: a command says them once it has its result, and drops them when it fails
     (a failure is one line on stderr)."""
-    from ..graph._input import GraphFile
+    from .. import GraphFile
 
     g = GraphFile.open(path, spool=spool)
     g.notes = []

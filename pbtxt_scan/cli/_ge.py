@@ -6,7 +6,7 @@ from typing import Any, Dict, List, Optional
 
 import typer
 
-from .._errors import PbtxtError
+from .. import PbtxtError
 from ._app import EXIT_NOT_FOUND, command, fail, jobs_of, out
 
 _GE_HELP = (
@@ -26,7 +26,7 @@ _JobsOpt = typer.Option(
 )
 
 
-def _open(ge: str, names: Optional[List[str]] = None, jobs: int = 1) -> Any:
+def _open(ge: str, names: Optional[List[str]] = None, jobs: Optional[int] = 1) -> Any:
     from ..ge import open_ge
 
     b, pick = open_ge(ge, names, jobs)

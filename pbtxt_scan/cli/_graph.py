@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any, List, Optional
 
 import typer
 
-from .._errors import PbtxtError
+from .. import PbtxtError
 if TYPE_CHECKING:
-    from ..graph._input import GraphFile
+    from .. import GraphFile
 from ._app import EXIT_BAD_INPUT, EXIT_NOT_FOUND, FileArg, FormatOpt, JobsOpt, bar, command, dialect, fail, jobs_of, open_graph, out, plural, say_notes, usage_error
 
 
@@ -28,8 +28,7 @@ def check(
 
     Example: pbtxt-scan check graph.pbtxt
     """
-    from .._api import check as _check
-    from ..wire._binary import describe
+    from .. import check as _check
 
     n_jobs = jobs_of(jobs)
     bad = False
@@ -45,7 +44,7 @@ def check(
         if quiet:
             continue
         if st.binary:
-            out("%s: ok (%s, %s, %s)" % (st.path, plural(st.bytes, "byte"), plural(st.nodes, "node"), describe(st.binary)))
+            out("%s: ok (%s, %s, %s)" % (st.path, plural(st.bytes, "byte"), plural(st.nodes, "node"), st.kind))
         else:
             out("%s: ok (%s, %s)" % (st.path, plural(st.lines, "line"), plural(st.nodes, "node")))
     if bad:
@@ -69,41 +68,22 @@ def nodes(
 
     Example: pbtxt-scan nodes --jsonl graph.pbtxt | grep MatMul
     """
-    from .._api import NAME_AND_OP
-    from ..graph._dialect import named
+    from .. import DIALECTS, NAME_AND_OP, iter_rows
 
     n_jobs = jobs_of(jobs)
-    row = _row_json if jsonl else _row_tsv
     found = False
-    rows: List[str] = []  # written in batches: one write per row costs a second per GB
     try:
         with open_graph(file, spool=False) as g, bar(g) as on_progress:
             f = dialect(fmt)
-            d = g.dialect if f is None else named(f)
+            d = g.dialect if f is None else DIALECTS[f]
             heads = d.heads if jsonl else NAME_AND_OP
-            texts = None
-            if n_jobs != 1:
-                from ..graph import _parallel
-
-                texts = _parallel.rows(g, d.path, heads, row, n_jobs, on_progress)
-            if texts is not None:  # (the rows of many nodes at a time, in file order)
-                with contextlib.closing(texts):
-                    for text in texts:
-                        found = True
-                        out(text)
-            else:
-                for b in g.blocks(d.path, heads, on_progress=on_progress):
+            texts = iter_rows(g, _row_json if jsonl else _row_tsv, dialect=d, heads=heads, jobs=n_jobs, on_progress=on_progress)
+            with contextlib.closing(texts):  # (closed early, e.g. by `| head`: workers stop at once)
+                for text in texts:  # (the rows of many nodes at a time, in file order)
                     found = True
-                    rows.append(row(b))
-                    if len(rows) >= 512:
-                        out("\n".join(rows))
-                        rows.clear()
+                    out(text)
     except PbtxtError as e:
-        if rows:  # the nodes before the error, then the error
-            out("\n".join(rows))
         raise fail(e)
-    if rows:
-        out("\n".join(rows))
     say_notes(g)
     if not found:
         typer.echo("%s: no nodes found" % file, err=True)
@@ -140,10 +120,10 @@ def show(
 
 
 def _show(g: "GraphFile", name: str, as_json: bool, fmt: str) -> None:
-    from ..graph._dialect import NAME_AND_OP, named
+    from .. import DIALECTS, NAME_AND_OP
 
     f = dialect(fmt)
-    d = g.dialect if f is None else named(f)
+    d = g.dialect if f is None else DIALECTS[f]
     hit = next((b for b in g.blocks(d.path, NAME_AND_OP) if b.name == name), None)
     if hit is None:
         say_notes(g)
@@ -184,8 +164,7 @@ def stats(
 
     Example: pbtxt-scan stats --top 5 graph.pbtxt
     """
-    from .._api import stats as _stats
-    from ..wire._binary import describe
+    from .. import stats as _stats
 
     if top < 0:
         raise usage_error("%d is negative: give 0 for every op type, or a positive count" % top, "--top")
@@ -200,7 +179,7 @@ def stats(
         out(json.dumps(st.to_json(top or None), ensure_ascii=False))
         return
     out("file     %s" % st.path)
-    out("format   %s" % (st.format if st.binary is None else "%s (%s)" % (st.format, describe(st.binary))))
+    out("format   %s" % (st.format if st.binary is None else "%s (%s)" % (st.format, st.kind)))
     out("bytes    %d" % st.bytes)
     out("lines    %s" % ("-" if st.lines is None else st.lines))
     out("nodes    %d" % st.nodes)

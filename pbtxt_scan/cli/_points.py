@@ -1,14 +1,15 @@
 """The point commands: fp, bp, points (and, with --ge, the names GE uses). Thin: the search is
-``pbtxt_scan.points._rules``, the GE mapping ``pbtxt_scan.ge``, the profiling output ``pbtxt_scan.points._profiling``."""
+``pbtxt_scan.find_fp``/``find_bp``, the GE mapping ``pbtxt_scan.ge``, the profiling options ``pbtxt_scan.profiling_options``."""
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
 import typer
 
-from .._errors import PbtxtError
+from .. import PbtxtError
 from ._app import EXIT_NOT_FOUND, FileArg, command, fail, open_graph, out, say_notes, usage_error
 
 
@@ -42,7 +43,7 @@ CONFIG_KEYS = ("skip_ops", "keep_ops", "name_filters")
 def _options(
     rule: str, skip: List[str], keep: List[str], filters: Optional[List[str]], config: Optional[Path], sources: Optional[List[str]] = None
 ) -> Any:
-    from ..points._rules import DOC_NAME_FILTERS, RULES, Options
+    from .. import RULES, Options
 
     if rule not in RULES:
         raise usage_error("choose from %s" % ", ".join(RULES), "--rule")
@@ -53,7 +54,8 @@ def _options(
         keep += cfg.get("keep_ops", [])
         if filters is None and "name_filters" in cfg:
             filters = cfg["name_filters"]
-    return Options(rule, frozenset(skip), frozenset(keep), tuple(filters) if filters else DOC_NAME_FILTERS, frozenset(sources or ()))
+    opts = Options(rule, frozenset(skip), frozenset(keep), sources=frozenset(sources or ()))
+    return opts._replace(name_filters=tuple(filters)) if filters else opts
 
 
 def _read_config(config: Path) -> Dict[str, List[str]]:
@@ -73,14 +75,14 @@ def _read_config(config: Path) -> Dict[str, List[str]]:
     return cfg
 
 
-def _answer_json(ans: Any, file: str) -> Any:
-    """The answer as JSON: the same keys found or not (null where unknown), plus the reason."""
-    from ..points._rules import Point
-    from ..source._source import display_name
+def _answer_json(ans: Any, name: str) -> Any:
+    """The answer as JSON: the same keys found or not (null where unknown), plus the reason
+    (``name``: the input as answers call it, ``<stdin>`` for ``-``)."""
+    from .. import Point
 
     d = ans.point.to_json() if ans.point is not None else dict.fromkeys(Point._fields)
     if ans.point is None:
-        d.update(kind=ans.kind, rule=ans.rule, file=display_name(file))
+        d.update(kind=ans.kind, rule=ans.rule, file=name)
     d["reason"] = ans.reason
     d["confidence"] = ans.confidence if ans.point is not None else None
     d["doubt"] = ans.doubt or None
@@ -89,10 +91,10 @@ def _answer_json(ans: Any, file: str) -> Any:
 
 
 def _print_explain(ans: Any) -> None:
-    from ..points._rules import format_trail
+    from .. import explain
 
     typer.echo("%s (rule %s):" % (ans.kind, ans.rule), err=True)
-    for line in format_trail(ans.trail, ans.unit):
+    for line in explain(ans):
         typer.echo("  " + line, err=True)
     typer.echo("  => %s" % (ans.reason if ans.point is None else "%s at %s: %s" % (ans.point.name, ans.point.where, ans.reason)), err=True)
     if ans.point is not None:
@@ -117,8 +119,8 @@ def _say_ge_rules(file: str, g: Any) -> None:
         )
 
 
-def _one_point(kind: str, file: str, opts: Any, as_json: bool, explain: bool, quiet: bool = False) -> None:
-    from ..points._rules import find_bp, find_fp
+def _one_point(kind: str, file: str, opts: Any, *, as_json: bool, explain: bool, quiet: bool) -> None:
+    from .. import find_bp, find_fp
 
     try:
         with open_graph(file) as g:
@@ -134,16 +136,17 @@ def _one_point(kind: str, file: str, opts: Any, as_json: bool, explain: bool, qu
             _say_doubt(file, ans)
     if ans.point is None:
         if as_json:
-            out(json.dumps(_answer_json(ans, file), ensure_ascii=False))
+            out(json.dumps(_answer_json(ans, g.name), ensure_ascii=False))
         typer.echo("%s: no %s: %s" % (file, kind, ans.reason), err=True)
         raise typer.Exit(EXIT_NOT_FOUND)
-    out(json.dumps(_answer_json(ans, file), ensure_ascii=False) if as_json else ans.point.name)
+    out(json.dumps(_answer_json(ans, g.name), ensure_ascii=False) if as_json else ans.point.name)
 
 
 def _point_command(kind: str, doc: str) -> Callable[..., None]:
     """fp and bp: the same options, a different search."""
 
     def command(
+        *,
         file: str = FileArg,
         as_json: bool = typer.Option(
             False, "--json", help="One object: kind, name, op, line, name_line, offset, rule, file, function, reason, confidence, doubt, alternatives (the same keys when nothing is found, null where unknown)."
@@ -159,7 +162,8 @@ def _point_command(kind: str, doc: str) -> Callable[..., None]:
         source: List[str] = SourceOpt,
         quiet: bool = QuietOpt,
     ) -> None:
-        _one_point(kind, file, _options(rule, skip_op, keep_op, name_filter, config, source), as_json, explain, quiet)
+        opts = _options(rule, skip_op, keep_op, name_filter, config, source)
+        _one_point(kind, file, opts, as_json=as_json, explain=explain, quiet=quiet)
 
     command.__doc__ = doc
     return command
@@ -202,6 +206,7 @@ command("bp")(_point_command("bp", _BP_DOC))
 
 @command()
 def points(
+    *,
     file: str = FileArg,
     as_json: bool = typer.Option(False, "--json", help="One object with fp and bp."),
     explain: bool = typer.Option(False, "--explain", help="Show both trails on stderr."),
@@ -226,7 +231,7 @@ def points(
 
       pbtxt-scan points graph.pbtxt --ge ge_dump_dir/ --format env
     """
-    from ..points._rules import Answer, find_bp, find_fp
+    from .. import Answer, find_bp, find_fp
 
     if out_format not in ("text", "profiling", "env"):
         raise usage_error("choose from text, profiling, env", "--format")
@@ -282,12 +287,12 @@ def points(
         fp_name = (mapped.get("fp") or {}).get("ge_name") or fp_name
         bp_name = (mapped.get("bp") or {}).get("ge_name") or bp_name
     if out_format != "text":
-        from ..points._profiling import format_env, format_profiling, profiling_options
+        from .. import profiling_options
 
         popts = profiling_options(fp_name or "", bp_name or "", output=output, task_trace=task_trace, aic_metrics=aic_metrics)
-        out(format_profiling(popts) if out_format == "profiling" else format_env(popts))
+        out(_format_profiling(popts) if out_format == "profiling" else _format_env(popts))
     elif as_json:
-        obj = {"fp": _answer_json(fa, file), "bp": _answer_json(ba, file)}
+        obj = {"fp": _answer_json(fa, g.name), "bp": _answer_json(ba, g.name)}
         if mapped is not None:
             obj["ge"] = mapped
         out(json.dumps(obj, ensure_ascii=False))
@@ -304,3 +309,13 @@ def points(
         raise fail(bp_error)
     if fa.point is None or ba.point is None:
         raise typer.Exit(EXIT_NOT_FOUND)
+
+
+def _format_profiling(opts: Dict[str, Any]) -> str:
+    """Compact JSON to paste into ``PROFILING_OPTIONS`` / ``profiling_options``."""
+    return json.dumps(opts, ensure_ascii=False, separators=(",", ":"))
+
+
+def _format_env(opts: Dict[str, Any]) -> str:
+    """Shell lines enabling profiling with ``opts``; the JSON is quoted safely for sh/bash."""
+    return "export PROFILING_MODE=true\nexport PROFILING_OPTIONS=%s" % shlex.quote(_format_profiling(opts))

@@ -79,7 +79,7 @@ def find_build_files(directory: PathLike) -> List[str]:
     return [d["path"] for d in dump_files(directory) if d["is_build"]]
 
 
-def _summarize(path: str, names: Sequence[str], keep_if_training: bool = True, jobs: int = 1) -> Tuple[Dict[str, Any], Optional[GeBuild]]:
+def _summarize(path: str, names: Sequence[str], keep_if_training: bool = True, jobs: Optional[int] = 1) -> Tuple[Dict[str, Any], Optional[GeBuild]]:
     b = load_build(path, jobs=jobs)
     s: Dict[str, Any] = {"file": os.path.basename(path), "path": path, "ops": len(b.ops),
                          "has_gradients": b.has_gradients, "has_root_netoutput": b.root_netoutput is not None}
@@ -97,7 +97,7 @@ def _score(s: Dict[str, Any], index: int) -> Tuple[Any, ...]:
 
 
 def _pick(
-    files: Sequence[PathLike], names: Optional[Sequence[str]], workers: Optional[int] = None, jobs: int = 1
+    files: Sequence[PathLike], names: Optional[Sequence[str]], workers: Optional[int] = None, jobs: Optional[int] = 1
 ) -> Tuple[Dict[str, Any], GeBuild]:
     files = [str(f) for f in files]
     if not files:
@@ -149,7 +149,7 @@ def pick_training_graph(files: Sequence[PathLike], names: Optional[Sequence[str]
 
 
 def open_ge(
-    build_or_dir: Union[GeBuild, PathLike], names: Optional[Sequence[str]] = None, jobs: int = 1
+    build_or_dir: Union[GeBuild, PathLike], names: Optional[Sequence[str]] = None, jobs: Optional[int] = 1
 ) -> Tuple[GeBuild, Optional[Dict[str, Any]]]:
     """A loaded build from a dump file, a dump directory (the training graph is picked), or a build.
 

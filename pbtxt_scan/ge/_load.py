@@ -23,6 +23,7 @@ from typing import Any, Dict, List, Optional
 
 from .._errors import PbtxtError
 from ..graph._input import Source, opened
+from ..parallel._cores import usable_cores
 from ._ops import FULL_PARSE_MAX, GeOp, ops_from
 
 # GE's own type strings (hicann/ge base/common/types.cc, op_type_utils.cc kDataOpSet).
@@ -84,14 +85,15 @@ class GeBuild:
         return out
 
 
-def load_build(src: Source, full_parse_max: int = FULL_PARSE_MAX, jobs: int = 1, fast: bool = True) -> GeBuild:
+def load_build(src: Source, full_parse_max: int = FULL_PARSE_MAX, jobs: Optional[int] = 1, fast: bool = True) -> GeBuild:
     """Read a ``ge_proto`` or ``ge_onnx`` dump into op records, in constant memory.
 
     ``full_parse_max``: blocks out of the writer layout up to this many bytes are parsed with
     Lark, bigger ones skimmed (0 skims every one). ``jobs``: processes (a regular file only; the
-    same records). ``fast=False`` reads every block the exact way (Lark or skim). Raises
+    same records; ``None``: every usable core). ``fast=False`` reads every block the exact way (Lark or skim). Raises
     :class:`PbtxtError` for unreadable input or a TF GraphDef.
     """
+    jobs = usable_cores() if jobs is None else jobs
     with opened(src) as g:
         d = g.dialect
         if d.name not in ("ge_proto", "ge_onnx"):

@@ -7,7 +7,9 @@ from typing import Any, Callable, Dict, NamedTuple, Optional, Union
 
 from ._dialect import NAME_AND_OP, Dialect, named
 from ._input import Source, opened
+from ..parallel._cores import usable_cores
 from ..source._source import DEFAULT_CHUNK
+from ..wire._binary import describe
 
 
 class Stats(NamedTuple):
@@ -23,6 +25,11 @@ class Stats(NamedTuple):
     seconds: float
     binary: Optional[str] = None
 
+    @property
+    def kind(self) -> str:
+        """What the file is, in words: ``text format``, ``binary GraphDef``, ``binary SavedModel``..."""
+        return describe(self.binary) if self.binary else "text format"
+
     def to_json(self, top: Optional[int] = None) -> Dict[str, Any]:
         d = self._asdict()
         d["ops"] = dict(collections.Counter(self.ops).most_common(top))
@@ -30,7 +37,7 @@ class Stats(NamedTuple):
 
 
 def check(
-    path: Source, chunk_size: int = DEFAULT_CHUNK, on_progress: Optional[Callable[[int], None]] = None, jobs: int = 1
+    path: Source, chunk_size: int = DEFAULT_CHUNK, on_progress: Optional[Callable[[int], None]] = None, jobs: Optional[int] = 1
 ) -> Stats:
     """Validate the whole file against the grammar; raise :class:`PbtxtError` at the first error."""
     return stats(path, dialect=None, chunk_size=chunk_size, on_progress=on_progress, jobs=jobs)
@@ -41,12 +48,14 @@ def stats(
     dialect: Union[None, str, Dialect] = None,
     chunk_size: int = DEFAULT_CHUNK,
     on_progress: Optional[Callable[[int], None]] = None,
-    jobs: int = 1,
+    jobs: Optional[int] = 1,
 ) -> Stats:
     """Bytes, lines, node count and op histogram, validating the whole file on the way.
 
-    ``jobs`` > 1: on that many processes where the file allows (``_parallel``), the same result."""
+    ``jobs`` > 1: on that many processes where the file allows (``_parallel``), the same result;
+    ``None``: on every core this process may use."""
     t0 = time.perf_counter()
+    jobs = usable_cores() if jobs is None else jobs
     with opened(path, spool=False) as g:
         d = g.dialect if dialect is None or dialect == "auto" else named(dialect)
         if jobs != 1:
