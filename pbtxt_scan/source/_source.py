@@ -4,6 +4,7 @@ The tool never writes to, renames or locks what it reads: files are opened ``rb`
 """
 from __future__ import annotations
 
+import functools
 import gzip
 import io
 import os
@@ -47,20 +48,18 @@ def open_binary(path: PathLike) -> Tuple[BinaryIO, str]:
     return raw, name
 
 
-_STDIN: Optional[Tuple[object, BinaryIO]] = None
-
-
 def _stdin() -> BinaryIO:
     """Standard input, opened once per process with a peekable buffer: the format is detected
     from its first bytes, and later readers must still get those bytes."""
-    global _STDIN
-    src = getattr(sys.stdin, "buffer", sys.stdin)
-    if _STDIN is None or _STDIN[0] is not src:  # (a test harness may swap sys.stdin)
-        buffered: BinaryIO = io.BufferedReader(_ReadOnly(src), 1 << 16)  # type: ignore[arg-type,assignment]
-        if _peek(buffered, 2) == b"\x1f\x8b":
-            buffered = io.BufferedReader(_GzipReader(buffered, "<stdin>"), 1 << 16)  # type: ignore[arg-type,assignment]
-        _STDIN = (src, buffered)
-    return _STDIN[1]
+    return _buffered_stdin(getattr(sys.stdin, "buffer", sys.stdin))  # (a test harness may swap sys.stdin)
+
+
+@functools.lru_cache(maxsize=1)
+def _buffered_stdin(src: object) -> BinaryIO:
+    buffered: BinaryIO = io.BufferedReader(_ReadOnly(src), 1 << 16)  # type: ignore[arg-type,assignment]
+    if _peek(buffered, 2) == b"\x1f\x8b":
+        buffered = io.BufferedReader(_GzipReader(buffered, "<stdin>"), 1 << 16)  # type: ignore[arg-type,assignment]
+    return buffered
 
 
 class _ReadOnly(io.RawIOBase):
