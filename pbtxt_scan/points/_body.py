@@ -23,6 +23,8 @@ class FunctionBody:
     block is read again from the file when it is handed out, forward or backward, so a function
     of millions of nodes costs no more memory than its index."""
 
+    __slots__ = ("g", "name", "args", "_index")
+
     def __init__(self, g: GraphFile, name: str, index: "array.array[int]", args: FrozenSet[str]) -> None:
         self.g = g
         self.name = name

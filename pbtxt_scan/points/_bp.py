@@ -21,6 +21,8 @@ class _Backward:
     already handed out are forgotten after ``recent`` more, keeping memory flat on long tails.
     """
 
+    __slots__ = ("_it", "inputs", "_ahead", "_recent", "seen", "_window", "_keep", "_recent_heads")
+
     def __init__(
         self,
         it: Iterator[Block],
@@ -114,6 +116,8 @@ class _Live:
     gives a block's inputs, or only those that may be in a gradients scope (it may look at the
     block's bytes first, so that the tail's other blocks are not read again).
     """
+
+    __slots__ = ("used", "_inputs")
 
     def __init__(self, inputs_of: Callable[[Block], List[str]]) -> None:
         self.used: Set[str] = set()
