@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from test_points import GRAPHS, _reprint
 
 from pbtxt_scan import GraphFile, parse_text
-from pbtxt_scan.points import _ahead, _fp
-from pbtxt_scan.points._ahead import judge_line
+from pbtxt_scan.points import _fp_scan, _grep, _needles
+from pbtxt_scan.points._needles import judge_line
 from pbtxt_scan.points._rules import Options, find_bp, find_fp, placeholder_role, step_body
 
 CASES = sorted(GRAPHS.glob("*.expected.json"))
@@ -30,17 +30,12 @@ def _key(ans):
     return p and (p.name, p.line, p.function, p.rule)
 
 
-def _without_search(monkeypatch):
-    monkeypatch.setattr(_ahead, "needle_hits", lambda g, needles: None)
-
-
 @pytest.mark.parametrize("case", CASES, ids=lambda p: p.name.split(".")[0])
-def test_byte_search_gives_the_answer_reading_everything_gives(case, monkeypatch):
+def test_byte_search_gives_the_answer_reading_everything_gives(case):
     graph = case.with_name(case.name.replace(".expected.json", ".pbtxt"))
     exp = json.loads(case.read_text())
     fast = find_fp(graph)
-    _without_search(monkeypatch)
-    slow = find_fp(graph)
+    slow = find_fp(graph, search=False)
     assert _key(fast) == _key(slow)
     assert fast.point and fast.point.name == exp["fp"]
 
@@ -88,7 +83,7 @@ def _node(name, op, inputs=(), shape=None):
 # for another copy of the model (at least _COPY_BUDGET blocks): the filler is longer than that, so
 # what comes after it is found by the byte search.
 HEAD = _node("x", '"Placeholder"', shape=[-1, 4]) + _node("w", '"VariableV2"') + _node("fed/MatMul", '"MatMul"', ["x", "w"])
-FILLER = "".join(_node("pad/Add_%d" % i, '"Add"', ["w", "w"]) for i in range(_fp._COPY_BUDGET + 100))
+FILLER = "".join(_node("pad/Add_%d" % i, '"Add"', ["w", "w"]) for i in range(_fp_scan._COPY_BUDGET + 100))
 TAIL = _node("src/MatMul", '"MatMul"', ["it", "w"])
 
 
@@ -194,12 +189,7 @@ def test_property_byte_search_agrees_with_reading_everything(tmp_path, g, rule):
     path.write_text(_write(*g))
     opts = Options(rule=rule)
     fast = find_fp(path, opts)
-    real = _ahead.needle_hits
-    _ahead.needle_hits = lambda g, n: None
-    try:
-        slow = find_fp(path, opts)
-    finally:
-        _ahead.needle_hits = real
+    slow = find_fp(path, opts, search=False)
     assert _key(fast) == _key(slow)
 
 
@@ -268,11 +258,9 @@ def test_explain_says_what_a_tf2_functions_placeholders_are():
     assert handles and "resource handle" in handles[0].why and "scalar" not in handles[0].why
 
 
-def test_grep_missing_gives_the_same_answers(monkeypatch):
-    import shutil
-
+def test_grep_missing_gives_the_same_answers(tmp_path, monkeypatch):
     want = {c: _key(find_fp(c.with_name(c.name.replace(".expected.json", ".pbtxt")))) for c in CASES}
-    monkeypatch.setattr(shutil, "which", lambda name: None)
+    monkeypatch.setenv("PATH", str(tmp_path))  # (an empty folder: no grep on the PATH)
     got = {c: _key(find_fp(c.with_name(c.name.replace(".expected.json", ".pbtxt")))) for c in CASES}
     assert got == want
 
@@ -282,9 +270,7 @@ def test_grep_that_fails_is_not_taken_for_no_match(tmp_path, monkeypatch):
     fake = tmp_path / "grep"
     fake.write_text("#!/bin/sh\nexit 2\n")
     fake.chmod(0o755)
-    import shutil
-
-    monkeypatch.setattr(shutil, "which", lambda name: str(fake))
+    monkeypatch.setenv("PATH", str(tmp_path))  # (the fake is the only grep on the PATH)
     g = tmp_path / "g.pbtxt"
     g.write_text(HEAD + FILLER + _node("it", '"IteratorGetNext"') + TAIL)
     assert find_fp(g).point.name == "src/MatMul"
@@ -303,23 +289,21 @@ def test_data_path():
 
 @pytest.mark.parametrize("cores", [2, 5])
 @pytest.mark.parametrize("stem", ["mlp_sgd", "estimator_queue", "tf2_gradient_tape"])
-def test_the_search_cut_in_parts_finds_what_one_search_finds(stem, cores, monkeypatch):
+def test_the_search_cut_in_parts_finds_what_one_search_finds(stem, cores):
     import shutil
 
     grep = shutil.which("grep")
     if grep is None:
         pytest.skip("no grep")
     g = GraphFile.open(str(GRAPHS / (stem + ".pbtxt")))
-    pattern = _ahead._pattern(_ahead._OP_WORDS + _ahead._GRAD_WORDS, ["library"])
-    whole = list(_ahead._grep_range(grep, g, 100, g.size, pattern))
-    monkeypatch.setattr(_ahead, "_SPLIT", 1000)  # these files are cut in parts, one a core
-    monkeypatch.setattr(_ahead, "usable_cores", lambda: cores)
-    cut = list(_ahead._grep(grep, g, 100, pattern))
+    pattern = _needles._pattern(_needles._OP_WORDS + _needles._GRAD_WORDS, ["library"])
+    whole = list(_grep._grep_range(grep, g, 100, g.size, pattern))
+    cut = list(_grep._grep(grep, g, 100, pattern, split=1000, cores=cores))  # (these files cut in parts, one a core)
     assert whole and cut == whole
     import threading
 
     threads = threading.active_count()
-    stopped = _ahead._grep(grep, g, 100, pattern)  # closed early: no process or thread left
+    stopped = _grep._grep(grep, g, 100, pattern)  # closed early: no process or thread left
     next(stopped)
     stopped.close()
     assert threading.active_count() == threads

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from pbtxt_scan.points import _body
 from pbtxt_scan.points._body import FUNCTION_NODES, _Args, training_function
 from pbtxt_scan.graph._input import GraphFile
 from pbtxt_scan._model import Block, Head
@@ -85,9 +84,8 @@ def test_a_bare_input_is_an_argument_unless_a_node_bears_its_name() -> None:
     assert a.result() == {"x"}
 
 
-def test_a_body_that_names_its_nodes_bare_has_no_arguments_past_the_cap(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_body, "_NAMES_CAP", 4)
-    a = _Args()
+def test_a_body_that_names_its_nodes_bare_has_no_arguments_past_the_cap() -> None:
+    a = _Args(cap=4)
     for i in range(10):  # graph-style: every input names a node bare, far more than the cap
         a.add(_node("n%d" % i, "src%d" % i))
     assert a.result() == frozenset()

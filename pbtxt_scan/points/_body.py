@@ -23,6 +23,8 @@ class FunctionBody:
     block is read again from the file when it is handed out, forward or backward, so a function
     of millions of nodes costs no more memory than its index."""
 
+    __slots__ = ("g", "name", "args", "_index")
+
     def __init__(self, g: GraphFile, name: str, index: "array.array[int]", args: FrozenSet[str]) -> None:
         self.g = g
         self.name = name
@@ -62,11 +64,14 @@ class _Args:
     argument unless a node of the function bears that name (a body written graph-style).
 
     Bounded: the bare inputs (a function has few arguments), the names that are also bare inputs,
-    and the first ``_NAMES_CAP`` node names (a bare input that names one of them is no argument).
-    Past that many nodes, a node is told from an argument only when its bare reference came
-    first; TensorFlow writes no bare node references at all."""
+    and the first ``cap`` node names (a bare input that names one of them is no argument). Past
+    that many nodes, a node is told from an argument only when its bare reference came first;
+    TensorFlow writes no bare node references at all."""
 
-    def __init__(self) -> None:
+    __slots__ = ("cap", "bare", "named", "early", "graph_style")
+
+    def __init__(self, *, cap: int = _NAMES_CAP) -> None:
+        self.cap = cap
         self.bare: Set[str] = set()
         self.named: Set[str] = set()
         self.early: Set[str] = set()
@@ -76,14 +81,14 @@ class _Args:
         name = b.name or ""
         if name in self.bare:
             self.named.add(name)
-        if len(self.early) < _NAMES_CAP:
+        if len(self.early) < self.cap:
             self.early.add(name)
         if self.graph_style:
             return
         for inp in b.inputs:
             if not inp.startswith("^") and ":" not in inp:
                 self.bare.add(inp)
-        if len(self.bare) > _NAMES_CAP:  # graph-style: its inputs come in through `_Arg` nodes
+        if len(self.bare) > self.cap:  # graph-style: its inputs come in through `_Arg` nodes
             self.graph_style = True
             self.bare.clear()
             self.named.clear()

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import collections
 import re
-from typing import Callable, Deque, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
+from typing import Callable, Deque, Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Set
 
 from ._answers import _at, _in_units, Answer, Options, Step, Trail, _op, _point, _producer
 from ._body import called_function, function_body, step_body, training_function
@@ -21,9 +21,12 @@ class _Backward:
     already handed out are forgotten after ``recent`` more, keeping memory flat on long tails.
     """
 
+    __slots__ = ("_it", "inputs", "_ahead", "_recent", "seen", "_window", "_keep", "_recent_heads")
+
     def __init__(
         self,
         it: Iterator[Block],
+        *,
         window: int = 20000,
         recent: int = 4096,
         inputs_of: Optional[Callable[[Block], List[str]]] = None,
@@ -114,6 +117,8 @@ class _Live:
     block's bytes first, so that the tail's other blocks are not read again).
     """
 
+    __slots__ = ("used", "_inputs")
+
     def __init__(self, inputs_of: Callable[[Block], List[str]]) -> None:
         self.used: Set[str] = set()
         self._inputs = inputs_of
@@ -133,17 +138,36 @@ class _Live:
         return True
 
 
+class _Inside(NamedTuple):
+    """bp inside a called function: its block, the function, and the trail read there."""
+
+    block: Block
+    function: str
+    trail: List[Step]
+
+
+class _Found(NamedTuple):
+    """What one backward read found: bp's block (or ``None``), the trail, whether any node was in
+    a gradients scope, and why the block is bp."""
+
+    block: Optional[Block]
+    trail: List[Step]
+    any_grad: bool
+    why: str
+
+
 def _bp_scan(
     blocks: Iterator[Block],
     opts: Options,
     rule: str,
+    *,
     inputs_of: Optional[Callable[[Block], List[str]]] = None,
     gradient_inputs: Optional[Callable[[Block], List[str]]] = None,
-    descend: Optional[Callable[[Block], Optional[Tuple[Block, str, List[Step]]]]] = None,
-) -> Tuple[Optional[Block], List[Step], bool, str]:
+    descend: Optional[Callable[[Block], Optional[_Inside]]] = None,
+) -> _Found:
     """bp read backward: the first live gradients-scope node that computes. ``descend``: a call
     that takes a gradient (the backward function of a ``tf.function`` called in the step) is
-    answered inside the function it calls: ``(block, function, trail)``, or ``None``."""
+    answered inside the function it calls (or ``None``)."""
     cat = opts.catalog
     back = _Backward(blocks, inputs_of=inputs_of)
     live = None if rule == "doc" else _Live(gradient_inputs or back.inputs)
@@ -169,11 +193,11 @@ def _bp_scan(
             if descend is not None and runs and _op(b) in CALLS:
                 inside = descend(b)
                 if inside is not None:
-                    ib, fname, itrail = inside
+                    ib, fname, itrail = inside.block, inside.function, inside.trail
                     why = "the call %s takes a gradient: the backward pass of function %s runs in it" % (name, fname)
                     trail.append(Step(_at(b), name, b.op, "pass", why))
                     trail.extend(itrail)
-                    return ib, trail, True, "%s; in it, the last op in a gradients scope that computes" % why
+                    return _Found(ib, trail, True, "%s; in it, the last op in a gradients scope that computes" % why)
             trail.append(Step(_at(b), name, b.op, "skip", "not in a gradients scope"))
             continue
         any_grad = True
@@ -192,11 +216,11 @@ def _bp_scan(
             trail.append(Step(_at(b), name, b.op, "skip", _DEAD))
             continue
         trail.append(Step(_at(b), name, b.op, "chosen", "last op in a gradients scope that computes"))
-        return b, trail, True, "last op in a gradients scope that computes"
+        return _Found(b, trail, True, "last op in a gradients scope that computes")
     if net is not None:
         trail.append(Step(_at(net), net.name or "", net.op, "chosen", _NET))
-        return net, trail, True, _NET
-    return None, trail, any_grad, ""
+        return _Found(net, trail, True, _NET)
+    return _Found(None, trail, any_grad, "")
 
 
 def find_bp(src: Source, opts: Options = Options()) -> Answer:
@@ -213,7 +237,7 @@ def _find_bp(g: GraphFile, opts: Options) -> Answer:
     into: List[str] = []  # the function a call's backward pass was answered in
     tail = _BackBytes(g)
 
-    def descend(call: Block) -> Optional[Tuple[Block, str, List[Step]]]:
+    def descend(call: Block) -> Optional[_Inside]:
         if rule == "doc" or block_path != ("node",):
             return None
         if not any(in_gradients_scope(_producer(i) or "") for i in _gradient_inputs(g, call, heads)):
@@ -222,22 +246,23 @@ def _find_bp(g: GraphFile, opts: Options) -> Answer:
         body = function_body(g, fname) if fname else None
         if body is None:
             return None
-        ib, it, _, _ = _bp_scan(body.reversed_blocks(), opts, rule)
-        if ib is None:
+        inside = _bp_scan(body.reversed_blocks(), opts, rule)
+        if inside.block is None:
             return None
         into.append(fname)
-        return ib, fname, it
+        return _Inside(inside.block, fname, inside.trail)
 
     b, trail, any_grad, why = _bp_scan(
-        reverse_blocks(g, block_path, light), opts, rule, lambda blk: _inputs_again(g, blk, heads),
-        lambda blk: _gradient_inputs(g, blk, heads, tail), descend,
+        reverse_blocks(g, block_path, light), opts, rule, inputs_of=lambda blk: _inputs_again(g, blk, heads),
+        gradient_inputs=lambda blk: _gradient_inputs(g, blk, heads, tail), descend=descend,
     )
     if b is not None:
         return Answer("bp", _point("bp", b, rule, g.name, into[0] if into else None), rule, why, trail)
     body = step_body(any_grad, lambda: training_function(g)) if block_path == ("node",) else None
     if body is not None:
         fname = body.name
-        b2, t2, _, why2 = _bp_scan(body.reversed_blocks(), opts, rule)
+        inside = _bp_scan(body.reversed_blocks(), opts, rule)
+        b2, t2, why2 = inside.block, inside.trail, inside.why
         if b2 is not None:
             reason = "the training step runs in function %s (it holds the gradients)" % fname
             if why2 == _NET:

@@ -6,9 +6,11 @@ import json
 import shlex
 from typing import Any, Dict, Optional
 
+
 def profiling_options(
     fp: Optional[str],
     bp: Optional[str],
+    *,
     output: str = "/tmp/profiling",
     training_trace: str = "on",
     task_trace: str = "on",

@@ -39,7 +39,7 @@ blocks again forward, bp backward (:class:`_body.FunctionBody`).
 
 fp in bounded memory, at the cost of the distance to its answer
 ----------------------------------------------------------------
-fp reads blocks forward (``_fp._Scan``). What it keeps grows only until its answer: what data
+fp reads blocks forward (``_fp_scan._Scan``). What it keeps grows only until its answer: what data
 reaches each node (a small ``_Flow``: its input, and the first preprocessing and model ops on the
 way), the names that carry a variable, the nodes judged before one of their inputs was met (TF1
 while loops write an ``Enter`` after the op that reads it), a few candidates and the
@@ -49,19 +49,19 @@ copy of the model close by (one bounded byte search, as far again as the answer 
 one of a few ops comes later: a data source after a placeholder's candidate; an enqueue after the
 first op on a queue's data that met no variable (the queue would be a pipeline stage); a source or
 placeholder after a constant's or a doc-rule candidate. Rather than read every later block to rule
-those out, fp asks a byte search where such a node may be (:class:`_Ahead`), reads blocks on to
+those out, fp asks a byte search where such a node may be (``_ahead._Ahead``), reads blocks on to
 there if anywhere, and stops when the answer is "nowhere".
 
 Why the search never misses such a node, whatever the layout. Every op that matters holds one of
-a few words (:data:`_OP_WORDS`: GetNext, QueueDequeue, QueueEnqueue, Placeholder, Data, Arg, Unstage,
+a few words (``_needles._OP_WORDS``: GetNext, QueueDequeue, QueueEnqueue, Placeholder, Data, Arg, Unstage,
 Stage). A
 value that holds a word is written (i) plainly, and the word is in the bytes; or (ii) as adjacent
 literals split inside the word (``"QueueDe" "queue"``), and a piece ends with a proper prefix of
 the word and a quote; or (iii) with a letter escaped, and the bytes hold ``\1``, ``\5`` (octal
 0o1xx, and 0o5xx that the grammar wraps to a byte, are where letters are), ``\x``, ``\u`` or
-``\U``. :func:`_pattern` matches all three, as one regex run by ``grep -E`` (a DFA at grep's
-speed; :func:`needle_hits`) from the candidate on. So a node that matters yields a hit on its
-line. Each hit's line is then judged (:func:`judge_line`): it is passed over only when it surely
+``\U``. ``_needles._pattern`` matches all three, as one regex run by ``grep -E`` (a DFA at grep's
+speed; ``_ahead.needle_hits``, ``_grep``) from the candidate on. So a node that matters yields a hit on its
+line. Each hit's line is then judged (``_needles.judge_line``): it is passed over only when it surely
 sets no such op, that is when it is one whole scalar field (``field: value``) whose field is not
 the op (``op``, GE's ``type``/``op_type``), or whose (unescaped) value is not a wanted op, and the
 next line does not continue its string. Any other line (several fields on one line, a line too
@@ -79,6 +79,23 @@ where fp reads the remaining blocks' names (bounded, slower).
 
 Without grep (or on stdin and gzip input) there is no search: fp reads the blocks it would have
 skipped, names and ops only, with the same bounded state: the same answers, at block speed.
+
+The modules, one job each
+-------------------------
+- ``_rules``: this design, and the names the package offers (``find_fp``, ``find_bp``, ``Options``,
+  ``Answer``, ``Point``...).
+- ``_answers``: what fp and bp answer (``Point``, ``Answer``, ``Options``), and the bounded trail.
+- ``_catalog``: the op types that are never a point, by category, and the gradients-scope test.
+- ``_body``: where the training step is (``step_body``), and a library function held as offsets.
+- ``_fp``: fp's passes (top level, the step's function, a called model) over blocks read forward.
+- ``_fp_scan``: fp's scan state: each node judged as it is read, and when the answer is settled.
+- ``_fp_inputs``: the step's inputs: whether a placeholder or a Const holds the data (roles).
+- ``_fp_pick``: fp's answer from a scan, and copies of the model told apart by their gradient ops.
+- ``_ahead``: fp's reading ahead: two byte searches, each hit judged by its line.
+- ``_needles``: what the searches look for (one ERE) and what a hit's line may set.
+- ``_grep``: the grep processes behind the searches (descriptor or fed pipe; parts one a core).
+- ``_bp``: bp read backward: liveness, shape arithmetic, a call that takes a gradient.
+- ``_profiling``: the Ascend profiling options built from the two points.
 """
 from __future__ import annotations
 
@@ -86,7 +103,8 @@ from ._answers import DOC_NAME_FILTERS, RULES, Answer, Options, Point, Step, Tra
 from ._body import step_body, training_function
 from ._bp import find_bp
 from ._catalog import in_gradients_scope
-from ._fp import find_fp, placeholder_role
+from ._fp import find_fp
+from ._fp_inputs import placeholder_role
 
 __all__ = [
     "DOC_NAME_FILTERS", "RULES", "Answer", "Options", "Point", "Step", "Trail", "find_bp", "find_fp",

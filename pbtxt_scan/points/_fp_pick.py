@@ -1,0 +1,163 @@
+"""fp's answer from a finished scan (:func:`_fp_pick`): the rule's candidate, why, and the
+alternatives a careful reader could have taken for it; copies of the model fed by different inputs
+told apart by their gradient ops (:func:`_copies`, one byte search)."""
+from __future__ import annotations
+
+import re
+from typing import List, NamedTuple, Optional, Set
+
+from ._ahead import needle_hits
+from ._answers import _at, _point, Alternative, Answer, Options, Step
+from ._fp_scan import _KLASS, _MEET_BUDGET, _Candidate, _Scan
+from ..graph._input import GraphFile
+
+
+class _Copies(NamedTuple):
+    """Which copy of the model is the step's (``pick``), how sure that is, and the other copies."""
+
+    pick: _Candidate
+    confidence: str  # "certain" or "ambiguous"
+    doubt: str
+    alternatives: List[Alternative]
+
+
+_PREPROCESSING_WHY = "input preprocessing of the batch (a dtype conversion or scaling) before the model's first op"
+
+
+def _fp_pick(st: _Scan, opts: Options, g: GraphFile, fn: Optional[str], *, search: bool = True) -> Answer:
+    """The answer of one scan of the top level (``fn`` ``None``) or of function ``fn``.
+    ``search``: copies of the model may be told apart by a byte search (else by reading blocks)."""
+    file = g.name
+    trail = st.trail
+    rule = opts.rule
+    if opts.sources and not st.inputs:
+        return Answer("fp", None, "dataflow", "no node named %s (--source)" % ", ".join(sorted(opts.sources)), trail)
+    if rule == "doc" or (rule == "auto" and not st.candidates and st.fallback is None):
+        b = st.doc
+        if b is None:
+            return Answer("fp", None, "doc", "no compute op found", trail)
+        reason = "first node not in the catalog and not filtered by name"
+        if rule == "auto":
+            reason = "no data source: " + reason
+        trail.append(Step(_at(b), b.name or "", b.op, "chosen", reason))
+        st.chosen = b
+        return Answer("fp", _point("fp", b, "doc", file, fn), "doc", reason, trail)
+    if not st.candidates and st.fallback is None:
+        if opts.sources:
+            return Answer("fp", None, "dataflow", "no compute op on the data of --source %s" % ", ".join(sorted(opts.sources)), trail)
+        return Answer("fp", None, "dataflow", "no data source or placeholder feeds a compute op", trail)
+    best = st.best()
+    alts: List[Alternative] = []
+    confidence, doubt = "certain", ""
+    if best is None:
+        assert st.fallback is not None
+        b, flow = st.fallback.block, st.fallback.flow
+        reason = "first compute op on the data from %s (it meets no trained variable within %d nodes)" % (flow.source, _MEET_BUDGET)
+        chosen = _Candidate(b, b, flow, 0)
+    else:
+        chosen = best
+        same = [c for c in st.candidates if c.flow.klass == best.flow.klass]
+        if len(same) > 1:
+            copies = _copies(g, same, search=search)
+            chosen, confidence, doubt = copies.pick, copies.confidence, copies.doubt
+            alts.extend(copies.alternatives)
+        flow = chosen.flow
+        reason = "first op of the model on %s %s (its data meets a trained variable at %s)" % (_KLASS[flow.klass], flow.source, chosen.meets.name)
+        if flow.klass == 1 and not opts.sources:
+            reason = "no data source: " + reason
+    b = chosen.block
+    if chosen.flow.pre is not None and chosen.flow.pre is not b:
+        alts.append(Alternative(_point("fp", chosen.flow.pre, "dataflow", file, fn), _PREPROCESSING_WHY))
+    named = {a.point.name for a in alts} | {b.name}
+    for sb, sf in st.starters:  # (block, flow)
+        if sb.start >= b.start or sb.name in named:
+            continue
+        if sf.source in st.pipeline:
+            why = "its data goes into a queue or staging area (%s): it prepares a later step's batch" % sf.source
+        elif sf.source == chosen.flow.source:
+            why = "on another part of the batch from %s, which meets no trained variable before the model's first op (labels, a metric input, or unused)" % sf.source
+        else:
+            why = "on the data of %s, which meets no trained variable before the model's first op" % sf.source
+        alts.append(Alternative(_point("fp", sb, "dataflow", file, fn), why))
+        named.add(sb.name)
+    trail.append(Step(_at(b), b.name or "", b.op, "chosen", reason))
+    st.chosen = b
+    return Answer("fp", _point("fp", b, "dataflow", file, fn), "dataflow", reason, trail,
+                  confidence=confidence, doubt=doubt, alternatives=tuple(alts))
+
+
+def _copies(g: GraphFile, cands: List[_Candidate], *, search: bool = True) -> _Copies:
+    """Several inputs of one class each feed a copy of the model (global/local, train/eval): the
+    copy the gradients differentiate is the step's. One byte search for the gradient ops of each
+    copy's variable op (TF1 ``gradients/<op>_grad/``, TF2 ``gradient_tape/<op>/``)."""
+    trained = _differentiated(g, [c.meets.name or "" for c in cands], min(c.meets.start for c in cands), search=search)
+    if trained is None:
+        tagged = [(c, None) for c in cands]
+    else:
+        tagged = [(c, (c.meets.name or "") in trained) for c in cands]
+    pick = next((c for c, t in tagged if t), cands[0])
+    alts = []
+    for c, t in tagged:
+        if c is pick:
+            continue
+        if t is False:
+            why = "the first op of another copy of the model, fed by %s: no gradient op differentiates it (not trained in this step)" % c.flow.source
+        elif t:
+            why = "the first op of the model on %s, which is trained too" % c.flow.source
+        else:
+            why = "the first op of another copy of the model, fed by %s" % c.flow.source
+        alts.append(Alternative(_point("fp", c.block, "dataflow", g.name, None), why))
+    if trained is not None and all(t for _c, t in tagged):
+        return _Copies(pick, "certain", "", alts)
+    srcs = ", ".join(c.flow.source for c in cands)
+    if trained is None:
+        doubt = "%d inputs (%s) feed copies of the model and no byte search could tell which one is trained: the first in file order; name one with --source" % (len(cands), srcs)
+    elif not trained:
+        doubt = "%d inputs (%s) feed copies of the model and no gradient op names any of them: the first in file order; name one with --source" % (len(cands), srcs)
+    else:
+        doubt = "%d inputs (%s) feed copies of the model; %s's copy is the one with gradients; name another with --source" % (len(cands), srcs, pick.flow.source)
+    return _Copies(pick, "ambiguous", doubt, alts)
+
+
+def _differentiated(g: GraphFile, names: List[str], start: int, *, search: bool = True) -> Optional[Set[str]]:
+    """Which of ``names`` have gradient ops (TF1 ``gradients/<name>_grad/``, TF2
+    ``gradient_tape/<name>/``) after ``start``: one byte search, or, without one (no grep, a
+    stream, ``search`` false), the names of the later top-level blocks. ``None`` when it cannot
+    be told."""
+
+    def ere(n: str) -> str:
+        return "".join("\\" + ch if ch in ".[]()*+?{}|^$\\" else ch for ch in n)
+
+    rx = re.compile("|".join("gradients(?:_[0-9]+)?/%s_grad/|gradient_tape/%s/" % (re.escape(n), re.escape(n)) for n in names))
+    want = set(names)
+    found: Set[str] = set()
+
+    def note(text: str) -> None:
+        for m in rx.finditer(text):
+            t = m.group(0)
+            found.update(n for n in want if t.endswith("/%s_grad/" % n) or t == "gradient_tape/%s/" % n)
+
+    hits = None if not search else needle_hits(g, "|".join("gradients(_[0-9]+)?/%s_grad/|gradient_tape/%s/" % (ere(n), ere(n)) for n in names))
+    if hits is None:
+        if not g.can_seek:
+            return None
+        for b in g.blocks(("node",), frozenset({"name"})):
+            if b.start >= start:
+                note(b.name or "")
+                if found == want:
+                    break
+        return found
+    it = hits(start)
+    try:
+        for _off, text in it:
+            note(text.decode("utf-8", "replace"))
+            if found == want:
+                break
+    except Exception:  # the search failed: cannot tell
+        return None
+    finally:
+        close = getattr(it, "close", None)
+        if close is not None:
+            close()
+    return found
+
