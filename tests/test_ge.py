@@ -14,7 +14,8 @@ import pytest
 from cli_runner import CliRunner
 
 from pbtxt_scan import GraphFile, ge as _ge
-from pbtxt_scan.points import _profiling
+from pbtxt_scan import profiling_options
+from pbtxt_scan.cli._points import _format_env, _format_profiling
 from pbtxt_scan.ge import _attrs, _skim
 from pbtxt_scan.cli import app
 
@@ -153,12 +154,12 @@ def test_map_points():
 
 
 def test_profiling_options_and_env_quoting():
-    opts = _profiling.profiling_options("user's_op/Relu", None, output="/tmp/prof dir")
+    opts = profiling_options("user's_op/Relu", None, output="/tmp/prof dir")
     assert opts == {"output": "/tmp/prof dir", "training_trace": "on", "task_trace": "on",
                     "fp_point": "user's_op/Relu", "bp_point": "", "aic_metrics": "PipeUtilization"}
-    js = _profiling.format_profiling(opts)
+    js = _format_profiling(opts)
     assert " " not in js.replace("/tmp/prof dir", "") and json.loads(js) == opts
-    env = _profiling.format_env(opts).split("\n")
+    env = _format_env(opts).split("\n")
     assert env[0] == "export PROFILING_MODE=true"
     words = shlex.split(env[1])  # what the shell would see
     assert words[0] == "export" and words[1].startswith("PROFILING_OPTIONS=")

@@ -2,8 +2,6 @@
 ``points`` paths (TF names alone, or mapped onto a GE dump)."""
 from __future__ import annotations
 
-import json
-import shlex
 from typing import Any, Dict, Optional
 
 
@@ -25,14 +23,3 @@ def profiling_options(
         "bp_point": bp or "",
         "aic_metrics": aic_metrics,
     }
-
-
-def format_profiling(opts: Dict[str, Any]) -> str:
-    """Compact JSON to paste into ``PROFILING_OPTIONS`` / ``profiling_options``."""
-    return json.dumps(opts, ensure_ascii=False, separators=(",", ":"))
-
-
-def format_env(opts: Dict[str, Any]) -> str:
-    """Shell lines enabling profiling with ``opts``; the JSON is quoted safely for sh/bash."""
-    return "export PROFILING_MODE=true\nexport PROFILING_OPTIONS=%s" % shlex.quote(format_profiling(opts))
-
