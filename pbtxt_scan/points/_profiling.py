@@ -2,7 +2,7 @@
 ``points`` paths (TF names alone, or mapped onto a GE dump)."""
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+from typing import Dict, Optional
 
 
 def profiling_options(
