@@ -52,8 +52,8 @@ def _prod(xs: Sequence[int]) -> int:
     return p
 
 
-def ge_op(name: str, typ: str, inputs: Sequence[str], attrs: Dict[str, Fields], op_id: Optional[str],
-          in_descs: Sequence[Tuple[str, Fields]] = (), out_descs: Sequence[Fields] = (), *,
+def ge_op(name: str, typ: str, inputs: Sequence[str], attrs: Dict[str, Fields], op_id: Optional[str], *,
+          in_descs: Sequence[Tuple[str, Fields]] = (), out_descs: Sequence[Fields] = (),
           stream: Optional[str] = None, subgraphs: Sequence[str] = ()) -> Fields:
     f: Fields = [("name", q(name)), ("type", q(typ))]
     f += [("input", q(i)) for i in inputs]

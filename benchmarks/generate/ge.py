@@ -40,9 +40,9 @@ class GEDump:
                       ge_attrs(AICPU, ["IteratorGetNext"], ["IteratorGetNext"],
                                 {"channel_name": av_s("Iterator_%d" % seed), "output_types": [
                                     ("list", [("dt", "1"), ("dt", "9"), ("val_type", "VT_LIST_DATA_TYPE")])]}),
-                      None, (), [ge_desc([B, W], origin="IteratorGetNext"), ge_desc([B], "DT_INT64")], stream="1")
-        head += ge_op("ge_global_step", "Variable", [], ge_attrs(GE_LOCAL, no_task=True), "@@I0@@", (),
-                      [ge_desc([], "DT_INT64")])
+                      None, in_descs=(), out_descs=[ge_desc([B, W], origin="IteratorGetNext"), ge_desc([B], "DT_INT64")], stream="1")
+        head += ge_op("ge_global_step", "Variable", [], ge_attrs(GE_LOCAL, no_task=True), "@@I0@@", in_descs=(),
+                      out_descs=[ge_desc([], "DT_INT64")])
         self.head = Tmpl(render(head, 2), "  op {\n")
         self.head.nops = 2
         self.head_ids = 1
@@ -52,22 +52,22 @@ class GEDump:
         loss += ge_op(s + "/xentropy/xentropy", "SparseSoftmaxCrossEntropyWithLogits",
                       ["@@LOGITS@@:0", "IteratorGetNext:1"],
                       ge_attrs(AIC, [s + "/xentropy/xentropy"], ["SparseSoftmaxCrossEntropyWithLogits"]), "@@I0@@",
-                      [("features", ge_desc([B, W])), ("labels", ge_desc([B], "DT_INT64"))],
-                      [ge_desc([B], origin=s + "/xentropy/xentropy"), ge_desc([B, W])])
+                      in_descs=[("features", ge_desc([B, W])), ("labels", ge_desc([B], "DT_INT64"))],
+                      out_descs=[ge_desc([B], origin=s + "/xentropy/xentropy"), ge_desc([B, W])])
         loss += ge_op(s + "/value", "ReduceMeanD", [s + "/xentropy/xentropy:0"],
                       ge_attrs(AIC, [s + "/Mul", s + "/Sum", s + "/num_present", s + "/value"],
                                 ["Mul", "Sum", "Const", "DivNoNan"],
                                 {"axes": ge_list_i([0]), "keep_dims": av_b(False)}), "@@I1@@",
-                      [("x", ge_desc([B]))], [ge_desc([], origin=s + "/value")])
+                      in_descs=[("x", ge_desc([B]))], out_descs=[ge_desc([], origin=s + "/value")])
         loss += ge_op(XENT_GRAD_MUL, "Mul", [s + "/xentropy/xentropy:1", s + "/value:0"],
                       ge_attrs(AIC, [XENT_GRAD_MUL, "gradients/" + s + "/xentropy/xentropy_grad/ExpandDims"],
                                 ["Mul", "ExpandDims"]), "@@I2@@",
-                      [("x1", ge_desc([B, W])), ("x2", ge_desc([]))], [ge_desc([B, W], origin=XENT_GRAD_MUL)])
+                      in_descs=[("x1", ge_desc([B, W])), ("x2", ge_desc([]))], out_descs=[ge_desc([B, W], origin=XENT_GRAD_MUL)])
         self.loss = Tmpl(render(loss, 2), "  op {\n")
         # ---- learning rate through a PartitionedCall + subgraph
         lr = ge_op("learning_rate/PartitionedCall", "PartitionedCall", ["ge_global_step:0"],
                    ge_attrs(GE_LOCAL, ["learning_rate/PartitionedCall"], ["StatefulPartitionedCall"]),
-                   "@@I0@@", [("args_0", ge_desc([], "DT_INT64"))], [ge_desc([])], subgraphs=[self.SUB])
+                   "@@I0@@", in_descs=[("args_0", ge_desc([], "DT_INT64"))], out_descs=[ge_desc([])], subgraphs=[self.SUB])
         self.lr = Tmpl(render(lr, 2), "  op {\n")
         # ---- optimizer unit
         opt: Fields = []
@@ -77,8 +77,8 @@ class GEDump:
             nm = "GradientDescent/update_" + L + "/" + var + "/ResourceApplyGradientDescent"
             opt += ge_op(nm, "ApplyGradientDescent", [L + "/" + var + ":0", "learning_rate/PartitionedCall:0", grad],
                          ge_attrs(AIC, [nm], ["ResourceApplyGradientDescent"], {"use_locking": av_b(False)}),
-                         "@@I%d@@" % j, [("var", ge_desc(dims)), ("alpha", ge_desc([])), ("delta", ge_desc(dims))],
-                         [ge_desc(dims, origin=nm)])
+                         "@@I%d@@" % j, in_descs=[("var", ge_desc(dims)), ("alpha", ge_desc([])), ("delta", ge_desc(dims))],
+                         out_descs=[ge_desc(dims, origin=nm)])
         self.opt = Tmpl(render(opt, 2), "  op {\n")
         # ---- NetOutput (control inputs from every update op) + graph attrs
         net = ge_op("NetOutput", "NetOutput", ["@@REP@@"], ge_attrs(GE_LOCAL, []), "@@I0@@")
@@ -100,17 +100,17 @@ class GEDump:
         # ---- subgraph
         sub: Fields = []
         sub += ge_op("learning_rate/PartitionedCall/Data_0", "Data", [],
-                     {"_parent_node_index": av_i(0), "index": av_i(0)}, "@@I0@@", [("x", ge_desc([], "DT_INT64"))],
-                     [ge_desc([], "DT_INT64")])
+                     {"_parent_node_index": av_i(0), "index": av_i(0)}, "@@I0@@", in_descs=[("x", ge_desc([], "DT_INT64"))],
+                     out_descs=[ge_desc([], "DT_INT64")])
         sub += ge_op("learning_rate/PolynomialDecay/Cast", "Cast", ["learning_rate/PartitionedCall/Data_0:0"],
                      ge_attrs(AIC, ["learning_rate/PolynomialDecay/Cast"], ["Cast"], {"dst_type": av_i(0)}),
-                     "@@I1@@", [("x", ge_desc([], "DT_INT64"))], [ge_desc([])])
+                     "@@I1@@", in_descs=[("x", ge_desc([], "DT_INT64"))], out_descs=[ge_desc([])])
         sub += ge_op("learning_rate/PolynomialDecay", "Muls", ["learning_rate/PolynomialDecay/Cast:0"],
                      ge_attrs(AIC, ["learning_rate/PolynomialDecay/Mul", "learning_rate/PolynomialDecay"],
                                ["Mul", "AddV2"], {"value": [("f", "0.001")]}),
-                     "@@I2@@", [("x", ge_desc([]))], [ge_desc([], origin="learning_rate/PolynomialDecay")])
+                     "@@I2@@", in_descs=[("x", ge_desc([]))], out_descs=[ge_desc([], origin="learning_rate/PolynomialDecay")])
         sub += ge_op("learning_rate/PartitionedCall/NetOutput", "NetOutput", ["learning_rate/PolynomialDecay:0"],
-                     ge_attrs(GE_LOCAL, []), "@@I3@@", [("x", ge_desc([]))])
+                     ge_attrs(GE_LOCAL, []), "@@I3@@", in_descs=[("x", ge_desc([]))])
         sub_fields = [("name", q(self.SUB)), ("input", q("learning_rate/PartitionedCall/Data_0:0")),
                       ("output", q("learning_rate/PartitionedCall/NetOutput:0"))]
         sub_fields += sub
@@ -135,18 +135,18 @@ class GEDump:
         ops: Fields = []
         kin = L + "/kernel/Initializer/random_uniform"
         ops += ge_op(kin, "Const", [], ge_attrs(GE_LOCAL, no_task=True, extra={"value": [("t", [
-            ("desc", ge_desc([W, W])), ("data", '"@@DATA@@"')])]}), "@@I0@@", (), [ge_desc([W, W], origin=kin)])
-        ops += ge_op(L + "/kernel", "Variable", [], ge_attrs(GE_LOCAL, no_task=True), "@@I1@@", (), [ge_desc([W, W])])
+            ("desc", ge_desc([W, W])), ("data", '"@@DATA@@"')])]}), "@@I0@@", in_descs=(), out_descs=[ge_desc([W, W], origin=kin)])
+        ops += ge_op(L + "/kernel", "Variable", [], ge_attrs(GE_LOCAL, no_task=True), "@@I1@@", in_descs=(), out_descs=[ge_desc([W, W])])
         ops += ge_op(L + "/kernel/Assign", "Assign", [L + "/kernel:0", kin + ":0"],
                      ge_attrs(AIC, [L + "/kernel/Assign"], ["AssignVariableOp"]), "@@I2@@",
-                     [("ref", ge_desc([W, W])), ("value", ge_desc([W, W]))], [ge_desc([W, W])])
+                     in_descs=[("ref", ge_desc([W, W])), ("value", ge_desc([W, W]))], out_descs=[ge_desc([W, W])])
         bin_ = L + "/bias/Initializer/zeros"
         ops += ge_op(bin_, "Const", [], ge_attrs(GE_LOCAL, no_task=True, extra={"value": [("t", [
-            ("desc", ge_desc([W])), ("data", q("\0" * (4 * W)))])]}), "@@I3@@", (), [ge_desc([W], origin=bin_)])
-        ops += ge_op(L + "/bias", "Variable", [], ge_attrs(GE_LOCAL, no_task=True), "@@I4@@", (), [ge_desc([W])])
+            ("desc", ge_desc([W])), ("data", q("\0" * (4 * W)))])]}), "@@I3@@", in_descs=(), out_descs=[ge_desc([W], origin=bin_)])
+        ops += ge_op(L + "/bias", "Variable", [], ge_attrs(GE_LOCAL, no_task=True), "@@I4@@", in_descs=(), out_descs=[ge_desc([W])])
         ops += ge_op(L + "/bias/Assign", "Assign", [L + "/bias:0", bin_ + ":0"],
                      ge_attrs(AIC, [L + "/bias/Assign"], ["AssignVariableOp"]), "@@I5@@",
-                     [("ref", ge_desc([W])), ("value", ge_desc([W]))], [ge_desc([W])])
+                     in_descs=[("ref", ge_desc([W])), ("value", ge_desc([W]))], out_descs=[ge_desc([W])])
         mm_in = [("x1", ge_desc([B, W])), ("x2", ge_desc([W, W])), ("bias", ge_desc([W]))]
         mm_attrs = {"transpose_x1": av_b(False), "transpose_x2": av_b(False), "offset_x": av_i(0),
                     "_input_name_key": ge_list_s(["x1", "x2", "bias"]), "_input_name_value": ge_list_i([0, 1, 2])}
@@ -158,18 +158,18 @@ class GEDump:
                                                             mm_attrs, pass_name=ge_list_s(["MatMulBiasAddFusionPass",
                                                                                            "TbeMatmulElemwiseFusion"]),
                                                             fusion_scope=av_i(1)))
-                         , "@@I6@@", mm_in, [ge_desc([B, W], origin=L + "/MatMul")])
+                         , "@@I6@@", in_descs=mm_in, out_descs=[ge_desc([B, W], origin=L + "/MatMul")])
             nops = 7
         else:
             ops += ge_op(L + "/MatMul", "MatMulV2", ins, ge_attrs(AIC, [L + "/MatMul", L + "/BiasAdd"],
                                                                    ["MatMul", "BiasAdd"], dict(
                                                                        mm_attrs, pass_name=ge_list_s(
                                                                            ["MatMulBiasAddFusionPass"]))),
-                         "@@I6@@", mm_in, [ge_desc([B, W], origin=L + "/MatMul")])
+                         "@@I6@@", in_descs=mm_in, out_descs=[ge_desc([B, W], origin=L + "/MatMul")])
             nops = 7
             if has_relu:
                 ops += ge_op(L + "/Relu", "Relu", [L + "/MatMul:0"], ge_attrs(AIC, [L + "/Relu"], ["Relu"]),
-                             "@@I7@@", [("x", ge_desc([B, W]))], [ge_desc([B, W], origin=L + "/Relu")])
+                             "@@I7@@", in_descs=[("x", ge_desc([B, W]))], out_descs=[ge_desc([B, W], origin=L + "/Relu")])
                 nops = 8
         a, b = split_tokens(render(ops, 2), ["@@DATA@@"])
         res = (Tmpl(a, "  op {\n"), Tmpl(b, "  op {\n"), nops)
@@ -190,8 +190,8 @@ class GEDump:
         if not is_last:
             nm = GL + "/Relu_grad/ReluGrad"
             ops += ge_op(nm, "ReluGrad", [upstream, self.act("K", fused) + ":0"], ge_attrs(AIC, [nm], ["ReluGrad"]),
-                         "@@I%d@@" % i, [("gradients", ge_desc([B, W])), ("features", ge_desc([B, W]))],
-                         [ge_desc([B, W], origin=nm)])
+                         "@@I%d@@" % i, in_descs=[("gradients", ge_desc([B, W])), ("features", ge_desc([B, W]))],
+                         out_descs=[ge_desc([B, W], origin=nm)])
             i += 1
             g = nm + ":0"
         else:
@@ -199,7 +199,7 @@ class GEDump:
         # renamed by GE without recording the TF name: only a suffix heuristic finds it
         bag = GL + "/BiasAdd_grad/BiasAddGrad_1"
         ops += ge_op(bag, "BiasAddGrad", [g], ge_attrs(AIC, [], None, {"data_format": av_s("NHWC")}),
-                     "@@I%d@@" % i, [("x", ge_desc([B, W]))], [ge_desc([W])])
+                     "@@I%d@@" % i, in_descs=[("x", ge_desc([B, W]))], out_descs=[ge_desc([W])])
         i += 1
         mg = GL + "/MatMul_grad"
         mm_attrs = {"offset_x": av_i(0)}
@@ -207,21 +207,21 @@ class GEDump:
             ops += ge_op(mg + "/MatMul", "MatMulV2", [g, L + "/kernel:0"],
                          ge_attrs(AIC, [mg + "/MatMul"], ["MatMul"], dict(
                              mm_attrs, transpose_x1=av_b(False), transpose_x2=av_b(True))),
-                         "@@I%d@@" % i, [("x1", ge_desc([B, W])), ("x2", ge_desc([W, W]))],
-                         [ge_desc([B, W], origin=mg + "/MatMul")])
+                         "@@I%d@@" % i, in_descs=[("x1", ge_desc([B, W])), ("x2", ge_desc([W, W]))],
+                         out_descs=[ge_desc([B, W], origin=mg + "/MatMul")])
             i += 1
         prev = "IteratorGetNext:0" if is_first else self.act("P", prev_fused) + ":0"
         ops += ge_op(mg + "/MatMul_1", "MatMulV2", [prev, g],
                      ge_attrs(AIC, [mg + "/MatMul_1"], ["MatMul"], dict(
                          mm_attrs, transpose_x1=av_b(True), transpose_x2=av_b(False))),
-                     "@@I%d@@" % i, [("x1", ge_desc([B, W])), ("x2", ge_desc([B, W]))],
-                     [ge_desc([W, W], "DT_FLOAT16", origin=mg + "/MatMul_1")])
+                     "@@I%d@@" % i, in_descs=[("x1", ge_desc([B, W])), ("x2", ge_desc([B, W]))],
+                     out_descs=[ge_desc([W, W], "DT_FLOAT16", origin=mg + "/MatMul_1")])
         i += 1
         # a Cast inserted by FE carries the TF name of the op it serves
         ops += ge_op("trans_Cast_@@K@@", "Cast", [mg + "/MatMul_1:0"],
                      ge_attrs(AIC, [mg + "/MatMul_1"], ["MatMul"], {"dst_type": av_i(0)}),
-                     "@@I%d@@" % i, [("x", ge_desc([W, W], "DT_FLOAT16"))],
-                     [ge_desc([W, W], origin=mg + "/MatMul_1")])
+                     "@@I%d@@" % i, in_descs=[("x", ge_desc([W, W], "DT_FLOAT16"))],
+                     out_descs=[ge_desc([W, W], origin=mg + "/MatMul_1")])
         t = Tmpl(render(ops, 2), "  op {\n")
         self._bwd[key] = t
         return t

@@ -30,7 +30,7 @@ def _get_cls(desc: Any) -> Any:
     return message_factory.MessageFactory().GetPrototype(desc)
 
 
-def _fld(m: Any, name: str, num: int, typ: int, label: int = OPT, type_name: Optional[str] = None,
+def _fld(m: Any, name: str, num: int, typ: int, label: int = OPT, type_name: Optional[str] = None, *,
          packed: Optional[bool] = None) -> Any:
     f = m.field.add(name=name, number=num, type=typ, label=label)
     if type_name:
