@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from benchmarks.gen_graph import generate
+from benchmarks.generate import generate
 from test_hostile import run_measured
 
 BOUND_MB = 100

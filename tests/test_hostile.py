@@ -414,7 +414,7 @@ def test_a_file_that_changes_while_read_is_named_as_such(tmp_path):
 def test_ctrl_c_exits_130_without_a_traceback(tmp_path: Path) -> None:
     import signal
 
-    from benchmarks.gen_graph import generate
+    from benchmarks.generate import generate
 
     big = tmp_path / "big.pbtxt"
     generate("dense", str(big), 60 << 20, seed=1)

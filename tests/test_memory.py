@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from benchmarks.gen_graph import generate
+from benchmarks.generate import generate
 from test_hostile import run_measured
 
 BOUND_MB = 100  # the project's goal for every command at every size

@@ -479,16 +479,16 @@ def test_main_lists_nodes(tmp_path, capsys):
     assert "offset 569: truncated" in capsys.readouterr().err
 
 
-def test_gen_binary_holds_the_dense_nodes(tmp_path):
-    """benchmarks/gen_binary.py: the binary kind is the dense kind's nodes, node for node, and each
-    renders back to the dense text byte for byte."""
+def test_binary_kind_holds_the_dense_nodes(tmp_path):
+    """benchmarks/generate/binary.py: the binary kind is the dense kind's nodes, node for node, and
+    each renders back to the dense text byte for byte."""
     import sys
 
     sys.path.insert(0, os.path.dirname(HERE))
-    from benchmarks import gen_binary, gen_graph
+    from benchmarks.generate import binary, generate
 
-    meta = gen_graph.generate("binary", str(tmp_path / "g.pb"), 600 << 10)
-    gen_graph.generate("dense", str(tmp_path / "g.pbtxt"), meta["text_bytes"])
+    meta = generate("binary", str(tmp_path / "g.pb"), 600 << 10)
+    generate("dense", str(tmp_path / "g.pbtxt"), meta["text_bytes"])
     raw = (tmp_path / "g.pb").read_bytes()
     text = (tmp_path / "g.pbtxt").read_bytes()
     assert w.sniff(raw[: w.SNIFF_BYTES]) == "graphdef" and abs(len(raw) - (600 << 10)) < 60 << 10
@@ -501,4 +501,4 @@ def test_gen_binary_holds_the_dense_nodes(tmp_path):
     assert meta["nodes"] == len(list(w.iter_wire_blocks(io.BytesIO(raw))))
     ix = w.build_index(io.BytesIO(raw))
     assert ix.nodes == meta["nodes"] and len(ix.offs) <= len(raw) // ww._REGION + 2  # sparse
-    assert gen_binary.varint(300) == b"\xac\x02"
+    assert binary.varint(300) == b"\xac\x02"

@@ -1,8 +1,8 @@
-"""A binary GraphDef (protobuf wire format) of the same nodes as ``gen_graph``'s ``dense`` kind.
+"""Kind ``binary``: a binary GraphDef (protobuf wire format) of the same nodes as the ``dense`` kind.
 
 Usage::
 
-    python -m benchmarks.gen_graph binary --size 1GB -o /tmp/wire-bench/dense.pb
+    python -m benchmarks.generate binary --size 1GB -o /tmp/wire-bench/dense.pb
 
 The ``dense`` generator's own templates are compiled from text format to the wire format by a
 small line compiler (the writer layout has one field per line): each template that holds whole
@@ -21,10 +21,11 @@ import struct
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
-from . import gen_graph as gg
+from ._stamp import Tmpl, Writer
+from .dense import DenseGraph
 
-# ---- the schema of the messages the dense kind writes (field numbers: pbtxt_scan/_wire.py,
-# pbtxt_scan/_wire_text.py, and function.proto / op_def.proto / versions.proto for the rest)
+# ---- the schema of the messages the dense kind writes (field numbers: pbtxt_scan/wire/_wire.py,
+# pbtxt_scan/wire/_wire_text.py, and function.proto / op_def.proto / versions.proto for the rest)
 
 
 def _schema() -> Dict[str, Dict[str, Tuple[int, Any, bool]]]:
@@ -160,7 +161,7 @@ class Compiler:
         try:
             return self.schema[frame.msg][name]
         except KeyError:
-            raise ValueError("gen_binary: no field %r in %s" % (name, frame.msg)) from None
+            raise ValueError("binary: no field %r in %s" % (name, frame.msg)) from None
 
     @staticmethod
     def _tag(num: int, wt: int) -> bytes:
@@ -182,7 +183,7 @@ class Compiler:
 
     def _scalar(self, kind: str, typ: Any, value: bytes) -> bytes:
         if _SLOT.search(value):
-            raise ValueError("gen_binary: a slot outside a string: %r" % value)
+            raise ValueError("binary: a slot outside a string: %r" % value)
         if kind == "float":
             return struct.pack("<f", float(value))
         if kind == "double":
@@ -214,7 +215,7 @@ def _format(segs: List[Seg]) -> bytes:
 
 
 class BinaryWriter:
-    """What ``gen_graph._Dense.write`` writes to, turning its text templates into wire format."""
+    """What ``DenseGraph.write`` writes to, turning its text templates into wire format."""
 
     def __init__(self, path: Optional[str]) -> None:
         self.f = open(path, "wb", buffering=8 << 20) if path is not None else None
@@ -224,7 +225,7 @@ class BinaryWriter:
         self.c = Compiler()
         self._cache: Dict[Tuple[int, Tuple[Tuple[bytes, int], ...]], Optional[bytes]] = {}
 
-    def put(self, t: "gg.Tmpl", vals: Optional[Dict[bytes, bytes]] = None) -> int:
+    def put(self, t: Tmpl, vals: Optional[Dict[bytes, bytes]] = None) -> int:
         self.nodes += t.nnodes
         if self.c.at_top() and t.fmt is not None:
             key = (id(t), tuple(sorted((k, len(v)) for k, v in (vals or {}).items())))
@@ -261,7 +262,7 @@ class BinaryWriter:
             self._write(b"".join(self.c.take()))  # (no slots: stamped already)
         return 0
 
-    def _compile(self, t: "gg.Tmpl", vals: Dict[bytes, bytes]) -> Optional[bytes]:
+    def _compile(self, t: Tmpl, vals: Dict[bytes, bytes]) -> Optional[bytes]:
         """The template as a wire-format ``bytes % vals`` format, if it holds whole nodes."""
         c = Compiler()
         c.widths = {k.decode(): len(v) for k, v in vals.items()}
@@ -273,7 +274,7 @@ class BinaryWriter:
             return None
         return _format(c.take())
 
-    def _compile_rep(self, t: "gg.Tmpl", vals: Dict[bytes, bytes], msg: str) -> Optional[Tuple[int, bytes]]:
+    def _compile_rep(self, t: Tmpl, vals: Dict[bytes, bytes], msg: str) -> Optional[Tuple[int, bytes]]:
         """Scalar lines of an open ``msg`` as ``(packed field or 0, format)``; ``None`` if the
         template is more than that."""
         if "{" in t.text or "}" in t.text:
@@ -304,19 +305,19 @@ class BinaryWriter:
 def _ratio(seed: int) -> float:
     """Binary bytes per text byte for the dense kind (measured on a small graph)."""
     w = BinaryWriter(None)
-    tw = gg._Writer(os.devnull)
+    tw = Writer(os.devnull)
     try:
-        gg._Dense(seed).write(w, 4 << 20)
-        gg._Dense(seed).write(tw, 4 << 20)
+        DenseGraph(seed).write(w, 4 << 20)
+        DenseGraph(seed).write(tw, 4 << 20)
     finally:
         tw.close()
     return w.bytes / float(tw.bytes)
 
 
-def generate_binary(path: str, size: int, seed: int = 0) -> Dict[str, Any]:
+def generate(path: str, size: int, seed: int = 0) -> Dict[str, Any]:
     """Write a binary GraphDef of about ``size`` bytes holding the nodes of a ``dense`` graph;
-    returns ``gen_graph.generate``'s metadata. ``text_bytes`` is the size of the text graph of the
-    same nodes (``gen_graph dense --size <text_bytes> --seed <seed>`` writes it)."""
+    returns ``generate``'s metadata. ``text_bytes`` is the size of the text graph of the
+    same nodes (``generate dense --size <text_bytes> --seed <seed>`` writes it)."""
     t0 = time.perf_counter()
     target = int(size / _ratio(seed))
     tmp = path + ".tmp-gen"
@@ -324,7 +325,7 @@ def generate_binary(path: str, size: int, seed: int = 0) -> Dict[str, Any]:
     os.makedirs(d, exist_ok=True)
     w = BinaryWriter(tmp)
     try:
-        info = gg._Dense(seed).write(w, target)
+        info = DenseGraph(seed).write(w, target)
     finally:
         w.close()
     os.replace(tmp, path)

@@ -1,0 +1,148 @@
+"""benchmarks/ is a small registry: one generator module per kind, shared pieces that never import a
+kind, peers as real modules, no import circle, no module over 400 lines, no code inside strings.
+
+Every module under benchmarks/ is parsed with ``ast`` (the import-graph rules of test_imports.py:
+every import, at module level or inside a function, is an edge; ``from . import x`` names the
+submodule x; a module depends on the ``__init__`` of the packages it imports from, but not on its own
+package's).
+"""
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict, List, Set
+
+from test_imports import find_cycle
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "benchmarks"
+GENERATE = "benchmarks.generate"
+COMMON = ("_text", "_stamp", "_tf", "_ge_text")  # shared by the kinds: they import no kind module
+
+
+def _modules(top: Path) -> Dict[str, Path]:
+    out = {}
+    for p in top.rglob("*.py"):
+        parts = list(p.relative_to(top.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = p
+    return out
+
+
+def _resolve(mod: str, is_pkg: bool, node: ast.ImportFrom) -> str:
+    if not node.level:
+        return node.module or ""
+    base = mod.split(".") if is_pkg else mod.split(".")[:-1]
+    if node.level > 1:
+        base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def import_graph(top: Path) -> Dict[str, Set[str]]:
+    mods = _modules(top)
+    graph: Dict[str, Set[str]] = {m: set() for m in mods}
+    for mod, path in mods.items():
+        is_pkg = path.name == "__init__.py"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            targets: List[str] = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = _resolve(mod, is_pkg, node)
+                for a in node.names:
+                    sub = "%s.%s" % (base, a.name)
+                    targets.append(sub if sub in mods else base)
+            for t in targets:
+                while t and t not in mods and "." in t:
+                    t = t.rsplit(".", 1)[0]
+                if t in mods and t != mod:
+                    graph[mod].add(t)
+                    parent = t.rsplit(".", 1)[0] if "." in t else ""
+                    while parent and parent != mod and not mod.startswith(parent + "."):
+                        graph[mod].add(parent)
+                        parent = parent.rsplit(".", 1)[0] if "." in parent else ""
+    return graph
+
+
+def _kinds() -> List[str]:
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.generate import GENERATORS
+
+    return list(GENERATORS)
+
+
+def test_the_graph_sees_a_circle(tmp_path):
+    pkg = tmp_path / "benchmarks"
+    (pkg / "generate").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "generate" / "__init__.py").write_text("from . import dense\n")
+    (pkg / "generate" / "_text.py").write_text("def f():\n    from .dense import g\n")
+    (pkg / "generate" / "dense.py").write_text("from ._text import f\n")
+    graph = import_graph(pkg)
+    assert graph["benchmarks.generate._text"] == {"benchmarks.generate.dense"}
+    cycle = find_cycle(graph)
+    assert cycle[0] == cycle[-1] and set(cycle) == {"benchmarks.generate._text", "benchmarks.generate.dense"}
+
+
+def test_no_import_circle_in_benchmarks():
+    graph = import_graph(BENCH)
+    assert "benchmarks.generate.dense" in graph["benchmarks.generate"]  # the registry sees its kinds
+    cycle = find_cycle(graph)
+    assert not cycle, "import circle: " + " -> ".join(cycle)
+
+
+def test_common_modules_import_no_kind():
+    graph = import_graph(BENCH)
+    kinds = {"%s.%s" % (GENERATE, k) for k in _kinds()}
+    for common in COMMON:
+        bad = graph["%s.%s" % (GENERATE, common)] & kinds
+        assert not bad, "%s imports the kind module(s) %s" % (common, sorted(bad))
+
+
+def test_one_module_per_kind():
+    files = {p.stem for p in (BENCH / "generate").glob("*.py") if not p.stem.startswith("_")}
+    assert files == set(_kinds())
+
+
+def test_the_command_line_lists_every_kind():
+    out = subprocess.run([sys.executable, "-m", GENERATE, "--help"], cwd=str(ROOT), stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, timeout=60).stdout.decode()
+    choices = out[out.index("{") + 1 : out.index("}")].split(",")
+    assert choices == _kinds() and len(choices) == 6
+    for opt in ("--size", "--seed", "-o", "--output", "--const-line", "--json"):
+        assert opt in out
+
+
+def test_no_module_over_400_lines():
+    big = ["%s: %d" % (p.relative_to(ROOT), p.read_text(encoding="utf-8").count("\n"))
+           for p in BENCH.rglob("*.py") if p.read_text(encoding="utf-8").count("\n") > 400]
+    assert not big, big
+
+
+def _code_in_strings(path: Path) -> List[int]:
+    """Lines of string constants (docstrings aside) that hold several lines of Python with an import."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docs = {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef)) and n.body
+            and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    found = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs and n.value.count("\n") >= 2:
+            try:
+                inner = ast.parse(n.value)
+            except SyntaxError:
+                continue
+            if any(isinstance(x, (ast.Import, ast.ImportFrom)) for x in ast.walk(inner)):
+                found.append(n.lineno)
+    return found
+
+
+def test_no_code_in_strings(tmp_path):
+    bad = tmp_path / "run.py"
+    bad.write_text('"""doc"""\nNAIVE = r\'\'\'\nimport re, sys\nprint(sys.argv)\n\'\'\'\n')
+    assert _code_in_strings(bad) == [2]
+    found = {str(p.relative_to(ROOT)): _code_in_strings(p) for p in BENCH.rglob("*.py")}
+    assert not {k: v for k, v in found.items() if v}
