@@ -28,9 +28,9 @@ The algorithm, over a byte buffer refilled in chunks:
 
 Modules by role: ``_window`` (the buffer of whole lines, UTF-8, BOM), ``_layout`` (the regexes),
 ``_batch`` (runs of whole fields at one depth, one regex call each), this one (the walk),
-``_handover`` (the general scanner from where the walk stops), ``_frames`` (the frame stack shared with the general scanner), ``_skip`` (a long
-string's body at C speed) and ``_skim_pool`` (the same on several processes, for lines longer
-than its window).
+``_handover`` (step 4), ``_frames`` (the frame stack shared with the general scanner), ``_skip``
+(a long string's body at C speed) and ``_skim_pool`` (the same on several processes, for lines
+longer than its window).
 
 Never guessing: a string field is accepted as complete only when the next line starts with a
 field name or ``}`` (adjacent literals concatenate across lines), and strings used as heads or
