@@ -51,19 +51,16 @@ def _run(data: bytes, path: Tuple[str, ...], chunk: int = DEFAULT, fast: bool = 
     f: Any = io.BytesIO(data) if seekable else _Unseekable(data)
     out: List[Any] = []
     end: dict = {}
-    default = _canonical._WARMUP_LINES, _canonical._warmed
-    if warm is not None:
-        _canonical._WARMUP_LINES, _canonical._warmed = warm, False
     try:
-        it = scan_canonical(f, path, HEADS, chunk, "t", end) if fast else scan(f, path, HEADS, chunk)
+        if fast:
+            it = scan_canonical(f, path, HEADS, chunk_size=chunk, display="t", end_state=end, warm_up=warm)
+        else:
+            it = scan(f, path, HEADS, chunk)
         for b in it:
             out.append(b)
     except PbtxtError as e:
         out.append(("error", type(e).__name__, e.line, e.column, e.msg))
         return out
-    finally:
-        if warm is not None:
-            _canonical._WARMUP_LINES, _canonical._warmed = default
     if fast:
         out.append(("end", end["bytes"], end["lines"]))
     else:
@@ -238,7 +235,7 @@ def test_gzip_stream(tmp_path: Path) -> None:
     p.write_bytes(gzip.compress(data))
     f, _ = open_binary(str(p))
     end: dict = {}
-    got = list(scan_canonical(f, ("graph", "op"), HEADS, 4096, "g", end))
+    got = list(scan_canonical(f, ("graph", "op"), HEADS, chunk_size=4096, display="g", end_state=end))
     assert got == _run(data, ("graph", "op"), fast=False)[:-1]
     assert end == {"bytes": len(data), "lines": data.count(b"\n")}
 
@@ -297,25 +294,44 @@ def test_random_messages_with_layout_disturbed(fields: list, edits: list) -> Non
     _same(data, paths=RANDOM_PATHS, chunks=(DEFAULT, 6))
 
 
-def test_the_fast_path_is_taken() -> None:
+def test_the_fast_path_is_taken(monkeypatch: pytest.MonkeyPatch) -> None:
     """A guard against a silent fall back to the general scanner for the whole file (on every
     Python: before 3.11 the layout regexes are emulated by ``_atomic``, not skipped)."""
-    assert _canonical.FAST
     data = (DATA / "graphs" / "mlp_sgd.pbtxt").read_bytes()
-    taken = []
-    orig = _canonical._Walker._hand_over
+    walked, taken = [], []
+    walk, hand_over = _canonical._Walker._walk, _canonical._Walker._hand_over
 
-    def spy(self: Any, h: Any) -> Any:
+    def walk_spy(self: Any) -> Any:
+        walked.append(self)
+        return walk(self)
+
+    def hand_over_spy(self: Any, h: Any) -> Any:
         taken.append(h.at)
-        return orig(self, h)
+        return hand_over(self, h)
 
-    _canonical._Walker._hand_over = spy  # type: ignore[method-assign]
-    try:
-        assert len(_run(data, ("node",))) > 10
-    finally:
-        _canonical._Walker._hand_over = orig  # type: ignore[method-assign]
-    assert taken == []
+    monkeypatch.setattr(_canonical._Walker, "_walk", walk_spy)
+    monkeypatch.setattr(_canonical._Walker, "_hand_over", hand_over_spy)
+    f = io.BytesIO(data)
+    assert len(list(scan_canonical(f, ("node",), HEADS))) > 10  # (the defaults: the fast path)
+    assert len(walked) == 1 and taken == []
     assert re.search(rb"^library \{", data, re.M)
+
+
+@pytest.mark.parametrize("fixture", ["mlp_sgd.pbtxt", "gan_two_optimizers.pbtxt"])
+def test_fast_false_is_the_general_scanner(fixture: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``fast=False``: no walk, and the general scanner's blocks, errors and end state."""
+    monkeypatch.setattr(_canonical._Walker, "run", None)
+    data = (DATA / "graphs" / fixture).read_bytes()
+    for d in (data, data[: len(data) // 2]):
+        out: List[Any] = []
+        end: dict = {}
+        try:
+            out.extend(scan_canonical(io.BytesIO(d), ("node",), HEADS, chunk_size=4096, end_state=end, fast=False))
+        except PbtxtError as e:
+            out.append(("error", type(e).__name__, e.line, e.column, e.msg))
+        else:
+            out.append(("end", end["bytes"], end["lines"]))
+        assert out == _run(d, ("node",), fast=False)
 
 
 @pytest.mark.parametrize("fixture, compiles", [("mlp_sgd.pbtxt", False), ("gan_two_optimizers.pbtxt", True)])
@@ -329,13 +345,21 @@ def test_whole_block_and_batch_regexes_wait_for_the_warm_up(fixture: str, compil
     built: List[str] = []
     for fn in ("block_re", "field_re"):
         real = getattr(_layout, fn)
+        real.cache_clear()  # (a fresh process)
         monkeypatch.setattr(_layout, fn, lambda *a, _f=fn, _real=real: built.append(_f) or _real(*a))
-    monkeypatch.setattr(_canonical, "_warmed", False)  # (a fresh process)
+    assert not _layout.warm()
     assert len(_run(data, ("node",))) > 10
     assert bool(built) == compiles, built
     # Once one walk went past it, later walks of the process (bp's slices, --jobs chunks) use
     # the regexes from their first line.
-    assert _canonical._warmed == compiles
+    assert _layout.warm() == compiles
     del built[:]
     assert len(_run((DATA / "graphs" / "mlp_sgd.pbtxt").read_bytes(), ("node",))) > 10
     assert bool(built) == compiles, built
+    # A warm-up given is walked whatever the process compiled; none: batches from the first line.
+    del built[:]
+    assert len(_run(data, ("node",), warm=_canonical._WARMUP_LINES)) > 10
+    assert bool(built) == compiles, built
+    del built[:]
+    assert len(_run((DATA / "graphs" / "mlp_sgd.pbtxt").read_bytes(), ("node",), warm=0)) > 10
+    assert built

@@ -276,3 +276,33 @@ def test_a_weight_longer_than_a_piece_is_passed_over(monkeypatch: pytest.MonkeyP
         op = _ge.load_build(p).ops[0]
         assert op.original_names == (name,) and op.lib == "lib"
         assert _ge.load_build(p, fast=False).ops == [op]
+
+
+def test_the_split_walks_long_lines_as_one_process(monkeypatch: pytest.MonkeyPatch, tmp_path):
+    """Weights on lines longer than ``_canonical._LONG`` (and than a read), in every chunk: each
+    worker streams them with the scanner's own walk (its state included: once, a chunk started
+    inside a graph block missed what the walk sets up, and failed at its first long line), every
+    chunk is used, and the records are the single process's."""
+    from pbtxt_scan.source._source import DEFAULT_CHUNK
+    from pbtxt_scan.text import _canonical as _scanner
+
+    if not _parallel._can_fork():
+        pytest.skip("no fork")
+    weight = '"%s"' % "".join("\\%03o" % (i * 7 % 256) for i in range(560_000))  # (2.2 MB)
+    assert len(weight) > 2 * max(_scanner._LONG, DEFAULT_CHUNK)  # (never whole in the buffer: streamed)
+    ops = []
+    for i in range(6):
+        attrs: Fields = [("attr", [("key", '"value"'), ("value", [("t", [("desc", [("dtype", "DT_FLOAT")]), ("data", weight)])])]),
+                         ("attr", [("key", '"_ge_attr_op_kernel_lib_name"'), ("value", [("s", '"lib%d"' % i)])])]
+        ops.append(("op", [("name", '"w%d"' % i), ("type", '"Const"')] + attrs + [("id", str(i))]))
+        ops.append(("op", [("name", '"m%d"' % i), ("type", '"MatMulV2"'), ("input", '"w%d:0"' % i), ("id", str(10 + i))]))
+    p = tmp_path / "ge_proto_00000001_graph_1_Build.txt"
+    p.write_text(_canonical([("graph", [("name", '"g"')] + ops)]))
+    one = _ge.load_build(p).ops
+    assert [op.name for op in one] == [n % i for i in range(6) for n in ("w%d", "m%d")]
+    assert _ge.load_build(p, fast=False).ops == one
+    monkeypatch.setattr(_parallel, "SPLIT_BYTES", 1 << 20)  # (about one weight a chunk)
+    with GraphFile.open(p) as g:
+        assert len(_split.plan(g, ("graph", "op"), 2) or ()) > 6
+    monkeypatch.setattr(_split, "ops_from", None)  # (the fallback: a chunk not used)
+    assert _ge.load_build(p, jobs=2).ops == one

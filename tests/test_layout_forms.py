@@ -142,7 +142,7 @@ def test_a_huge_block_of_short_lines_takes_little_memory() -> None:
     data = b'node {\n  name: "big"\n  op: "NoOp"\n' + b"  a: 1\n" * 150000 + b"}\nnode {\n  name: \"b\"\n}\n"
     tracemalloc.start()
     try:
-        blocks = list(scan_canonical(io.BytesIO(data), ("node",), frozenset({"name", "op"}), 1 << 20, "t"))
+        blocks = list(scan_canonical(io.BytesIO(data), ("node",), frozenset({"name", "op"}), display="t"))
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()

@@ -14,7 +14,7 @@ from typing import Any, List, Tuple
 
 import pytest
 
-from pbtxt_scan.text import _canonical
+from pbtxt_scan.text import _canonical, _handover
 from pbtxt_scan.text._canonical import scan_canonical
 from pbtxt_scan._errors import PbtxtError
 from pbtxt_scan.text._scan import scan
@@ -50,15 +50,14 @@ def _graph(content: bytes) -> bytes:
 
 def _run(data: bytes, chunk: int, fast: bool, warm: int = _canonical._WARMUP_LINES) -> List[Any]:
     out: List[Any] = []
-    default = _canonical._WARMUP_LINES, _canonical._warmed
-    _canonical._WARMUP_LINES, _canonical._warmed = warm, False
     try:
-        it = scan_canonical(io.BytesIO(data), PATH, HEADS, chunk, "t") if fast else scan(io.BytesIO(data), PATH, HEADS, chunk)
+        if fast:
+            it = scan_canonical(io.BytesIO(data), PATH, HEADS, chunk_size=chunk, display="t", warm_up=warm)
+        else:
+            it = scan(io.BytesIO(data), PATH, HEADS, chunk)
         out.extend(it)
     except PbtxtError as e:
         out.append(("error", e.line, e.column, e.msg))
-    finally:
-        _canonical._WARMUP_LINES, _canonical._warmed = default
     return out
 
 
@@ -107,8 +106,9 @@ def test_a_valid_long_line_is_not_handed_over(monkeypatch: pytest.MonkeyPatch) -
     def no_hand_over(*a: Any, **k: Any) -> Any:
         raise AssertionError("handed over to the general scanner")
 
+    monkeypatch.setattr(_handover, "scan_tokens", no_hand_over)
     monkeypatch.setattr(_canonical, "scan_tokens", no_hand_over)
-    blocks = list(scan_canonical(io.BytesIO(data), PATH, HEADS, 1 << 20, "t"))
+    blocks = list(scan_canonical(io.BytesIO(data), PATH, HEADS, display="t"))
     assert [b.name for b in blocks] == ["w", "x"]
 
 
@@ -125,10 +125,9 @@ def test_no_batch_regex_is_built_around_a_long_line(monkeypatch: pytest.MonkeyPa
         return real(d, names)
 
     monkeypatch.setattr(_layout, "field_re", spy)
-    monkeypatch.setattr(_canonical, "_WARMUP_LINES", 0)  # (batches everywhere else)
     content = _tensor(800_000, 3)
     data = _graph(content) + _graph(content).replace(b'"w"', b'"w2"').replace(b'"x"', b'"x2"')
-    blocks = list(scan_canonical(io.BytesIO(data), PATH, HEADS, 1 << 20, "t"))
+    blocks = list(scan_canonical(io.BytesIO(data), PATH, HEADS, display="t", warm_up=0))  # (batches everywhere else)
     assert [b.name for b in blocks] == ["w", "x", "w2", "x2"]
     assert set(depths) <= {0}
 

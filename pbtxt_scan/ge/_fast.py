@@ -13,7 +13,8 @@ passed over with one ``find`` of their closer line (their first ``IND }`` line, 
 
 1. :class:`Walker` is the scanner's walk, noting when the general scanner takes over
    (``general``); its blocks from then on take the exact road (Lark parse, or the skim for big
-   ones). It can also start inside a ``graph`` block and stop at a chunk's end, for ``_split``.
+   ones). It can also start inside a ``graph`` block (as the scanner's walk can) and stop at a
+   chunk's end, for ``_split``.
 2. :func:`canonical_attrs` reads one canonical block in pieces of ``_PIECE`` bytes (memory stays
    bounded whatever a weight's size): lines that are not of interest are never decoded, and a
    long line (a weight) is passed over without being held. It returns ``None`` (take the exact
@@ -25,9 +26,11 @@ ops, in the layout and out of it.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator, List, Optional, Tuple
+from typing import Any, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
-from ..text._canonical import _HandOver, _Walker
+from ..text._canonical import _Walker
+from ..text._handover import _HandOver
+from ..source._source import DEFAULT_CHUNK
 from ..language._grammar import _number
 from ..text._layout import scalar_value
 from .._model import Block, Field, Message
@@ -147,35 +150,17 @@ def _past(buf: bytes, at: int, stop: int, ind: bytes) -> int:
 
 
 class Walker(_Walker):
-    """The scanner's fast walk (``_canonical._Walker``), noting where the general scanner takes
-    over; optionally started inside open messages (``outer``) and stopped at ``stop`` (a chunk's
-    end, a line start), where it keeps its open frames (``open_frames``) instead of failing."""
+    """The scanner's fast walk (``_canonical._Walker``: optionally started inside open messages,
+    ``outer``), noting where the general scanner takes over, and stopped at ``stop`` (a chunk's
+    end, a line start) if given, where it keeps its open frames (``open_frames``) instead of
+    failing. Only the hand-over differs: the walk itself, and the state it sets, are the scanner's."""
 
     general = False  # the general scanner has taken over: the blocks from here on are not canonical
 
-    def __init__(self, *a: Any, outer: Optional[List[Any]] = None, stop: Optional[int] = None, **k: Any) -> None:
-        super().__init__(*a, **k)
-        self.outer = outer
+    def __init__(self, f: Any, path: Sequence[str], heads: FrozenSet[str], *, stop: Optional[int] = None, **kw: Any) -> None:
+        super().__init__(f, path, heads, **kw)
         self.stop = stop
         self.open_frames: Optional[List[Any]] = None
-
-    def run(self) -> Iterator[Block]:
-        if self.outer is None:
-            yield from super().run()
-            return
-        # _Walker.run, from inside the open messages ``outer`` (right after a complete field).
-        self.start()
-        self.stack = list(self.outer)
-        self.line = self.first_line
-        self.after = True
-        self.last_name = b"_"
-        self.no_batch = 0
-        try:
-            yield from self._walk()
-        except _HandOver as h:
-            yield from self._hand_over(h)
-            return
-        self.end_state = {"bytes": self.base + len(self.buf), "lines": self.line - 1}
 
     def _hand_over(self, h: _HandOver) -> Iterator[Block]:
         if self.stop is not None and h.at == self.stop and self.eof and self.bad is None and self.pos == len(self.buf):
@@ -187,8 +172,11 @@ class Walker(_Walker):
         yield from super()._hand_over(h)
 
 
-def walk(f: Any, path: Tuple[str, ...], heads: Any, chunk: int, name: str, start: int = 0, line: int = 1,
-         outer: Optional[List[Any]] = None, stop: Optional[int] = None) -> Tuple[Walker, Iterator[Block]]:
-    w = Walker(f, tuple(path), heads, chunk, name, start, line, outer=outer, stop=stop)
+def walk(
+    f: Any, path: Sequence[str], heads: FrozenSet[str], *, chunk_size: int = DEFAULT_CHUNK, display: Optional[str] = None,
+    start_offset: int = 0, start_line: int = 1, outer: Optional[List[Any]] = None, stop: Optional[int] = None,
+) -> Tuple[Walker, Iterator[Block]]:
+    """The walker over ``f`` (the keywords: ``scan_canonical``'s, ``outer`` and ``stop``) and its blocks."""
+    w = Walker(f, path, heads, chunk_size=chunk_size, display=display, start_offset=start_offset, start_line=start_line,
+               outer=outer, stop=stop)
     return w, w.run()
-

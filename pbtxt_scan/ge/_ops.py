@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Tuple
 
-from ..text import _canonical
 from .._errors import PbtxtError
 from ..graph._input import GraphFile
 from .._model import Block
@@ -58,17 +57,17 @@ def _op_attrs(g: GraphFile, block: Block, dialect: str, full_parse_max: int, can
 
 
 def ops_from(
-    g: GraphFile, d: Any, full_parse_max: int, start: int = 0, line: int = 1, outer: Optional[List[Any]] = None,
+    g: GraphFile, d: Any, full_parse_max: int, *, start: int = 0, line: int = 1, outer: Optional[List[Any]] = None,
     fast: bool = True,
 ) -> Iterator[GeOp]:
     """The op records from offset ``start`` (line ``line``, inside the open messages ``outer``)
     to the end of the dump, in this process."""
-    if not fast or g.binary or not _canonical.FAST:
+    if not fast or g.binary:
         assert start == 0 and outer is None
         for b in g.blocks(d.path, d.heads):
             yield _record(b, _op_attrs(g, b, d.name, full_parse_max), d.name)
         return
-    w, blocks = walk(g.reader(start), d.path, d.heads, DEFAULT_CHUNK, g.name, start, line, outer)
+    w, blocks = walk(g.reader(start), d.path, d.heads, chunk_size=DEFAULT_CHUNK, display=g.name, start_offset=start, start_line=line, outer=outer)
     try:
         for b in blocks:
             yield _record(b, _op_attrs(g, b, d.name, full_parse_max, not w.general), d.name)

@@ -116,7 +116,7 @@ def _load_chunk(task: Tuple[int, int, int]) -> Optional[_Result]:  # (runs in a 
     i, start, end = task
     outer = [_graph_frame(d.path[0], _INHERITED)] if i else None
     stop = end if end < (g.size or 0) else None  # (the last chunk: the file's end, where open messages are an error)
-    w, blocks = walk(g.reader(start, end), d.path, d.heads, DEFAULT_CHUNK, g.name, start, 1, outer, stop)
+    w, blocks = walk(g.reader(start, end), d.path, d.heads, chunk_size=DEFAULT_CHUNK, display=g.name, start_offset=start, outer=outer, stop=stop)
     ops = []
     inherited = 0
     try:
@@ -190,7 +190,7 @@ def load(g: GraphFile, d: Any, jobs: int, full_parse_max: int) -> Optional[List[
     if done < len(ranges):
         start = ranges[done][0]
         outer = [_graph_frame(d.path[0], label)] if in_graph else None
-        ops.extend(ops_from(g, d, full_parse_max, start, line, outer))
+        ops.extend(ops_from(g, d, full_parse_max, start=start, line=line, outer=outer))
     else:
         err = g.changed()
         if err is not None:

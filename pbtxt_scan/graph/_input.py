@@ -281,7 +281,7 @@ class GraphFile:
             return
 
         try:
-            for b in scan_canonical(self.reader(), tuple(block_path), heads, chunk_size, self.name, end_state):
+            for b in scan_canonical(self.reader(), tuple(block_path), heads, chunk_size=chunk_size, display=self.name, end_state=end_state):
                 yield b
                 if on_progress is not None:
                     on_progress(b.end)

@@ -323,7 +323,7 @@ def _scan_chunk(task: Tuple[int, int, int]) -> Optional[Chunk]:
     start, end, line = task
     job = _JOB
     end_state: Dict[str, int] = {}
-    blocks = scan_canonical(_PRead(job.fd, start, end), job.path, job.heads, DEFAULT_CHUNK, job.name, end_state, start, line)
+    blocks = scan_canonical(_PRead(job.fd, start, end), job.path, job.heads, chunk_size=DEFAULT_CHUNK, display=job.name, end_state=end_state, start_offset=start, start_line=line)
     try:
         return list(_fold(blocks, start, end, line, job.row, end_state))[0]
     except PbtxtError:
@@ -460,7 +460,7 @@ def sequential(
     from ..text._canonical import scan_canonical
 
     end_state: Dict[str, int] = {}
-    blocks = scan_canonical(g.reader(start), tuple(path), heads, DEFAULT_CHUNK, g.name, end_state, start, line)
+    blocks = scan_canonical(g.reader(start), tuple(path), heads, chunk_size=DEFAULT_CHUNK, display=g.name, end_state=end_state, start_offset=start, start_line=line)
     try:
         yield from _fold(blocks, start, -1, line, row, end_state, 512, on_progress)
     except PbtxtError as e:

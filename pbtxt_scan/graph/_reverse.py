@@ -165,7 +165,7 @@ def _region(
     try:
         # A region is held whole to be reversed: bounded by _REGION_BLOCKS.
         blocks = list(itertools.islice(
-            scan_canonical(_Slice(f, start, end), (block_name,), heads, _CHUNK, path, None, start, first), _REGION_BLOCKS + 1
+            scan_canonical(_Slice(f, start, end), (block_name,), heads, chunk_size=_CHUNK, display=path, start_offset=start, start_line=first), _REGION_BLOCKS + 1
         ))
     except PbtxtError:
         raise _NotCanonical() from None

@@ -96,7 +96,7 @@ class Batches(Window):
                     if fname in name_of:
                         if len(sc) >= MAX_LITERAL:
                             break
-                        top.block[3].append(new(Head, (name_of[fname], scalar_value(sc), line)))  # type: ignore[union-attr]
+                        top.block.heads.append(new(Head, (name_of[fname], scalar_value(sc), line)))  # type: ignore[union-attr]
                         taken = True
                 elif fname == b"name" and top is not None:
                     break
@@ -124,7 +124,7 @@ class Batches(Window):
         if prev_str is not None:  # the line after a string may go on with an adjacent literal
             p, line, after, taken = prev_str
             if taken:
-                top.block[3].pop()  # type: ignore[union-attr]
+                top.block.heads.pop()  # type: ignore[union-attr]
         if p != pos:
             self.line = line
             self.pos = p

@@ -27,10 +27,10 @@ The algorithm, over a byte buffer refilled in chunks:
    Positions and errors are then the general scanner's own.
 
 Modules by role: ``_window`` (the buffer of whole lines, UTF-8, BOM), ``_layout`` (the regexes),
-``_batch`` (runs of whole fields at one depth, one regex call each), this one (the walk and the
-hand-over), ``_frames`` (the frame stack shared with the general scanner), ``_skip`` (a long
-string's body at C speed) and ``_skim_pool`` (the same on several processes, for lines longer
-than its window).
+``_batch`` (runs of whole fields at one depth, one regex call each), this one (the walk),
+``_handover`` (step 4), ``_frames`` (the frame stack shared with the general scanner), ``_skip``
+(a long string's body at C speed) and ``_skim_pool`` (the same on several processes, for lines
+longer than its window).
 
 Never guessing: a string field is accepted as complete only when the next line starts with a
 field name or ``}`` (adjacent literals concatenate across lines), and strings used as heads or
@@ -40,25 +40,22 @@ Invalid UTF-8 stops the fast path before the bad byte, so the general scanner re
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, BinaryIO, Dict, FrozenSet, Iterator, List, Optional, Tuple
+from typing import TYPE_CHECKING, BinaryIO, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
 from ..language._atomic import NATIVE, user_groups
 from . import _layout as layout
 from ._layout import IDENT_NAME, MAX_LITERAL, NEXT_CHAR, last_name, scalar_value
 from ._lexer import _WINDOW, Lexer, _string_body
 from .._model import Block, Head
-from ._frames import ANCESTOR, OTHER, TARGET, Frame, close_block, parents, take_label
+from ._frames import ANCESTOR, OTHER, TARGET, BlockStart, Frame, close_block, parents, take_label
 from ._scan import scan_tokens
+from ._handover import _HandOver, end_of, general_from
 from ..language._skip import body_end
 from ._batch import Batches
+from ..source._source import DEFAULT_CHUNK
 
 if TYPE_CHECKING:
     from ._skim_pool import Skimmer
-
-# The layout regexes are written with possessive repeats and atomic groups from Python 3.11 on,
-# as plain greedy repeats that match the same before (``_layout``), so the fast path runs on every
-# version. (Kept as a switch: False sends every file to the general scanner.)
-FAST = True
 
 # A block longer than this is entered (walked line by line), not matched whole. Before 3.11 the
 # layout regexes are plain greedy repeats (``_layout``), and ``re`` keeps backtracking state for
@@ -69,101 +66,66 @@ _BIG = 4 << 20 if NATIVE else 64 << 10
 # regexes cost 20-110 ms each to compile for a depth, and walking a line costs ~5 us, so 10,000
 # lines cost about one compile (rent before you buy: never much more than twice the better
 # choice). fp often stops within them, and a frozen graph of any size holds fewer (its 1 GB of
-# constants is a few thousand lines): there no such regex is compiled at all.
+# constants is a few thousand lines): there no such regex is compiled at all. Once a walk of the
+# process has gone past it, they are compiled (``layout.warm``): later walks (bp's slices read
+# backward, the chunks of ``--jobs``) use them from their first line.
 _WARMUP_LINES = 10000
-# Set once a walk in this process has gone past its warm-up: from then on the regexes are (or are
-# about to be) compiled, and later walks (bp's slices read backward, the chunks of ``--jobs``)
-# use them from their first line.
-_warmed = False
 _LONG = 1 << 20  # a line longer than this is streamed (a string) or handed to the general scanner
 
 _CLOSERS = re.compile(rb"(?: *\}\n)*")
 _FIELD_START = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_}")
 
 
-class _Chain:
-    """A readable stream: some bytes first, then the rest of another stream."""
-
-    def __init__(self, first: bytes, rest: BinaryIO) -> None:
-        self._first = first
-        self._rest = rest
-
-    def read(self, n: int = -1) -> bytes:
-        if self._first:
-            if n < 0 or n >= len(self._first):
-                out, self._first = self._first, b""
-                return out
-            out, self._first = self._first[:n], self._first[n:]
-            return out
-        return self._rest.read(n)
-
-
-class _HandOver(Exception):
-    """Leave the fast path at absolute offset ``at`` (a line start, line number ``line``)."""
-
-    def __init__(self, at: int, line: int, seek: bool = False) -> None:
-        self.at = at
-        self.line = line
-        self.seek = seek
-
-
 def scan_canonical(
     f: BinaryIO,
-    path: Tuple[str, ...],
+    path: Sequence[str],
     heads: FrozenSet[str],
-    chunk_size: int,
-    name: str,
+    *,
+    chunk_size: int = DEFAULT_CHUNK,
+    display: Optional[str] = None,
     end_state: Optional[Dict[str, int]] = None,
     start_offset: int = 0,
     start_line: int = 1,
+    fast: bool = True,
+    warm_up: Optional[int] = None,
 ) -> Iterator[Block]:
     """The blocks ``scan(f, path, heads)`` yields, validated as strictly, mostly at C speed.
 
+    ``display``: the file's name in errors. ``end_state``: filled with the bytes and lines read.
     ``start_offset``/``start_line``: where ``f``'s first byte sits in the file (a slice read
-    backward by ``_reverse``), so positions come out as the file's own."""
-    if not FAST:
-        yield from _general(f, tuple(path), heads, chunk_size, name, end_state, start_offset, start_line)
-        return
-    w = _Walker(f, tuple(path), heads, chunk_size, name, start_offset, start_line)
-    yield from w.run()
+    backward by ``_reverse``), so positions come out as the file's own. ``fast=False``: the
+    general scanner alone (the same blocks, errors and end state). ``warm_up``: see ``_Walker``."""
+    if fast:
+        w = _Walker(f, path, heads, chunk_size=chunk_size, display=display, start_offset=start_offset,
+                    start_line=start_line, warm_up=warm_up)
+        yield from w.run()
+        got = w.end_state
+    else:
+        lx = Lexer(f, chunk_size, start_offset=start_offset, start_line=start_line, path=display)
+        yield from scan_tokens(lx, tuple(path), heads)
+        got = end_of(lx)
     if end_state is not None:
-        end_state.update(w.end_state)
-
-
-def _general(
-    f: BinaryIO,
-    path: Tuple[str, ...],
-    heads: FrozenSet[str],
-    chunk_size: int,
-    name: str,
-    end_state: Optional[Dict[str, int]],
-    start_offset: int,
-    start_line: int,
-) -> Iterator[Block]:
-    """The general scanner alone, with the same end state (Python < 3.11)."""
-    lx = Lexer(f, chunk_size, start_offset, start_line, path=name)
-    yield from scan_tokens(lx, path, heads)
-    if end_state is not None:
-        end_state.update(_end_state(lx))
-
-
-def _end_state(lx: Lexer) -> Dict[str, int]:
-    """The bytes and lines read, once the lexer has read to the end."""
-    end = lx.base + len(lx.buf)
-    line, col = lx.linecol(end)
-    return {"bytes": end, "lines": line - 1 if col == 1 else line}
+        end_state.update(got)
 
 
 class _Walker(Batches):
+    """The walk over ``f`` (``scan_canonical``'s keywords), from inside the open messages ``outer``
+    (right after a complete field) if given. ``warm_up``: the lines walked one by one before
+    whole blocks and batches are tried; None: ``_WARMUP_LINES``, or none once the process has
+    compiled their regexes."""
+
     def __init__(
-        self, f: BinaryIO, path: Tuple[str, ...], heads: FrozenSet[str], chunk_size: int, name: str,
-        start_offset: int = 0, start_line: int = 1,
+        self, f: BinaryIO, path: Sequence[str], heads: FrozenSet[str], *, chunk_size: int = DEFAULT_CHUNK,
+        display: Optional[str] = None, start_offset: int = 0, start_line: int = 1,
+        outer: Optional[List[Frame]] = None, warm_up: Optional[int] = None,
     ) -> None:
         super().__init__(f, chunk_size, start_offset)
         self.first_line = start_line
-        self.path = path
+        self.path = tuple(path)
         self.heads = heads
-        self.name = name
+        self.display = display
+        self.outer = outer
+        self.warm_up = warm_up
         self.end_state: Dict[str, int] = {}
         names = tuple(sorted(h for h in heads if IDENT_NAME.match(h)))
         self._head_names = names
@@ -173,9 +135,9 @@ class _Walker(Batches):
 
     def run(self) -> Iterator[Block]:
         self.start()
-        self.stack: List[Frame] = []
+        self.stack: List[Frame] = [] if self.outer is None else list(self.outer)
         self.line = self.first_line
-        self.after = False  # the previous token ended a field (the general scanner's AFTER_FIELD)
+        self.after = self.outer is not None  # the previous token ended a field (the general scanner's AFTER_FIELD)
         self.last_name = b"_"  # the last field name read (see last_name)
         self.no_batch = 0  # below this offset, go line by line (a batch failed to match there)
         self.big = _BIG  # (read here, so that tests can lower it)
@@ -193,13 +155,14 @@ class _Walker(Batches):
         self.end_state = {"bytes": self.base + len(self.buf), "lines": self.line - 1}
 
     def _walk(self) -> Iterator[Block]:
-        global _warmed
         path = self.path
         k = len(path)
         stack = self.stack
         heads = self.heads
         line_res: List[Tuple["re.Pattern[bytes]", Tuple[int, ...]]] = []
-        warm = 0 if _warmed else _WARMUP_LINES  # lines still to walk before batches and whole blocks are tried
+        warm = self.warm_up  # lines still to walk before batches and whole blocks are tried
+        if warm is None:
+            warm = 0 if layout.warm() else _WARMUP_LINES
         while True:
             buf = self.buf
             pos = self.pos
@@ -216,8 +179,6 @@ class _Walker(Batches):
             d = len(stack)
             if warm > 0:
                 warm -= 1
-                if not warm:
-                    _warmed = True
             elif pos and self.base + pos >= self.no_batch:
                 yield from self._batch(d)
                 if self.pos != pos:
@@ -249,7 +210,7 @@ class _Walker(Batches):
                     nl = buf.find(b"\n", pos)
                 # Enter the block (an ancestor, or a block too big, too deep or not canonical).
                 self.last_name = ident
-                block = [self.base + pos + 2 * d, self.line, 2 * d + 1, []] if kind == TARGET else None
+                block = BlockStart(self.base + pos + 2 * d, self.line, 2 * d + 1, []) if kind == TARGET else None
                 stack.append(Frame(fname, kind, block))
                 self.pos = nl + 1
                 self.line += 1
@@ -267,7 +228,7 @@ class _Walker(Batches):
                             raise _HandOver(self.base + self.pos, self.line)
                         value = scalar_value(scalar)
                         if top.kind == TARGET and fname in heads:
-                            top.block[3].append(Head(fname, value, self.line))  # type: ignore[index]
+                            top.block.heads.append(Head(fname, value, self.line))  # type: ignore[union-attr]
                         if fname == "name":
                             take_label(stack, value)
                 self.last_name = ident
@@ -279,7 +240,6 @@ class _Walker(Batches):
                     raise _HandOver(self.base + pos, self.line)
                 fr = stack.pop()
                 if fr.kind == TARGET:
-                    b = fr.block
                     yield close_block(path, fr, self.base + pos + 2 * d - 1, stack)
                 self.pos = nl + 1
                 self.line += 1
@@ -436,16 +396,4 @@ class _Walker(Batches):
     # --- hand-over to the general scanner ------------------------------------------------------
 
     def _hand_over(self, h: _HandOver) -> Iterator[Block]:
-        # The general scanner goes on from the line at h.at with this walk's own state: its open
-        # frames (labels and the heads read so far included) and whether a field just ended.
-        if h.seek:
-            self.f.seek(h.at - self.origin)
-            stream: BinaryIO = self.f
-        else:
-            stream = _Chain(self.buf[h.at - self.base :], self.f)  # type: ignore[assignment]
-        lx = Lexer(stream, self.chunk, start_offset=h.at, start_line=h.line, path=self.name)
-        # The field name an error would name: the last one read (a complete field's, or the
-        # innermost opener's).
-        last = self.last_name.decode("ascii") if self.after else (self.stack[-1].name if self.stack else "")
-        yield from scan_tokens(lx, self.path, self.heads, self.stack, self.after, last)
-        self.end_state = _end_state(lx)
+        yield from general_from(self, h)  # (a hook: GE's walk stops at a chunk's end instead)

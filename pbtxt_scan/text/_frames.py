@@ -9,10 +9,22 @@ from __future__ import annotations
 
 from typing import List, Optional, Sequence, Tuple
 
-from .._model import Block
+from .._model import Block, Head
 
 # What an open message is to the requested path: on the way to it, one of its blocks, or neither.
 ANCESTOR, TARGET, OTHER = 0, 1, 2
+
+
+class BlockStart:
+    """Where a block at the path opened, and the heads read in it so far."""
+
+    __slots__ = ("start", "line", "column", "heads")
+
+    def __init__(self, start: int, line: int, column: int, heads: List[Head]) -> None:
+        self.start = start
+        self.line = line
+        self.column = column
+        self.heads = heads
 
 
 class Frame:
@@ -20,10 +32,10 @@ class Frame:
 
     __slots__ = ("name", "kind", "block", "closer", "in_list", "label", "sig")
 
-    def __init__(self, name: str, kind: int, block: Optional[list], closer: str = "}", in_list: bool = False) -> None:
+    def __init__(self, name: str, kind: int, block: Optional[BlockStart], closer: str = "}", in_list: bool = False) -> None:
         self.name = name
         self.kind = kind
-        self.block = block  # [start, line, column, heads] while this frame is a block at the path
+        self.block = block  # while this frame is a block at the path
         self.closer = closer
         self.in_list = in_list  # an item of a "[...]" list: its field name comes back at the close
         self.label: Optional[str] = None  # its first `name` scalar (or its signature's), for parents
@@ -47,4 +59,4 @@ def parents(stack: Sequence[Frame]) -> Tuple[Optional[str], ...]:
 def close_block(path: Tuple[str, ...], frame: Frame, end: int, stack: Sequence[Frame]) -> Block:
     """The Block for ``frame`` (a block at the path), closed at ``end``, under the open ``stack``."""
     b = frame.block
-    return Block(path, b[0], end, b[1], b[2], tuple(b[3]), parents(stack))  # type: ignore[index]
+    return Block(path, b.start, end, b.line, b.column, tuple(b.heads), parents(stack))  # type: ignore[union-attr]

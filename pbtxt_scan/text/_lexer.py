@@ -128,6 +128,7 @@ class Lexer:
         self,
         f: BinaryIO,
         chunk_size: int = DEFAULT_CHUNK,
+        *,
         start_offset: int = 0,
         start_line: int = 1,
         long_token: int = 1 << 20,

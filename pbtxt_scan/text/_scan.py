@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import BinaryIO, FrozenSet, Iterator, List, Optional, Sequence
 
 from ..language._grammar import decode, describe_token, unescape
-from ._frames import OTHER, TARGET, Frame, close_block, take_label
+from ._frames import OTHER, TARGET, BlockStart, Frame, close_block, take_label
 from ._lexer import Lexer, Token
 from .._model import Block, Head
 from ..source._source import DEFAULT_CHUNK
@@ -31,12 +31,13 @@ def scan(
     path: Sequence[str] = ("node",),
     heads: FrozenSet[str] = frozenset(),
     chunk_size: int = DEFAULT_CHUNK,
+    *,
     display: Optional[str] = None,
     start_offset: int = 0,
     start_line: int = 1,
 ) -> Iterator[Block]:
     """Yield the blocks at ``path`` in file order, validating the whole stream as it goes."""
-    return scan_tokens(Lexer(f, chunk_size, start_offset, start_line, path=display), path, heads)
+    return scan_tokens(Lexer(f, chunk_size, start_offset=start_offset, start_line=start_line, path=display), path, heads)
 
 
 def scan_tokens(
@@ -99,7 +100,7 @@ def scan_tokens(
             else:
                 start = field_start
                 line, col = field_lc
-            block = [start, line, col, []]
+            block = BlockStart(start, line, col, [])
         stack.append(Frame(field, TARGET if block is not None else OTHER, block, closer, in_list))
         names.append(field)
 
@@ -112,7 +113,7 @@ def scan_tokens(
         # A scalar field is complete: record it if it is a head of the block being read.
         d = len(stack)
         if d == depth_target and d and stack[-1].block is not None and field in heads:
-            stack[-1].block[3].append(Head(field, value, field_line))
+            stack[-1].block.heads.append(Head(field, value, field_line))  # type: ignore[union-attr]
         if field == "name" and d:
             take_label(stack, value)
 
