@@ -12,6 +12,7 @@ the same first error on every road.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import random
 import tempfile
@@ -21,7 +22,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from pbtxt_scan import GraphFile, PbtxtError, ge as _ge
-from pbtxt_scan.graph import _parallel
 from pbtxt_scan.ge import _fast, _ops, _split
 
 Fields = List[Tuple[str, Any]]  # (name, raw scalar text or sub-fields)
@@ -178,12 +178,12 @@ def _written(text: str) -> Iterator[str]:
 
 @contextlib.contextmanager
 def _small(piece: int, split: int) -> Iterator[None]:
-    old = _fast._PIECE, _parallel.SPLIT_BYTES
-    _fast._PIECE, _parallel.SPLIT_BYTES = piece, split
+    old = _fast._PIECE, _split.load
+    _fast._PIECE, _split.load = piece, functools.partial(_split.load, split_bytes=split)
     try:
         yield
     finally:
-        _fast._PIECE, _parallel.SPLIT_BYTES = old
+        _fast._PIECE, _split.load = old
 
 
 def _outcome(path: str, **kw: Any) -> Any:
@@ -247,13 +247,13 @@ def test_the_writer_layout_takes_the_fast_road(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(_ops, "skim_block", None)
     monkeypatch.setattr(GraphFile, "parse", None)
     monkeypatch.setattr(_split, "ops_from", None)  # (the fallback)
-    monkeypatch.setattr(_parallel, "SPLIT_BYTES", 200)
+    monkeypatch.setattr(_split, "load", functools.partial(_split.load, split_bytes=200))
     for p in dumps:
         got.clear()
         ops = _ge.load_build(p).ops
         assert len(got) == len(ops) and all(m is not None for m in got), p
         # (the workers read every op the fast way too: the exact roads and the fallback are gone)
-        assert len(_split.plan(GraphFile.open(p), ("graph", "op"), 2) or ()) > 3 or "onnx" in p.name
+        assert len(_split.plan(GraphFile.open(p), ("graph", "op"), 2, split_bytes=200) or ()) > 3 or "onnx" in p.name
         assert _ge.load_build(p, jobs=2).ops == ops
 
 
