@@ -40,10 +40,9 @@ them, forked by ``parallel._pool``. Windows are taken, not dealt (``Skimmer``): 
 less of a core takes fewer. A worker dies with the parent (end of file on the request pipe, and
 ``PR_SET_PDEATHSIG`` on Linux), holds no inherited descriptor but the input and its pipes, and
 skips requests the parent no longer needs (a shared floor). Memory per process: one window (plus
-the slack), its class map and decoding, about 3 x ``WINDOW``; a worker tells glibc to keep such
-buffers in its heap (each window allocates a few of them; with glibc's defaults they are mapped
-and unmapped at every window, and the page faults cost more than a third of the check). Only
-regular files read with ``pread``, where there is ``fork``.
+the slack), its class map and decoding, about 3 x ``WINDOW``, kept in the heap (with glibc's
+defaults they are mapped and unmapped at every window: page faults, a third of the check's time;
+``Skimmer._start``). Only regular files read with ``pread``, where there is ``fork``.
 """
 from __future__ import annotations
 
@@ -190,15 +189,14 @@ class Claims:
 
 
 class _Literal:
-    """One literal's windows: window ``k`` starts at ``s + k x window`` (file offsets) and is request
-    ``base + k``; ``sent`` of them requested, ``done`` the verdicts that came early."""
+    """One literal's windows: window ``k`` (at ``s + k x window``) is request ``base + k``."""
 
     __slots__ = ("base", "s", "end", "quote", "sent", "done")
 
     def __init__(self, base: int, s: int, end: int, quote: int) -> None:
         self.base, self.s, self.end, self.quote = base, s, end, quote
-        self.sent = 1  # (window 0 is the parent's)
-        self.done: Dict[int, Verdict] = {}
+        self.sent = 1  # windows requested (window 0 is the parent's)
+        self.done: Dict[int, Verdict] = {}  # verdicts that came early
 
 
 class Skimmer:
@@ -237,6 +235,9 @@ class Skimmer:
         if self.broken:
             return False
         try:
+            # (The parent checks windows too, with no allocator option set: one block this big freed
+            # raises glibc's mmap and trim thresholds past it, so its window buffers stay in its heap.)
+            bytes(4 * max(self.window, WINDOW))
             claims = self.claims = Claims()
             req_r, self.req = os.pipe()
             for w in range(self.n):
