@@ -49,9 +49,11 @@ ROAD_IDS = ["lark", "skim", "fast", "split"]
 @pytest.fixture(params=ROADS, ids=ROAD_IDS)
 def road(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> dict:
     if request.param.get("jobs"):
-        from pbtxt_scan.graph import _parallel
+        import functools
 
-        monkeypatch.setattr(_parallel, "SPLIT_BYTES", 300)
+        from pbtxt_scan.ge import _split
+
+        monkeypatch.setattr(_split, "load", functools.partial(_split.load, split_bytes=300))
     return request.param
 
 

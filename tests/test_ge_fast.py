@@ -12,6 +12,7 @@ the same first error on every road.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import random
 import tempfile
@@ -21,8 +22,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from pbtxt_scan import GraphFile, PbtxtError, ge as _ge
-from pbtxt_scan.graph import _parallel
 from pbtxt_scan.ge import _fast, _ops, _split
+from pbtxt_scan.parallel._pool import can_fork
 
 Fields = List[Tuple[str, Any]]  # (name, raw scalar text or sub-fields)
 
@@ -178,12 +179,12 @@ def _written(text: str) -> Iterator[str]:
 
 @contextlib.contextmanager
 def _small(piece: int, split: int) -> Iterator[None]:
-    old = _fast._PIECE, _parallel.SPLIT_BYTES
-    _fast._PIECE, _parallel.SPLIT_BYTES = piece, split
+    old = _fast._PIECE, _split.load
+    _fast._PIECE, _split.load = piece, functools.partial(_split.load, split_bytes=split)
     try:
         yield
     finally:
-        _fast._PIECE, _parallel.SPLIT_BYTES = old
+        _fast._PIECE, _split.load = old
 
 
 def _outcome(path: str, **kw: Any) -> Any:
@@ -247,13 +248,13 @@ def test_the_writer_layout_takes_the_fast_road(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(_ops, "skim_block", None)
     monkeypatch.setattr(GraphFile, "parse", None)
     monkeypatch.setattr(_split, "ops_from", None)  # (the fallback)
-    monkeypatch.setattr(_parallel, "SPLIT_BYTES", 200)
+    monkeypatch.setattr(_split, "load", functools.partial(_split.load, split_bytes=200))
     for p in dumps:
         got.clear()
         ops = _ge.load_build(p).ops
         assert len(got) == len(ops) and all(m is not None for m in got), p
         # (the workers read every op the fast way too: the exact roads and the fallback are gone)
-        assert len(_split.plan(GraphFile.open(p), ("graph", "op"), 2) or ()) > 3 or "onnx" in p.name
+        assert len(_split.plan(GraphFile.open(p), ("graph", "op"), 2, split_bytes=200) or ()) > 3 or "onnx" in p.name
         assert _ge.load_build(p, jobs=2).ops == ops
 
 
@@ -286,7 +287,7 @@ def test_the_split_walks_long_lines_as_one_process(monkeypatch: pytest.MonkeyPat
     from pbtxt_scan.source._source import DEFAULT_CHUNK
     from pbtxt_scan.text import _canonical as _scanner
 
-    if not _parallel._can_fork():
+    if not can_fork():
         pytest.skip("no fork")
     weight = '"%s"' % "".join("\\%03o" % (i * 7 % 256) for i in range(560_000))  # (2.2 MB)
     assert len(weight) > 2 * max(_scanner._LONG, DEFAULT_CHUNK)  # (never whole in the buffer: streamed)
@@ -301,8 +302,8 @@ def test_the_split_walks_long_lines_as_one_process(monkeypatch: pytest.MonkeyPat
     one = _ge.load_build(p).ops
     assert [op.name for op in one] == [n % i for i in range(6) for n in ("w%d", "m%d")]
     assert _ge.load_build(p, fast=False).ops == one
-    monkeypatch.setattr(_parallel, "SPLIT_BYTES", 1 << 20)  # (about one weight a chunk)
+    monkeypatch.setattr(_split, "load", functools.partial(_split.load, split_bytes=1 << 20))  # (about one weight a chunk)
     with GraphFile.open(p) as g:
-        assert len(_split.plan(g, ("graph", "op"), 2) or ()) > 6
+        assert len(_split.plan(g, ("graph", "op"), 2, split_bytes=1 << 20) or ()) > 6
     monkeypatch.setattr(_split, "ops_from", None)  # (the fallback: a chunk not used)
     assert _ge.load_build(p, jobs=2).ops == one

@@ -139,13 +139,14 @@ def test_no_batch_regex_is_built_around_a_long_line(monkeypatch: pytest.MonkeyPa
 def two_procs(monkeypatch: pytest.MonkeyPatch, small_long: None) -> List[Any]:
     """Long lines of a few KB checked in windows of 512 bytes by the parent and one forked worker
     (whatever the machine's cores); returns the skimmers made, to look at their workers."""
+    import functools
+
+    from pbtxt_scan.parallel._pool import can_fork
     from pbtxt_scan.text import _skim_pool
 
-    if not _skim_pool._can_fork():
+    if not can_fork():
         pytest.skip("no fork")
-    monkeypatch.setattr(_skim_pool, "WINDOW", 512)
-    monkeypatch.setattr(_skim_pool, "SLACK", 32)
-    monkeypatch.setattr(_skim_pool, "usable_cores", lambda: 2)
+    monkeypatch.setattr(_skim_pool, "for_reader", functools.partial(_skim_pool.for_reader, window=512, slack=32, workers=1))
     made: List[Any] = []
     real = _skim_pool.Skimmer.body
 

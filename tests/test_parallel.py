@@ -1,11 +1,13 @@
 """``--jobs N`` prints what ``--jobs 1`` prints: stdout, stderr and exit code, on every fixture, on
 the non-canonical layouts and on broken files (errors at random positions).
 
-The chunk size is forced small (``_parallel.SPLIT_BYTES``) so that the small fixtures really split
-into many chunks; ``test_fixtures_really_split`` checks that they do.
+The chunk size is forced small (the planner's ``split_bytes``, bound where the commands call
+``_parallel``) so that the small fixtures really split into many chunks;
+``test_fixtures_really_split`` checks that they do.
 """
 from __future__ import annotations
 
+import functools
 import gzip
 import re
 from pathlib import Path
@@ -27,11 +29,18 @@ FIXTURES = GRAPHS + GE
 COMMANDS = (["stats"], ["stats", "--json", "--top", "0"], ["check"], ["nodes"], ["nodes", "--jsonl"])
 
 runner = CliRunner()
+_STATS, _ROWS = _parallel.stats, _parallel.rows
 _SECONDS = re.compile(r'(seconds\s+|"seconds": )[0-9.e-]+')
 
 
+def _split_at(split: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The commands' parallel path cuts chunks of about ``split`` bytes."""
+    monkeypatch.setattr(_parallel, "stats", functools.partial(_STATS, split_bytes=split))
+    monkeypatch.setattr(_parallel, "rows", functools.partial(_ROWS, split_bytes=split))
+
+
 def _run(args: List[str], jobs: int, split: int, monkeypatch: pytest.MonkeyPatch, stdin: bytes = b"") -> Tuple[str, str, int]:
-    monkeypatch.setattr(_parallel, "SPLIT_BYTES", split)
+    _split_at(split, monkeypatch)
     r = runner.invoke(app, args + ["--jobs", str(jobs)], input=stdin)
     assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
     return _SECONDS.sub(r"\1S", r.stdout), r.stderr, r.exit_code
@@ -44,10 +53,9 @@ def _same(args: List[str], monkeypatch: pytest.MonkeyPatch, split: int = 300, jo
     return want
 
 
-def _splits(path: Path, split: int, monkeypatch: pytest.MonkeyPatch) -> int:
-    monkeypatch.setattr(_parallel, "SPLIT_BYTES", split)
+def _splits(path: Path, split: int) -> int:
     with GraphFile.open(str(path), spool=False) as g:
-        bounds = _parallel.plan(g, 2)
+        bounds = _parallel.plan(g, 2, split_bytes=split)
     return 0 if bounds is None else len(bounds) - 2
 
 
@@ -60,9 +68,9 @@ def test_fixtures_really_split(monkeypatch: pytest.MonkeyPatch) -> None:
         # (split points are column-0 top-level openers: a graph whose model sits in a library
         # function, such as npu_geop, has few)
         openers = p.read_bytes().count(b"\nnode {\n")
-        assert _splits(p, 300, monkeypatch) >= min(5, openers // 10), p
+        assert _splits(p, 300) >= min(5, openers // 10), p
     # A GE ge_proto dump is one top-level graph block: nothing to split at.
-    assert _splits(DATA / "ge" / "ge_proto_00000013_graph_3_Build.txt", 300, monkeypatch) == 0
+    assert _splits(DATA / "ge" / "ge_proto_00000013_graph_3_Build.txt", 300) == 0
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
@@ -111,7 +119,7 @@ def test_layouts(layout: str, cmd: List[str], tmp_path: Path, monkeypatch: pytes
     p.write_bytes(LAYOUTS[layout](MLP))
     _, err, code = _same(cmd + [str(p)], monkeypatch)
     assert code == 0, err
-    splits = _splits(p, 300, monkeypatch)
+    splits = _splits(p, 300)
     if layout in ("crlf", "one_line"):
         assert splits == 0
     else:
@@ -120,19 +128,23 @@ def test_layouts(layout: str, cmd: List[str], tmp_path: Path, monkeypatch: pytes
 
 def test_flush_left_falls_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A split inside a block makes a chunk end inside a field: the rest is rescanned, same answer."""
+    from pbtxt_scan.graph._dialect import NAME_AND_OP
     from pbtxt_scan.graph._stats import stats
 
     p = tmp_path / "flush.pbtxt"
     p.write_bytes(_flush_left(MLP))
-    monkeypatch.setattr(_parallel, "SPLIT_BYTES", 200)
+    _split_at(200, monkeypatch)
     with GraphFile.open(str(p), spool=False) as g:
         a = stats(g, jobs=1)._replace(seconds=0)
         b = stats(g, jobs=2)._replace(seconds=0)
-        assert 0 <= _parallel.PROFILE["sequential_from"] < len(MLP)
-    assert a == b and a.nodes == 155
+        profile: dict = {}
+        got = _STATS(g, ("node",), NAME_AND_OP, 2, split_bytes=200, profile=profile)
+        assert 0 <= profile["sequential_from"] < len(MLP)
+    assert a == b and a.nodes == 155 and got == (a.nodes, a.ops, a.bytes, a.lines)
     with GraphFile.open(str(GRAPHS[0]), spool=False) as g:  # (a writer-layout file: no fallback)
-        stats(g, jobs=2)
-        assert "sequential_from" not in _parallel.PROFILE
+        profile = {}
+        assert _STATS(g, ("node",), NAME_AND_OP, 2, split_bytes=200, profile=profile) is not None
+        assert "sequential_from" not in profile and "merge" in profile
 
 
 def test_streams_and_gzip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -162,7 +174,7 @@ def test_jobs_option(monkeypatch: pytest.MonkeyPatch) -> None:
 
     assert usable_cores() >= 1
     # The default is every usable core: the same output as one.
-    monkeypatch.setattr(_parallel, "SPLIT_BYTES", 300)
+    _split_at(300, monkeypatch)
     a = runner.invoke(app, ["nodes", str(GRAPHS[0])])
     b = runner.invoke(app, ["nodes", "--jobs", "1", str(GRAPHS[0])])
     assert a.exit_code == b.exit_code == 0 and a.stdout == b.stdout
@@ -220,15 +232,15 @@ def test_a_dying_worker_is_not_an_error(monkeypatch: pytest.MonkeyPatch) -> None
     """A worker killed mid-task (here: exiting at its third chunk) leaves the rest to the parent."""
     import os
 
-    real = _parallel._scan_chunk
+    real = _parallel._Job.scan
 
-    def dying(task):  # type: ignore[no-untyped-def]
+    def dying(self, task):  # type: ignore[no-untyped-def]
         if task[0] > 2000:
             os._exit(3)
-        return real(task)
+        return real(self, task)
 
     want = _run(["nodes", str(GRAPHS[0])], 1, 300, monkeypatch)
-    monkeypatch.setattr(_parallel, "_scan_chunk", dying)
+    monkeypatch.setattr(_parallel._Job, "scan", dying)
     assert _run(["nodes", str(GRAPHS[0])], 2, 300, monkeypatch) == want
     assert _run(["stats", str(GRAPHS[0])], 2, 300, monkeypatch)[1:] == want[1:]
 
@@ -239,9 +251,8 @@ def test_closing_early_stops_the_workers(monkeypatch: pytest.MonkeyPatch) -> Non
 
     from pbtxt_scan.graph._dialect import NAME_AND_OP
 
-    monkeypatch.setattr(_parallel, "SPLIT_BYTES", 300)
     with GraphFile.open(str(GRAPHS[0]), spool=False) as g:
-        texts = _parallel.rows(g, ("node",), NAME_AND_OP, str, 2)
+        texts = _parallel.rows(g, ("node",), NAME_AND_OP, str, 2, split_bytes=300)
         assert texts is not None
         first = next(texts)
         texts.close()

@@ -18,6 +18,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from pbtxt_scan.parallel._pool import can_fork, fork
 from pbtxt_scan.text import _skim_pool
 from pbtxt_scan.language._grammar import terminal_patterns
 from pbtxt_scan.text._lexer import _string_body
@@ -55,14 +56,10 @@ class _File:
 
 def _verdict(f: _File, data: bytes, window: int, slack: int, workers: int = 0, sk: "Skimmer | None" = None) -> Tuple[int, bool]:
     f.put(data)
-    old = _skim_pool.WINDOW, _skim_pool.SLACK
-    _skim_pool.WINDOW, _skim_pool.SLACK = window, slack
-    try:
-        sk = sk or Skimmer(f.fd, 0, len(data), workers)
-        sk.end = len(data)
-        return sk.body(4, data[3])
-    finally:
-        _skim_pool.WINDOW, _skim_pool.SLACK = old
+    sk = sk or Skimmer(f.fd, 0, len(data), workers, window=window, slack=slack)
+    assert (sk.window, sk.slack) == (window, slack)
+    sk.end = len(data)
+    return sk.body(4, data[3])
 
 
 def _check(data: bytes, at: int, closed: bool) -> None:
@@ -113,13 +110,11 @@ def test_a_valid_literal_is_closed_however_the_windows_fall(tmpfile: _File, piec
     assert closed and at == len(data) - 7, (data, at)
 
 
-@pytest.mark.skipif(_skim_pool._can_fork.__call__() is False, reason="no fork")
+@pytest.mark.skipif(not can_fork(), reason="no fork")
 def test_a_forked_worker_agrees_with_one_process(tmpfile: _File) -> None:
     """The same verdicts with a worker checking every other window (one worker forked once)."""
     rng = random.Random(5)
-    old = _skim_pool.WINDOW, _skim_pool.SLACK
-    _skim_pool.WINDOW, _skim_pool.SLACK = 16, 6
-    sk = Skimmer(tmpfile.fd, 0, 0, 1)
+    sk = Skimmer(tmpfile.fd, 0, 0, 1, window=16, slack=6)
     try:
         for n in range(300):
             pieces = [rng.choice(_OK_PIECES if n % 3 else _PIECES) for _ in range(rng.randrange(1, 120))]
@@ -130,7 +125,6 @@ def test_a_forked_worker_agrees_with_one_process(tmpfile: _File) -> None:
         assert len(sk.pids) == 1 and not sk.broken
         pids = list(sk.pids)
     finally:
-        _skim_pool.WINDOW, _skim_pool.SLACK = old
         sk.close()
     _assert_reaped(pids)
 
@@ -141,15 +135,13 @@ def _assert_reaped(pids: "list[int]") -> None:
             os.waitpid(pid, os.WNOHANG)  # not ours any more: killed and waited for
 
 
-@pytest.mark.skipif(_skim_pool._can_fork.__call__() is False, reason="no fork")
+@pytest.mark.skipif(not can_fork(), reason="no fork")
 def test_a_dead_worker_sends_the_line_the_serial_road(tmpfile: _File) -> None:
     """A worker killed under the parent: the literal's verdict is still sound (the rest goes the
     serial road), the skimmer stops using workers, and nothing is left behind."""
     import signal
 
-    old = _skim_pool.WINDOW, _skim_pool.SLACK
-    _skim_pool.WINDOW, _skim_pool.SLACK = 16, 6
-    sk = Skimmer(tmpfile.fd, 0, 0, 1)
+    sk = Skimmer(tmpfile.fd, 0, 0, 1, window=16, slack=6)
     try:
         data = ('x: "' + "\\\\001a" * 200 + '"\n').encode("ascii")
         assert _verdict(tmpfile, data, 16, 6, sk=sk) == (len(data) - 2, True)
@@ -161,7 +153,6 @@ def test_a_dead_worker_sends_the_line_the_serial_road(tmpfile: _File) -> None:
             _check(data, at, closed)
         assert sk.broken and not sk.pids
     finally:
-        _skim_pool.WINDOW, _skim_pool.SLACK = old
         sk.close()
     _assert_reaped(pids)
 
@@ -176,25 +167,20 @@ def test_a_backslash_run_longer_than_the_slack_stops_soundly(tmpfile: _File) -> 
     assert not closed
 
 
-@pytest.mark.skipif(_skim_pool._can_fork.__call__() is False, reason="no fork")
+@pytest.mark.skipif(not can_fork(), reason="no fork")
 def test_a_worker_skips_the_windows_past_the_end_it_found(tmpfile: _File) -> None:
     """The parent asks for windows ahead, not knowing where the line ends: a worker that finds a
     literal's end itself checks none of that literal's later windows (they lie in the lines after
     it, and their verdicts would never be read), but goes on with the next literal's."""
-    import mmap
-    import struct
-
     body = b"\\001a" * 40
     data = b'x: "' + body + b'"\nx: "' + body + body + b'"\n'
     tmpfile.put(data)
     w = 64
     end = len(data)
-    shared = mmap.mmap(-1, 8 + 8 * _skim_pool._RING)
+    claims = _skim_pool.Claims()
     req_r, req_w = os.pipe()
     rep_r, rep_w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - (the child)
-        _skim_pool._serve(tmpfile.fd, req_r, rep_w, shared, 1)
+    pid = fork(lambda: _skim_pool.serve(tmpfile.fd, req_r, rep_w, claims, 1, slack=_skim_pool.SLACK), keep={tmpfile.fd, req_r, rep_w})
     os.close(req_r)
     os.close(rep_w)
     try:
@@ -217,7 +203,7 @@ def test_a_worker_skips_the_windows_past_the_end_it_found(tmpfile: _File) -> Non
                 break
         assert [(s, v) for s, v, _, _ in got] == [(1, _skim_pool.CLOSED), (4, _skim_pool.PART)]
         assert got[0][3] == first_end - 1  # (the closing quote)
-        assert struct.unpack("=q", shared[:8])[0] == 0  # (no floor: the worker decided alone)
+        assert claims.floor() == 0  # (no floor: the worker decided alone)
     finally:
         if req_w >= 0:
             os.close(req_w)

@@ -29,6 +29,9 @@ Every worker scans with the fast path (``_fast.Walker``): its states at a chunk'
 are a frame stack; after-field state and the last field name do not matter there, as the next
 token, ``op``, is a field name in any state and resets both.
 
+The cut is planned by ``parallel._plan`` and the workers forked by ``parallel._pool``, serving a
+:class:`_Job` (the file, dialect and settings, made before the fork: nothing is pickled).
+
 Memory: per worker, the scanner's buffers and one chunk's records; in the parent, the records
 (which the single process keeps too) and at most ``2 x jobs`` chunks' results in flight.
 """
@@ -36,15 +39,14 @@ from __future__ import annotations
 
 from typing import Any, List, NamedTuple, Optional, Tuple
 
-from ..graph import _parallel
 from .._errors import PbtxtError
 from ..text._frames import ANCESTOR, Frame
 from ..graph._input import GraphFile
+from ..parallel import _plan
+from ..parallel._pool import Pool, PoolError, can_fork
 from ..source._source import DEFAULT_CHUNK
 from ._fast import walk
 from ._ops import _op_attrs, _record, ops_from
-
-_WINDOW = 1 << 20  # bytes searched at a time for a split point
 
 
 class _Inherited(str):
@@ -55,52 +57,32 @@ class _Inherited(str):
 _INHERITED = _Inherited("")
 
 
+class _End(NamedTuple):
+    """A chunk's usable end state: at the top level, or inside one graph message."""
+
+    inside: bool  # inside a graph message
+    label: Optional[str]  # its label (None: not known yet, or the inherited one)
+    inherited: bool  # the label is the inherited one (the chunk never read the graph's name)
+
+
 class _Result(NamedTuple):
     ops: List[Any]  # GeOp records, lines counted from the chunk's first line
     inherited: int  # the first this many records sit in the inherited graph
-    end: Optional[Tuple[bool, Optional[str], bool]]  # (inside a graph, its label, label inherited) or None
+    end: Optional[_End]  # None: not usable
     lines: int  # the newlines in the chunk
 
 
-_STATE: Optional[Tuple[GraphFile, Any, int]] = None  # (file, dialect, full_parse_max), set before forking
-
-
-def plan(g: GraphFile, path: Tuple[str, ...], jobs: int) -> Optional[List[int]]:
-    """Chunk boundaries ``[0, b1, ..., size]`` at op openers, or None for one process."""
-    if jobs <= 1 or len(path) != 2 or not g.regular or not g.size or g.binary or not g.offset_free or not _parallel._can_fork():
+def plan(g: GraphFile, path: Tuple[str, ...], jobs: int, *, split_bytes: Optional[int] = None) -> Optional[List[int]]:
+    """Chunk boundaries ``[0, b1, ..., size]`` at op openers, or None for one process.
+    ``split_bytes``: chunks of about this size (the tests' small files), not the planner's."""
+    if jobs <= 1 or len(path) != 2 or not g.regular or not g.size or g.binary or not g.offset_free or not can_fork():
         return None
-    size = g.size
-    split = _parallel.SPLIT_BYTES or max(_parallel.MIN_SPLIT, min(_parallel.MAX_SPLIT, size // (jobs * _parallel.CHUNKS_PER_JOB)))
     opener = b"\n  " + path[1].encode("ascii") + b" {\n"
-    bounds = [0]
-    t = split
-    while t < size:
-        b = _split_point(g, t, min(size, t + split), opener)
-        if b is None:
-            t += split
-            continue
-        bounds.append(b)
-        t = b + split
-    if len(bounds) < 2:
-        return None
-    bounds.append(size)
-    return bounds
 
+    def finder(t: int, limit: int) -> Optional[int]:  # (an op may be megabytes long: window by window)
+        return _plan.search(g.read_at, t, limit, lambda data: data.find(opener), over=len(opener))
 
-def _split_point(g: GraphFile, t: int, limit: int, opener: bytes) -> Optional[int]:
-    """The first line start in ``[t, limit)`` whose line is the opener (an op may be megabytes
-    long: look window by window)."""
-    at = t - 1
-    while at < limit:
-        data = g.read_at(at, _WINDOW + len(opener))
-        i = data.find(opener)
-        if i >= 0:
-            b = at + i + 1
-            return b if b < limit else None
-        if len(data) < _WINDOW + len(opener):
-            return None
-        at += _WINDOW
-    return None
+    return _plan.plan(g.size, jobs, finder, split_bytes=split_bytes)
 
 
 def _graph_frame(name: str, label: Optional[str]) -> Frame:
@@ -109,55 +91,55 @@ def _graph_frame(name: str, label: Optional[str]) -> Frame:
     return f
 
 
-def _load_chunk(task: Tuple[int, int, int]) -> Optional[_Result]:  # (runs in a worker)
-    """Scan and load one chunk; None if it is not valid alone."""
-    assert _STATE is not None
-    g, d, full_parse_max = _STATE
-    i, start, end = task
-    outer = [_graph_frame(d.path[0], _INHERITED)] if i else None
-    stop = end if end < (g.size or 0) else None  # (the last chunk: the file's end, where open messages are an error)
-    w, blocks = walk(g.reader(start, end), d.path, d.heads, chunk_size=DEFAULT_CHUNK, display=g.name, start_offset=start, outer=outer, stop=stop)
-    ops = []
-    inherited = 0
-    try:
-        for b in blocks:
-            if b.parents and b.parents[0] is _INHERITED:
-                inherited += 1
-                b = b._replace(parents=(None,) + b.parents[1:])
-            ops.append(_record(b, _op_attrs(g, b, d.name, full_parse_max, not w.general), d.name))
-    except PbtxtError:
-        return None  # (the parent scans again from the chunk's start)
-    end_state: Optional[Tuple[bool, Optional[str], bool]] = None
-    frames = w.open_frames
-    if frames is None:  # the chunk ends at the top level
-        end_state = (False, None, False)
-    elif len(frames) == 1:
-        f = frames[0]
-        if f.name == d.path[0] and f.kind == ANCESTOR and f.block is None and f.closer == "}" and not f.in_list:
-            end_state = (True, None if f.label is _INHERITED else f.label, f.label is _INHERITED)
-    return _Result(ops, inherited, end_state, w.end_state["lines"])
+class _Job:
+    """What every worker needs, made before the fork."""
+
+    __slots__ = ("g", "d", "full_parse_max")
+
+    def __init__(self, g: GraphFile, d: Any, full_parse_max: int) -> None:
+        self.g = g
+        self.d = d
+        self.full_parse_max = full_parse_max
+
+    def load(self, task: Tuple[int, int, int]) -> Optional[_Result]:  # (runs in a worker)
+        """Scan and load chunk ``(i, start, end)``; None if it is not valid alone."""
+        g, d = self.g, self.d
+        i, start, end = task
+        outer = [_graph_frame(d.path[0], _INHERITED)] if i else None
+        stop = end if end < (g.size or 0) else None  # (the last chunk: the file's end, where open messages are an error)
+        w, blocks = walk(g.reader(start, end), d.path, d.heads, chunk_size=DEFAULT_CHUNK, display=g.name, start_offset=start, outer=outer, stop=stop)
+        ops = []
+        inherited = 0
+        try:
+            for b in blocks:
+                if b.parents and b.parents[0] is _INHERITED:
+                    inherited += 1
+                    b = b._replace(parents=(None,) + b.parents[1:])
+                ops.append(_record(b, _op_attrs(g, b, d.name, self.full_parse_max, canonical=not w.general), d.name))
+        except PbtxtError:
+            return None  # (the parent scans again from the chunk's start)
+        end_state: Optional[_End] = None
+        frames = w.open_frames
+        if frames is None:  # the chunk ends at the top level
+            end_state = _End(False, None, False)
+        elif len(frames) == 1:
+            f = frames[0]
+            if f.name == d.path[0] and f.kind == ANCESTOR and f.block is None and f.closer == "}" and not f.in_list:
+                end_state = _End(True, None if f.label is _INHERITED else f.label, f.label is _INHERITED)
+        return _Result(ops, inherited, end_state, w.end_state["lines"])
 
 
-_parallel.TASKS["ge"] = _load_chunk
-
-
-def load(g: GraphFile, d: Any, jobs: int, full_parse_max: int) -> Optional[List[Any]]:
+def load(g: GraphFile, d: Any, jobs: int, full_parse_max: int, *, split_bytes: Optional[int] = None) -> Optional[List[Any]]:
     """The op records of the dump on ``jobs`` processes (see the module's docstring); None:
-    take the single-process path."""
-    global _STATE
-    bounds = plan(g, d.path, jobs)
+    take the single-process path. ``split_bytes``: see :func:`plan`."""
+    bounds = plan(g, d.path, jobs, split_bytes=split_bytes)
     if bounds is None:
         return None
     ranges = list(zip(bounds, bounds[1:]))
-    _STATE = (g, d, full_parse_max)
-    import sys
-
-    sys.stdout.flush()  # (a forked worker must not inherit unwritten output)
-    sys.stderr.flush()
+    job = _Job(g, d, full_parse_max)
     try:
-        workers = _parallel._Workers(min(jobs, len(ranges)))
-    except OSError:  # (no more processes allowed: one will do)
-        _STATE = None
+        pool = Pool(min(jobs, len(ranges)), [job.load])
+    except PoolError:  # (no more processes allowed: one will do)
         return None
     ops: List[Any] = []
     line = 1  # the first line of the next chunk
@@ -168,25 +150,22 @@ def load(g: GraphFile, d: Any, jobs: int, full_parse_max: int) -> Optional[List[
     # chunk may start inside a graph not labelled yet.
     labels = d.name == "ge_proto"
     try:
-        tasks = [(i, s, e) for i, (s, e) in enumerate(ranges)]
-        for r in workers.map("ge", tasks, 2 * jobs):
-            if r is None or r.end is None or (done and not (in_graph and (label is not None or not labels))):
-                break
-            shift = line - 1
-            for k, op in enumerate(r.ops):
-                if k < r.inherited and labels:
-                    ops.append(op._replace(line=op.line + shift, graph=label))
-                else:
-                    ops.append(op._replace(line=op.line + shift))
-            line += r.lines
-            inside, new_label, kept = r.end
-            in_graph, label = inside, (label if kept else new_label)
-            done += 1
-    except (EOFError, OSError, _parallel._WorkerFailed):  # a worker died: go on alone
+        with pool:
+            tasks = [(i, s, e) for i, (s, e) in enumerate(ranges)]
+            for r in pool.map(job.load, tasks, ahead=2 * jobs):
+                if r is None or r.end is None or (done and not (in_graph and (label is not None or not labels))):
+                    break
+                shift = line - 1
+                for k, op in enumerate(r.ops):
+                    if k < r.inherited and labels:
+                        ops.append(op._replace(line=op.line + shift, graph=label))
+                    else:
+                        ops.append(op._replace(line=op.line + shift))
+                line += r.lines
+                in_graph, label = r.end.inside, (label if r.end.inherited else r.end.label)
+                done += 1
+    except PoolError:  # a worker died: go on alone
         pass
-    finally:
-        workers.close()
-        _STATE = None
     if done < len(ranges):
         start = ranges[done][0]
         outer = [_graph_frame(d.path[0], label)] if in_graph else None
