@@ -74,7 +74,8 @@ from typing import Any, BinaryIO, Dict, Optional, Sequence
 from .._errors import PbtxtError
 from ._wire_read import DEFAULT_CHUNK, FUNCTION_PATH, GRAPHDEF, HEADS, KINDS, METAGRAPH, NODE_PATH, SAVEDMODEL, SNIFF_BYTES, WireInfo, sniff
 from ._wire_text import check_node, node_to_text
-from ._wire_walk import WireIndex, build_index, iter_wire_blocks, iter_wire_blocks_reversed, reread_block
+from ._wire_index import WireIndex, build_index, iter_wire_blocks_reversed
+from ._wire_walk import iter_wire_blocks, reread_block
 
 __all__ = [
     "DEFAULT_CHUNK", "FUNCTION_PATH", "GRAPHDEF", "HEADS", "KINDS", "METAGRAPH", "NODE_PATH", "SAVEDMODEL",
