@@ -67,7 +67,7 @@ _STATE: Optional[Tuple[GraphFile, Any, int]] = None  # (file, dialect, full_pars
 
 def plan(g: GraphFile, path: Tuple[str, ...], jobs: int) -> Optional[List[int]]:
     """Chunk boundaries ``[0, b1, ..., size]`` at op openers, or None for one process."""
-    if jobs <= 1 or len(path) != 2 or not g.regular or not g.size or g.binary or not g.offset_free or not _parallel._can_fork():
+    if jobs <= 1 or len(path) != 2 or not g.regular or not g.size or not g.lane.text or not g.offset_free or not _parallel._can_fork():
         return None
     size = g.size
     split = _parallel.SPLIT_BYTES or max(_parallel.MIN_SPLIT, min(_parallel.MAX_SPLIT, size // (jobs * _parallel.CHUNKS_PER_JOB)))

@@ -104,7 +104,7 @@ class Chunk(NamedTuple):
 
 def plan(g: GraphFile, jobs: int) -> Optional[List[int]]:
     """Chunk boundaries ``[0, b1, ..., size]``, or None for the single-process path."""
-    if jobs <= 1 or not g.regular or not g.size or g.binary or not _can_fork():  # (binary: no text to split)
+    if jobs <= 1 or not g.regular or not g.size or not g.lane.text or not _can_fork():  # (binary: no text to split)
         return None
     size = g.size
     split = SPLIT_BYTES or max(MIN_SPLIT, min(MAX_SPLIT, size // (jobs * CHUNKS_PER_JOB)))

@@ -46,7 +46,7 @@ def build_index(
     ``region`` bytes of nodes."""
     r = _Reader(f, chunk_size)
     k = _kind_of(r, kind)
-    which = _which([path])
+    wanted = _which([path])
     info: Dict[str, Any] = {}
     offs, ends, fids = array("q"), array("q"), array("q")
     fnames: List[Optional[str]] = []
@@ -56,15 +56,15 @@ def build_index(
         state[2] += 1
         parent_end = site.parent_end
         if off - state[0] >= region or parent_end != state[1]:
-            which = site.which
-            if which == 1 and parent_end != state[1]:
+            in_function = site.which == 1
+            if in_function and parent_end != state[1]:
                 fnames.append(site.fname)
             offs.append(off)
             ends.append(parent_end)
-            fids.append(len(fnames) - 1 if which == 1 else -1)
+            fids.append(len(fnames) - 1 if in_function else -1)
             state[0], state[1] = off, parent_end
 
-    for _ in _sites(r, k, which + (visit,), meta_graph, info):
+    for _ in _sites(r, k, wanted + (visit,), meta_graph, info):
         pass
     return WireIndex(tuple(path), offs, ends, fids, tuple(fnames), state[2], r.size, WireInfo(**info))
 
