@@ -99,7 +99,7 @@ def test_the_folder_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
 def test_bp_without_column0_openers_holds_no_block_list(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, layout: str) -> None:
     """A file with no column-0 opener (CRLF, one node per line) used to be read backward as one
     region, every block of the file in one list (8.9 MB CRLF: 60 MB RSS, growing with the file)."""
-    from pbtxt_scan.graph import _reverse
+    from pbtxt_scan.text import _backward as _reverse
 
     src = _one_line(tmp_path) if layout == "one_line" else GAN
     data = src.read_bytes()
@@ -124,7 +124,7 @@ def test_canonical_bp_never_takes_the_index_path(tmp_path: Path, monkeypatch: py
     """The writer layout is read backward region by region (a 1 MiB chunk's nodes each): the index
     path (a whole forward pass) is only for other layouts. A region cap once set too low sent every
     canonical file there: bp on 1 GB went from 31 s to 243 s."""
-    from pbtxt_scan.graph import _reverse
+    from pbtxt_scan.text import _backward as _reverse
 
     def no_index(*a: object, **k: object) -> None:
         raise AssertionError("took the index path")

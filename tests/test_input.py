@@ -260,3 +260,24 @@ def test_ge_dump_through_a_pipe_reads_like_the_file(args: "list[str]") -> None:
     t.join(10)
     assert got.returncode == want.returncode, got.stderr
     assert json.loads(got.stdout.replace("/dev/fd/%d" % r_fd, str(dump))) == json.loads(want.stdout)
+
+
+def test_the_lane_is_picked_once_at_open_by_content(tmp_path: Path) -> None:
+    """GraphFile keeps the bytes; its lane (text or wire, picked from the first bytes at open)
+    reads the blocks, and each lane implements every part of the protocol."""
+    from pbtxt_scan.graph._input import GraphFile
+    from pbtxt_scan.source._lane import Lane
+    from pbtxt_scan.text._lane import TextLane
+    from pbtxt_scan.wire._lane import WireLane
+
+    for lane in (TextLane, WireLane):
+        for part in ("dialect", "forward", "read", "rescan", "parse", "backward"):
+            assert getattr(lane, part) is not getattr(Lane, part), (lane, part)
+    odd = tmp_path / "graph.txt"  # (a binary graph under a text name: told by content, not name)
+    odd.write_bytes(MLP_PB.read_bytes())
+    for path, lane, kind in ((MLP, TextLane, None), (MLP_PB, WireLane, "graphdef"), (odd, WireLane, "graphdef"),
+                             (MLP_SAVED, WireLane, "savedmodel"), (TF2_META, WireLane, "metagraph")):
+        with GraphFile.open(path) as g:
+            assert type(g.lane) is lane and g.binary == kind and g.lane.text == (kind is None)
+            first = next(iter(g.nodes()))
+            assert g.read(first) == g.lane.read(first) and g.rescan(first, frozenset({"name"}))[0].name == first.name

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import pbtxt_scan as ps
 from pbtxt_scan.wire import _wire as w
-from pbtxt_scan.wire import _wire_walk as ww
+from pbtxt_scan.wire import _wire_index as wi
 from pbtxt_scan.wire._wire_text import DATA_TYPES, node_to_text
 from wire_encoder import Packed, encode, float32, graph_with_offsets, node, tag, varint, wrap
 
@@ -114,16 +114,11 @@ def test_round_trip_forward_and_backward(node_list, fns, kind, chunk, stream, be
         assert info["meta_graph"] == before and info["meta_graphs"] == before + after + 1
     if stream:
         return
-    old = ww._REGION
-    ww._REGION = 64  # many checkpoints
-    try:
-        for path, want in ((w.NODE_PATH, want_nodes), (w.FUNCTION_PATH, want_fns)):
-            ix = w.build_index(io.BytesIO(e.data), path, kind=kind, chunk_size=chunk)
-            assert ix.nodes == len(want)
-            back = [heads(b) for b in w.iter_wire_blocks_reversed(io.BytesIO(e.data), ix, chunk_size=chunk)]
-            assert back == want[::-1]
-    finally:
-        ww._REGION = old
+    for path, want in ((w.NODE_PATH, want_nodes), (w.FUNCTION_PATH, want_fns)):
+        ix = w.build_index(io.BytesIO(e.data), path, kind=kind, chunk_size=chunk, region=64)  # many checkpoints
+        assert ix.nodes == len(want)
+        back = [heads(b) for b in w.iter_wire_blocks_reversed(io.BytesIO(e.data), ix, chunk_size=chunk)]
+        assert back == want[::-1]
 
 
 @settings(max_examples=100, deadline=None)
@@ -500,5 +495,5 @@ def test_binary_kind_holds_the_dense_nodes(tmp_path):
             assert node_to_text(raw[b.start : b.end], path[-1], t.column - 1) == " " * (t.column - 1) + text[t.start : t.end].decode() + "\n"
     assert meta["nodes"] == len(list(w.iter_wire_blocks(io.BytesIO(raw))))
     ix = w.build_index(io.BytesIO(raw))
-    assert ix.nodes == meta["nodes"] and len(ix.offs) <= len(raw) // ww._REGION + 2  # sparse
+    assert ix.nodes == meta["nodes"] and len(ix.offs) <= len(raw) // wi.REGION + 2  # sparse
     assert binary.varint(300) == b"\xac\x02"

@@ -62,7 +62,7 @@ def ops_from(
 ) -> Iterator[GeOp]:
     """The op records from offset ``start`` (line ``line``, inside the open messages ``outer``)
     to the end of the dump, in this process."""
-    if not fast or g.binary:
+    if not fast or not g.lane.text:
         assert start == 0 and outer is None
         for b in g.blocks(d.path, d.heads):
             yield _record(b, _op_attrs(g, b, d.name, full_parse_max), d.name)

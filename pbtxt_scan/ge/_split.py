@@ -75,7 +75,7 @@ class _Result(NamedTuple):
 def plan(g: GraphFile, path: Tuple[str, ...], jobs: int, *, split_bytes: Optional[int] = None) -> Optional[List[int]]:
     """Chunk boundaries ``[0, b1, ..., size]`` at op openers, or None for one process.
     ``split_bytes``: chunks of about this size (the tests' small files), not the planner's."""
-    if jobs <= 1 or len(path) != 2 or not g.regular or not g.size or g.binary or not g.offset_free or not can_fork():
+    if jobs <= 1 or len(path) != 2 or not g.regular or not g.size or not g.lane.text or not g.offset_free or not can_fork():
         return None
     opener = b"\n  " + path[1].encode("ascii") + b" {\n"
 

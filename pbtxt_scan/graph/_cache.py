@@ -86,6 +86,22 @@ def write(key: Optional[str], kind: str, payload: bytes) -> None:
                 pass
 
 
+class Handle:
+    """The cache of one input (``key``: :func:`key_of`; ``None``: no cache), as a lane uses it:
+    ``read(kind)`` and ``write(kind, payload)``."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: Optional[str]) -> None:
+        self.key = key
+
+    def read(self, kind: str) -> Optional[bytes]:
+        return read(self.key, kind)
+
+    def write(self, kind: str, payload: bytes) -> None:
+        write(self.key, kind, payload)
+
+
 def _evict(d: str, limit: int) -> None:
     """Remove the oldest cache files until the folder holds at most ``limit`` bytes."""
     files = []

@@ -18,10 +18,12 @@ How the bytes are reached depends on the source:
 
 Memory is bounded by the read size (1 MiB) whatever the source: the spool lives on disk.
 
-Binary graphs (a ``.pb`` GraphDef, a ``.meta`` MetaGraphDef, a ``saved_model.pb``, gzipped or not,
-from a file or a stream) are told from text by their first bytes when the file is opened
-(``binary`` names the kind); the same methods then read them through ``_binary`` (the wire-format
-reader), so nothing above this object changes: see ``_binary`` for the correspondence.
+The format is the *lane*'s (``source._lane``): when the file is opened its first bytes pick one,
+the text lane (``text._lane``) or, for a binary graph (a ``.pb`` GraphDef, a ``.meta``
+MetaGraphDef, a ``saved_model.pb``, gzipped or not, from a file or a stream), the wire lane
+(``wire._lane``); ``binary`` names the kind. The block-level methods (``dialect``, ``blocks``,
+``read``, ``rescan``, ``parse``) hand over to it, and ``_reverse`` reads backward through it, so
+nothing above this object knows which lane it reads.
 """
 from __future__ import annotations
 
@@ -32,16 +34,17 @@ import stat
 import tempfile
 from typing import Any, BinaryIO, Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple, Union
 
+from ..text._lane import TextLane
 from ..wire import _binary
+from ..wire._lane import WireLane
 from ._dialect import DIALECTS, HEAD_BYTES, TF_HEADS, Dialect, dialect_of_head
 from .._errors import PbtxtError
 from .._model import Block, Message
+from ..source._lane import PARSE_MAX, Lane
 from ..source._source import DEFAULT_CHUNK, PathLike, looks_binary, open_binary
-from ..source._views import Prefixed, View
+from ..source._views import View
 
-# A full Lark parse holds about 50 bytes per byte of text (measured: an 11 MB block took 556 MB):
-# blocks above this are refused by parse() with a clear error instead of growing the process.
-PARSE_MAX = 2 << 20
+__all__ = ["PARSE_MAX", "GraphFile", "Source", "opened"]
 
 # Regular files are read with pread where the system has it: reads never depend on (or move) the
 # descriptor's shared offset, which fp's grep may then use as its own stdin (see _ahead).
@@ -67,11 +70,9 @@ class GraphFile:
         self._stored = 0  # stream bytes copied to the spool (or, unspooled, read so far)
         self._eof = False
         self._head = b""  # unspooled streams: the first bytes, kept to be read again from 0
-        self._dialect: Optional[Dialect] = None
-        self.binary: Optional[str] = None  # "graphdef", "metagraph" or "savedmodel": wire format
-        self.wire: Dict[str, Any] = {}  # binary: what was read (the SavedModel's MetaGraph, and why)
+        # How blocks are read: text unless open() finds a binary graph (then the wire lane).
+        self.lane: Lane = TextLane(self, dialect_of_head)
         self.on_note: Optional[Callable[[str], None]] = None  # told which MetaGraph a SavedModel gives
-        self.noted = False
         if not self.regular:
             if spool:
                 try:
@@ -90,13 +91,15 @@ class GraphFile:
         try:
             g = cls(raw, name, spool)
             head = g.head(_binary.SNIFF_BYTES)
-            g.binary = _binary.sniff(head)
-            if g.binary is None:
+            kind = _binary.sniff(head)
+            if kind is None:
                 why = looks_binary(head[:4096])
                 if why:
                     raise PbtxtError(why, path=name)
-            elif g.binary == _binary.SAVEDMODEL and not g.can_seek:
-                g._spool_from_here()  # its train MetaGraph may come after the first: keep a way back
+            else:
+                g.lane = WireLane(g, kind, DIALECTS["graphdef"])
+                if kind == _binary.SAVEDMODEL and not g.can_seek:
+                    g._spool_from_here()  # its train MetaGraph may come after the first: keep a way back
         except BaseException:
             if str(path) != "-":
                 raw.close()
@@ -254,13 +257,16 @@ class GraphFile:
             return PbtxtError(_CHANGED % (self._stat[0], now[0] if now else "?"), path=self.name)
         return None
 
-    # --- blocks --------------------------------------------------------------------------------
+    # --- blocks: the lane's ------------------------------------------------------------------
+
+    @property
+    def binary(self) -> Optional[str]:
+        """The binary kind (``"graphdef"``, ``"metagraph"``, ``"savedmodel"``), ``None`` for text."""
+        return self.lane.kind
 
     @property
     def dialect(self) -> Dialect:
-        if self._dialect is None:
-            self._dialect = DIALECTS["graphdef"] if self.binary else dialect_of_head(self.head())
-        return self._dialect
+        return self.lane.dialect  # type: ignore[no-any-return]
 
     def blocks(
         self,
@@ -274,23 +280,9 @@ class GraphFile:
         """Every message at ``block_path`` in file order, validated as it is read. (A binary
         graph's containers and node fields are always checked; ``validate`` also checks every
         node's attr values, which listings skip: ``check`` and ``stats`` ask for it.)"""
-        from ..text._canonical import scan_canonical
-
-        if self.binary:
-            yield from _binary.blocks(self, block_path, heads, chunk_size, on_progress, end_state, validate)
-            return
-
-        try:
-            for b in scan_canonical(self.reader(), tuple(block_path), heads, chunk_size=chunk_size, display=self.name, end_state=end_state):
-                yield b
-                if on_progress is not None:
-                    on_progress(b.end)
-        except PbtxtError as e:
-            # A file cut short while we read it looks like a truncated file: say what really happened.
-            raise (self.changed() or e.with_path(self.name)) from None
-        err = self.changed()
-        if err is not None:
-            raise err
+        return self.lane.blocks(
+            block_path, heads, chunk_size=chunk_size, on_progress=on_progress, end_state=end_state, validate=validate
+        )
 
     def nodes(self, heads: Optional[FrozenSet[str]] = None, **kw: Any) -> Iterator[Block]:
         """The operator blocks of this file's dialect (heads: the dialect's, unless given)."""
@@ -299,70 +291,17 @@ class GraphFile:
 
     def read(self, block: Block) -> bytes:
         """The block's own bytes (of a binary graph: the node as text format, UTF-8)."""
-        if self.binary:
-            return _binary.node_text(self, block).encode("utf-8", "surrogateescape")
-        return self.read_at(block.start, block.end - block.start)
+        return self.lane.read(block)
 
     def rescan(self, block: Block, heads: FrozenSet[str]) -> List[Block]:
         """Scan one block found before again (for heads it was read without); ``[]`` on failure."""
-        from ..text._scan import scan
-
-        if self.binary:
-            return _binary.rescan(self, block, heads)
-        src: BinaryIO = self.reader(block.start, block.end)
-        at = block.start
-        field = block.path[-1]
-        if self.read_at(block.start, 1) in (b"{", b"<"):
-            # An item of a [...] list starts at its "{": give it a field name so it scans alone.
-            prefix = field.encode() + b" "
-            src = Prefixed(prefix, src)  # type: ignore[assignment]
-            at -= len(prefix)
-        try:
-            got = list(scan(src, (field,), heads, start_offset=at, start_line=block.line, display=self.name))
-        except PbtxtError:
-            return []
-        return [b._replace(path=block.path, start=block.start, line=block.line, column=block.column) for b in got]
+        return self.lane.rescan(block, heads)
 
     def parse(self, block: Block, max_bytes: Optional[int] = None) -> Message:
         """Parse one block with the Lark grammar: a one-field :class:`Message` (the block's field,
         e.g. ``node``) whose positions are those of the file (of a binary graph: those of the
         node's text, as ``show`` prints it)."""
-        from ..language._grammar import parse_text
-
-        max_bytes = PARSE_MAX if max_bytes is None else max_bytes
-        if self.binary:
-            node = _binary.node_text(self, block)
-            if len(node) > max_bytes:
-                raise PbtxtError(
-                    "node is %.1f MB as text, over the %.1f MB limit for a full parse" % (len(node) / (1 << 20), max_bytes / (1 << 20)),
-                    path=self.name,
-                    offset=block.start,
-                )
-            return parse_text(node, path=self.name)
-        size = block.end - block.start
-        if size > max_bytes:
-            raise PbtxtError(
-                "block is %.1f MB, over the %.1f MB limit for a full parse (the grammar's parse takes about 50 bytes of "
-                "memory per byte of text)" % (size / (1 << 20), max_bytes / (1 << 20)),
-                block.line,
-                block.column,
-                self.name,
-            )
-        raw = self.read(block)
-        if block.column % 2 and not raw.startswith((b"{", b"<")):
-            # In the writer layout the lines alone give the tree: no Lark parser to build.
-            from ..text._layout import read_block
-
-            msg = read_block(raw, block.column // 2, block.line)
-            if msg is not None:
-                return msg
-        text = raw.decode("utf-8", "surrogateescape")
-        if text.startswith(("{", "<")):  # an item of a [..] list has no field name of its own
-            text = block.path[-1] + " " + text
-            pad = ""
-        else:
-            pad = " " * (block.column - 1)  # keep columns true on the first line
-        return parse_text(pad + text, first_line=block.line, path=self.name)
+        return self.lane.parse(block, PARSE_MAX if max_bytes is None else max_bytes)
 
 
 Source = Union[PathLike, GraphFile]

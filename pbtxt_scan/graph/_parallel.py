@@ -100,7 +100,7 @@ class Chunk(NamedTuple):
 def plan(g: GraphFile, jobs: int, *, split_bytes: Optional[int] = None) -> Optional[List[int]]:
     """Chunk boundaries ``[0, b1, ..., size]``, or None for the single-process path.
     ``split_bytes``: chunks of about this size (the tests' small files), not the planner's."""
-    if jobs <= 1 or not g.regular or not g.size or g.binary or not can_fork():  # (binary: no text to split)
+    if jobs <= 1 or not g.regular or not g.size or not g.lane.text or not can_fork():  # (binary: no text to split)
         return None
 
     def finder(t: int, limit: int) -> Optional[int]:

@@ -334,7 +334,7 @@ def _gradient_inputs(g: GraphFile, b: Block, heads: FrozenSet[str], back: Option
     if size > _READ:
         return _inputs_again(g, b, heads) if _may_name_gradients(g, b) else []
     raw = back.get(b.start, b.end) if back is not None else g.read_at(b.start, size)
-    if g.binary:  # (wire format: strings as they are; field names are numbers)
+    if not g.lane.text:  # (wire format: strings as they are; field names are numbers)
         return _inputs_again(g, b, heads) if b"gradient" in raw else []
     if b"input" not in raw or not _text_names_gradients(raw):
         return []
@@ -351,7 +351,7 @@ def _gradient_inputs(g: GraphFile, b: Block, heads: FrozenSet[str], back: Option
 def _may_name_gradients(g: GraphFile, b: Block) -> bool:
     """Whether a large block may name a gradients-scope node among its inputs, from its bytes
     read through ``g`` in 1 MiB pieces (a Const's tensor_content can be 100 MB)."""
-    inp = g.binary  # (field names are numbers there, strings as they are)
+    inp = not g.lane.text  # (field names are numbers there, strings as they are)
     got_grad = False
     pos, tail = b.start, b""
     while pos < b.end:
@@ -360,7 +360,7 @@ def _may_name_gradients(g: GraphFile, b: Block) -> bool:
             break
         buf = tail + chunk
         inp = inp or b"input" in buf
-        got_grad = got_grad or (b"gradient" in buf if g.binary else _text_names_gradients(buf))
+        got_grad = got_grad or (b"gradient" in buf if not g.lane.text else _text_names_gradients(buf))
         if got_grad and inp:
             return True
         pos += len(chunk)

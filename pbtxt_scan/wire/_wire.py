@@ -5,17 +5,18 @@ Reads a binary ``GraphDef`` (``.pb``), ``MetaGraphDef`` (``.meta``) or ``SavedMo
 :class:`~pbtxt_scan._model.Block` objects as the text scanner.
 
 API (everything is importable from here; the work lives in ``_wire_read`` (reader, errors,
-:func:`sniff`), ``_wire_walk`` (containers, nodes, backward index) and ``_wire_text`` (rendering)):
+:func:`sniff`), ``_wire_walk`` (containers, nodes), ``_wire_index`` (the backward index) and
+``_wire_text`` (rendering); the wire lane, ``_lane``, reads a GraphFile's binary graph through them):
 
 - ``sniff(head: bytes) -> Optional[str]``: ``"graphdef"``, ``"metagraph"``, ``"savedmodel"`` or
   ``None`` (text format, or not a graph) from a file's first :data:`SNIFF_BYTES` bytes.
-- ``iter_wire_blocks(f, paths=(NODE_PATH,), heads=HEADS, kind=None, meta_graph=None,
+- ``iter_wire_blocks(f, paths=(NODE_PATH,), heads=HEADS, *, kind=None, meta_graph=None,
   chunk_size=DEFAULT_CHUNK, info=None, validate=False) -> Iterator[Block]``: the nodes in file
   order from a binary file object at offset 0, seekable or not (gzip, pipes). ``info`` (a dict)
   receives :class:`WireInfo`'s fields: the kind and, for a SavedModel, which MetaGraph was read and
   why (the one tagged ``train``, else the first; a stream cannot look ahead, so it takes the first
   and says so).
-- ``build_index(f, path=NODE_PATH, kind=None, meta_graph=None) -> WireIndex`` and
+- ``build_index(f, path=NODE_PATH, *, kind=None, meta_graph=None, region=REGION) -> WireIndex`` and
   ``iter_wire_blocks_reversed(f, index, heads=HEADS) -> Iterator[Block]``: the same blocks
   last-first (seekable files: callers spool stdin and ungzip to a temporary file first).
   ``reread_block(f, block, heads) -> Block``: one node again with other heads. As for text, read
@@ -61,7 +62,7 @@ than that; nodes over ``_INLINE_MAX`` are read field by field) and the heads of 
 field not needed (``attr`` tensors of any size, ``versions``, collections, signatures) is skipped by
 its length: ``seek`` on seekable files, read-and-discard in ``chunk_size`` pieces otherwise (gzip,
 pipes). Backward reading uses a sparse index (:class:`WireIndex`) built by one forward pass over the
-length prefixes: one checkpoint (3 integers) per ``_REGION`` (256 KiB) of nodes, i.e. about 100 KB
+length prefixes: one checkpoint (3 integers) per ``REGION`` (256 KiB) of nodes, i.e. about 100 KB
 per GB of graph (``array('q')``s: a 100 GB graph would still need only 10 MB); each region is then
 decoded forward and its blocks yielded last-first, so memory for a backward pass is the index plus
 one region's blocks (256 KiB of nodes, or one bigger node's heads). Measured on a 1.1 GB binary
@@ -74,7 +75,8 @@ from typing import Any, BinaryIO, Dict, Optional, Sequence
 from .._errors import PbtxtError
 from ._wire_read import DEFAULT_CHUNK, FUNCTION_PATH, GRAPHDEF, HEADS, KINDS, METAGRAPH, NODE_PATH, SAVEDMODEL, SNIFF_BYTES, WireInfo, sniff
 from ._wire_text import check_node, node_to_text
-from ._wire_walk import WireIndex, build_index, iter_wire_blocks, iter_wire_blocks_reversed, reread_block
+from ._wire_index import WireIndex, build_index, iter_wire_blocks_reversed
+from ._wire_walk import iter_wire_blocks, reread_block
 
 __all__ = [
     "DEFAULT_CHUNK", "FUNCTION_PATH", "GRAPHDEF", "HEADS", "KINDS", "METAGRAPH", "NODE_PATH", "SAVEDMODEL",

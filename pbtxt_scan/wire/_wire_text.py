@@ -127,10 +127,10 @@ def node_to_text(data: bytes, field: Optional[str] = "node", indent: int = 0, ba
     out: List[str] = []
     pad = " " * indent
     if field is None:
-        _message(data, 0, len(data), "NodeDef", indent, out, base, 0)
+        _Printer(out, base).message(data, 0, len(data), "NodeDef", indent, 0)
     else:
         out.append(pad + field + " {\n")
-        _message(data, 0, len(data), "NodeDef", indent + 2, out, base, 0)
+        _Printer(out, base).message(data, 0, len(data), "NodeDef", indent + 2, 0)
         out.append(pad + "}\n")
     return "".join(out)
 
@@ -138,7 +138,7 @@ def node_to_text(data: bytes, field: Optional[str] = "node", indent: int = 0, ba
 def check_node(data: bytes, base: int = 0) -> None:
     """Raise :class:`PbtxtError` (with the offset) unless the NodeDef ``data`` is well-formed down to
     the last nested value (``attr`` values, tensors, shapes) that the mini-schema knows."""
-    _message(data, 0, len(data), "NodeDef", 0, [], base, 0)
+    _Printer([], base).message(data, 0, len(data), "NodeDef", 0, 0)
 
 
 def _fields(data: bytes, i: int, end: int, base: int) -> List[Tuple[int, int, Any]]:
@@ -207,65 +207,76 @@ def _varint(data: bytes, i: int, end: int, base: int) -> Tuple[int, int]:
     return v, j
 
 
-def _message(data: bytes, i: int, end: int, schema: str, indent: int, out: List[str], base: int, depth: int) -> None:
-    if depth > _MAX_DEPTH:
-        raise PbtxtError("messages nested more than %d deep" % _MAX_DEPTH, offset=base + i)
-    spec = SCHEMA[schema]
-    by_field: Dict[int, List[Tuple[int, Any]]] = {}
-    for fn, wt, v in _fields(data, i, end, base):
-        if fn in spec:
-            by_field.setdefault(fn, []).append((wt, v))
-    pad = " " * indent
-    for fn in sorted(by_field):
-        name, typ, label = spec[fn]
-        vals = by_field[fn]
-        if label == "map":
-            _map(data, vals, name, typ, indent, out, base, depth)
-        elif isinstance(typ, str) and typ in SCHEMA:
-            spans = [v for wt, v in vals if wt == 2]
-            if label != "*" and len(spans) > 1:  # a singular message given twice: they merge
-                merged = b"".join(data[s:e] for s, e in spans)
-                spans = [(0, len(merged))]
-                sub, sub_base = merged, base  # (offsets of errors inside are approximate)
+class _Printer:
+    """Text format of one NodeDef into ``out`` (``base``: the file offset of its first byte, for
+    the offsets of errors)."""
+
+    __slots__ = ("out", "base")
+
+    def __init__(self, out: List[str], base: int) -> None:
+        self.out = out
+        self.base = base
+
+    def message(self, data: bytes, i: int, end: int, schema: str, indent: int, depth: int) -> None:
+        out, base = self.out, self.base
+        if depth > _MAX_DEPTH:
+            raise PbtxtError("messages nested more than %d deep" % _MAX_DEPTH, offset=base + i)
+        spec = SCHEMA[schema]
+        by_field: Dict[int, List[Tuple[int, Any]]] = {}
+        for fn, wt, v in _fields(data, i, end, base):
+            if fn in spec:
+                by_field.setdefault(fn, []).append((wt, v))
+        pad = " " * indent
+        for fn in sorted(by_field):
+            name, typ, label = spec[fn]
+            vals = by_field[fn]
+            if label == "map":
+                self.map(data, vals, name, typ, indent, depth)
+            elif isinstance(typ, str) and typ in SCHEMA:
+                spans = [v for wt, v in vals if wt == 2]
+                if label != "*" and len(spans) > 1:  # a singular message given twice: they merge
+                    merged = b"".join(data[s:e] for s, e in spans)
+                    spans = [(0, len(merged))]
+                    sub = merged  # (offsets of errors inside are approximate)
+                else:
+                    sub = data
+                for s, e in spans:
+                    out.append(pad + name + " {\n")
+                    self.message(sub, s, e, typ, indent + 2, depth + 1)
+                    out.append(pad + "}\n")
             else:
-                sub, sub_base = data, base
-            for s, e in spans:
-                out.append(pad + name + " {\n")
-                _message(sub, s, e, typ, indent + 2, out, sub_base, depth + 1)
-                out.append(pad + "}\n")
-        else:
-            scalars = _scalars(data, vals, typ)
-            if label != "*":
-                scalars = scalars[-1:]
-                if label == "1" and scalars and scalars[0][1]:  # proto3 default: not printed
-                    continue
-            for text, _default in scalars:
-                out.append(pad + name + ": " + text + "\n")
+                scalars = _scalars(data, vals, typ)
+                if label != "*":
+                    scalars = scalars[-1:]
+                    if label == "1" and scalars and scalars[0][1]:  # proto3 default: not printed
+                        continue
+                for text, _default in scalars:
+                    out.append(pad + name + ": " + text + "\n")
 
-
-def _map(data: bytes, vals: List[Tuple[int, Any]], name: str, typ: Tuple[str, str], indent: int, out: List[str], base: int, depth: int) -> None:
-    entries: Dict[bytes, Tuple[bytes, Optional[Tuple[int, int]]]] = {}
-    for wt, v in vals:
-        if wt != 2:
-            continue
-        key = b""
-        value: Optional[Tuple[int, int]] = None
-        for fn, wt2, v2 in _fields(data, v[0], v[1], base):
-            if fn == 1 and wt2 == 2:
-                key = data[v2[0] : v2[1]]
-            elif fn == 2 and wt2 == 2:
-                value = v2
-        entries[key] = (key, value)  # a repeated key: the last one wins
-    pad = " " * indent
-    for key in sorted(entries):
-        _, value = entries[key]
-        out.append(pad + name + " {\n")
-        out.append(pad + '  key: "' + cescape(key) + '"\n')
-        out.append(pad + "  value {\n")
-        if value is not None:
-            _message(data, value[0], value[1], typ[1], indent + 4, out, base, depth + 1)
-        out.append(pad + "  }\n")
-        out.append(pad + "}\n")
+    def map(self, data: bytes, vals: List[Tuple[int, Any]], name: str, typ: Tuple[str, str], indent: int, depth: int) -> None:
+        out, base = self.out, self.base
+        entries: Dict[bytes, Tuple[bytes, Optional[Tuple[int, int]]]] = {}
+        for wt, v in vals:
+            if wt != 2:
+                continue
+            key = b""
+            value: Optional[Tuple[int, int]] = None
+            for fn, wt2, v2 in _fields(data, v[0], v[1], base):
+                if fn == 1 and wt2 == 2:
+                    key = data[v2[0] : v2[1]]
+                elif fn == 2 and wt2 == 2:
+                    value = v2
+            entries[key] = (key, value)  # a repeated key: the last one wins
+        pad = " " * indent
+        for key in sorted(entries):
+            _, value = entries[key]
+            out.append(pad + name + " {\n")
+            out.append(pad + '  key: "' + cescape(key) + '"\n')
+            out.append(pad + "  value {\n")
+            if value is not None:
+                self.message(data, value[0], value[1], typ[1], indent + 4, depth + 1)
+            out.append(pad + "  }\n")
+            out.append(pad + "}\n")
 
 
 def _scalars(data: bytes, vals: List[Tuple[int, Any]], typ: Any) -> List[Tuple[str, bool]]:

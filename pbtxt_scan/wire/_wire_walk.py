@@ -2,15 +2,13 @@
 The API and the conventions are described in :mod:`pbtxt_scan.wire._wire`."""
 from __future__ import annotations
 
-from array import array
-from typing import Any, BinaryIO, Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, BinaryIO, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
 from .._errors import PbtxtError
 from .._model import Block, Head
 from ._wire_read import _HEAD_FIELD, DEFAULT_CHUNK, FUNCTION_PATH, GRAPHDEF, HEADS, KINDS, METAGRAPH, NODE_PATH, SAVEDMODEL, SNIFF_BYTES, TRUNCATED_FILE, TRUNCATED_MSG, WireInfo, _Bad, _check_end, _error, _fields, _Reader, _seekable, _skip_value, _tag, _text, _varint_slow, sniff
 
 _INLINE_MAX = 8 << 20  # nodes up to this size are read whole; bigger ones field by field
-_REGION = 256 << 10  # bytes of nodes per backward-index checkpoint
 
 
 # --------------------------------------------------------------------------------------------
@@ -30,11 +28,24 @@ def _kind_of(r: _Reader, kind: Optional[str]) -> str:
     return found
 
 
+class Site:
+    """Where the node fields being walked sit: ``which`` (0: graph nodes, 1: function nodes),
+    ``parent_end`` (the end of the enclosing GraphDef or FunctionDef, -1 for a GraphDef that runs
+    to the end of the file) and ``fname`` (the function's name, once read)."""
+
+    __slots__ = ("which", "parent_end", "fname")
+
+    def __init__(self, which: int, parent_end: int, fname: Optional[str] = None) -> None:
+        self.which = which
+        self.parent_end = parent_end
+        self.fname = fname
+
+
 def _sites(r: _Reader, kind: str, which: Sequence[Any], meta_graph: Optional[int], info: Optional[Dict[str, Any]]) -> Iterator[Any]:
     """Walk to every node field of the wanted paths (``which[0]`` graph nodes, ``which[1]``
-    function nodes) in file order, calling ``which[2](r, path index, tag offset, payload start,
-    payload end, end of the enclosing message, function name)`` with the reader at the payload;
-    yields what it returns unless ``None``. It may read the node; the walk skips what is left."""
+    function nodes) in file order, calling ``which[2](r, site, tag offset, payload start, payload
+    end)`` (``site``: a :class:`Site`) with the reader at the payload; yields what it returns
+    unless ``None``. It may read the node; the walk skips what is left."""
     end = None  # the top level runs to the end of the file (checked against ``r.size``)
     if kind == GRAPHDEF:
         _note(info, WireInfo(GRAPHDEF))
@@ -55,6 +66,7 @@ def _graph(r: _Reader, end: Optional[int], which: Sequence[bool]) -> Iterator[An
     """The GraphDef level: the hot loop (millions of ``node`` fields), written out by hand."""
     want_nodes, want_lib = which[0], which[1]
     visit = which[2]  # type: ignore[misc]
+    site = Site(0, end if end is not None else -1)
     while True:
         # 1. the next tag, a single byte for every field GraphDef has
         buf = r.buf
@@ -88,7 +100,7 @@ def _graph(r: _Reader, end: Optional[int], which: Sequence[bool]) -> Iterator[An
                 raise _error(TRUNCATED_FILE, off)
             r.i = i
             if want_nodes:
-                got = visit(r, 0, off, p, q, end if end is not None else -1, None)
+                got = visit(r, site, off, p, q)
                 if got is not None:
                     yield got
             j = q - r.base
@@ -117,16 +129,16 @@ def _library(r: _Reader, end: int, visit: Any) -> Iterator[Any]:
 
 
 def _function(r: _Reader, end: int, visit: Any) -> Iterator[Any]:
-    fname: Optional[str] = None
+    site = Site(1, end)
     for fn, off, p, q in _fields(r, end):
         if fn == 3:
-            got = visit(r, 1, off, p, q, end, fname)
+            got = visit(r, site, off, p, q)  # (the visit reads the site now: the name as read so far)
             if got is not None:
                 yield got
         elif fn == 1:  # signature (OpDef): its name = 1
             for fn2, off2, p2, q2 in _fields(r, q):
                 if fn2 == 1:
-                    fname = _text(r.take(q2 - p2, off2))
+                    site.fname = _text(r.take(q2 - p2, off2))
 
 
 def _meta(r: _Reader, end: Optional[int], which: Sequence[Any]) -> Iterator[Any]:
@@ -279,7 +291,7 @@ _NO_PARENTS: Tuple[Optional[str], ...] = ()
 _new = tuple.__new__  # a NamedTuple without its keyword handling: the hot path makes millions
 
 
-def _block(r: _Reader, which: int, off: int, start: int, end: int, parent_end: int, fname: Optional[str]) -> Block:
+def _block(r: _Reader, site: Site, off: int, start: int, end: int) -> Block:
     """The block of the NodeDef at ``[start, end)``, the reader at ``start`` (heads: ``r.want``)."""
     want = r.want
     n = end - start
@@ -296,7 +308,8 @@ def _block(r: _Reader, which: int, off: int, start: int, end: int, parent_end: i
             check_node(r.buf[i : i + n], start)
     else:
         heads = _node_careful(r, start, end, want)
-    return _new(Block, (_PATHS[which], start, end, 0, 0, tuple(heads), _NO_PARENTS if which == 0 else (None, fname)))
+    which = site.which
+    return _new(Block, (_PATHS[which], start, end, 0, 0, tuple(heads), _NO_PARENTS if which == 0 else (None, site.fname)))
 
 
 def _which(paths: Sequence[Sequence[str]]) -> Tuple[bool, bool]:
@@ -311,6 +324,7 @@ def iter_wire_blocks(
     f: BinaryIO,
     paths: Sequence[Sequence[str]] = (NODE_PATH,),
     heads: FrozenSet[str] = HEADS,
+    *,
     kind: Optional[str] = None,
     meta_graph: Optional[int] = None,
     chunk_size: int = DEFAULT_CHUNK,
@@ -335,95 +349,6 @@ def iter_wire_blocks(
     yield from _sites(r, k, _which(paths) + (_block,), meta_graph, info)
 
 
-# --------------------------------------------------------------------------------------------
-# backward: a sparse index of node offsets, regions decoded forward and yielded last-first
-# --------------------------------------------------------------------------------------------
-
-
-class WireIndex(NamedTuple):
-    """Checkpoints of one forward pass over the length prefixes, for reading nodes backward.
-
-    ``offs[k]`` is the tag offset of a node field, ``ends[k]`` the end of its enclosing message
-    (GraphDef or FunctionDef), ``fids[k]`` its function (index in ``fnames``, -1 for graph nodes).
-    A checkpoint starts every :data:`_REGION` bytes and at each new enclosing message.
-    """
-
-    path: Tuple[str, ...]
-    offs: "array[int]"
-    ends: "array[int]"
-    fids: "array[int]"
-    fnames: Tuple[Optional[str], ...]
-    nodes: int
-    size: Optional[int]
-    info: WireInfo
-
-
-def build_index(
-    f: BinaryIO,
-    path: Sequence[str] = NODE_PATH,
-    kind: Optional[str] = None,
-    meta_graph: Optional[int] = None,
-    chunk_size: int = DEFAULT_CHUNK,
-) -> WireIndex:
-    """One forward pass over ``f`` (seekable) reading only length prefixes."""
-    r = _Reader(f, chunk_size)
-    k = _kind_of(r, kind)
-    which = _which([path])
-    info: Dict[str, Any] = {}
-    offs, ends, fids = array("q"), array("q"), array("q")
-    fnames: List[Optional[str]] = []
-    state = [-_REGION, None, 0]  # last checkpoint offset, its enclosing end, nodes
-
-    def visit(r: _Reader, which: int, off: int, p: int, q: int, parent_end: int, fname: Optional[str]) -> None:
-        state[2] += 1
-        if off - state[0] >= _REGION or parent_end != state[1]:
-            if which == 1 and parent_end != state[1]:
-                fnames.append(fname)
-            offs.append(off)
-            ends.append(parent_end)
-            fids.append(len(fnames) - 1 if which == 1 else -1)
-            state[0], state[1] = off, parent_end
-
-    for _ in _sites(r, k, which + (visit,), meta_graph, info):
-        pass
-    return WireIndex(tuple(path), offs, ends, fids, tuple(fnames), state[2], r.size, WireInfo(**info))
-
-
-def iter_wire_blocks_reversed(
-    f: BinaryIO,
-    index: WireIndex,
-    heads: FrozenSet[str] = HEADS,
-    chunk_size: int = 1 << 16,
-) -> Iterator[Block]:
-    """The blocks of ``index.path`` last-first: the same blocks :func:`iter_wire_blocks` gives."""
-    if not _seekable(f):
-        raise PbtxtError("reading backward needs a seekable file (copy the stream to a file first)")
-    r = _Reader(f, chunk_size)
-    r.want = _want(heads)
-    which = 0 if tuple(index.path) == NODE_PATH else 1
-    field = 1 if which == 0 else 3
-    offs, ends, fids = index.offs, index.ends, index.fids
-    for k in range(len(offs) - 1, -1, -1):
-        stop = ends[k] if ends[k] >= 0 else (index.size if index.size is not None else 1 << 62)
-        if k + 1 < len(offs) and offs[k + 1] < stop:
-            stop = offs[k + 1]
-        fname = index.fnames[fids[k]] if fids[k] >= 0 else None
-        region: List[Block] = []
-        r.seek(offs[k])
-        while r.tell() < stop:
-            fn, wt, off = _tag(r)
-            if fn == field and wt == 2:
-                n = r.varint()
-                p = r.tell()
-                _check_end(p + n, ends[k] if ends[k] >= 0 else None, off, r)
-                region.append(_block(r, which, off, p, p + n, ends[k], fname))
-                r.seek(p + n)
-            else:
-                _skip_value(r, fn, wt, off, stop)
-        for b in reversed(region):
-            yield b
-
-
 def reread_block(f: BinaryIO, block: Block, heads: FrozenSet[str] = HEADS) -> Block:
     """``block`` again from the seekable ``f``, with other ``heads``: read the nodes backward with
     name and op only (a NoOp such as ``init`` can have 100,000+ inputs), then the inputs of the
@@ -433,5 +358,5 @@ def reread_block(f: BinaryIO, block: Block, heads: FrozenSet[str] = HEADS) -> Bl
     r = _Reader(f, max(64, min(block.end - block.start, DEFAULT_CHUNK)))
     r.seek(block.start)
     r.want = _want(heads)
-    which = 0 if tuple(block.path) == NODE_PATH else 1
-    return _block(r, which, -1, block.start, block.end, -1, block.parents[-1] if block.parents else None)
+    site = Site(0 if tuple(block.path) == NODE_PATH else 1, -1, block.parents[-1] if block.parents else None)
+    return _block(r, site, -1, block.start, block.end)

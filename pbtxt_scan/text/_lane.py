@@ -1,0 +1,105 @@
+"""The text lane: protobuf text format (``graph.pbtxt``, GE dumps) read in place.
+
+A block's bytes are the file's own, at its offsets and lines: forward through the canonical fast
+path (``_canonical``, the general scanner when the layout is another), one block again through the
+general scanner (``_scan``), backward through ``_backward``. The protocol is
+:class:`pbtxt_scan.source._lane.Lane`.
+"""
+from __future__ import annotations
+
+from typing import Any, BinaryIO, Dict, FrozenSet, Iterator, List, Optional, Sequence
+
+from .._errors import PbtxtError
+from .._model import Block, Message
+from ..source._lane import PARSE_MAX, Lane
+from ..source._views import Prefixed
+
+
+class TextLane(Lane):
+    """Blocks of protobuf text format, read through the byte store ``store``."""
+
+    kind = None
+    text = True
+
+    def __init__(self, store: Any, dialect_of: Any) -> None:
+        """``dialect_of(head bytes)``: the dialect of a text input (the graph layer's detection)."""
+        super().__init__(store)
+        self._dialect_of = dialect_of
+        self._dialect: Any = None
+
+    @property
+    def dialect(self) -> Any:
+        if self._dialect is None:
+            self._dialect = self._dialect_of(self.store.head())
+        return self._dialect
+
+    def forward(
+        self,
+        block_path: Sequence[str],
+        heads: FrozenSet[str],
+        *,
+        chunk_size: int,
+        end_state: Optional[Dict[str, Any]],
+        validate: bool,
+    ) -> Iterator[Block]:
+        from ._canonical import scan_canonical
+
+        # (``validate`` changes nothing here: text blocks are always checked down to their last value.)
+        return scan_canonical(
+            self.store.reader(), tuple(block_path), heads, chunk_size=chunk_size, display=self.store.name, end_state=end_state
+        )
+
+    def read(self, block: Block) -> bytes:
+        return self.store.read_at(block.start, block.end - block.start)
+
+    def rescan(self, block: Block, heads: FrozenSet[str]) -> List[Block]:
+        from ._scan import scan
+
+        store = self.store
+        src: BinaryIO = store.reader(block.start, block.end)
+        at = block.start
+        field = block.path[-1]
+        if store.read_at(block.start, 1) in (b"{", b"<"):
+            # An item of a [...] list starts at its "{": give it a field name so it scans alone.
+            prefix = field.encode() + b" "
+            src = Prefixed(prefix, src)  # type: ignore[assignment]
+            at -= len(prefix)
+        try:
+            got = list(scan(src, (field,), heads, start_offset=at, start_line=block.line, display=store.name))
+        except PbtxtError:
+            return []
+        return [b._replace(path=block.path, start=block.start, line=block.line, column=block.column) for b in got]
+
+    def parse(self, block: Block, max_bytes: int = PARSE_MAX) -> Message:
+        """Positions are those of the file."""
+        from ..language._grammar import parse_text
+
+        size = block.end - block.start
+        if size > max_bytes:
+            raise PbtxtError(
+                "block is %.1f MB, over the %.1f MB limit for a full parse (the grammar's parse takes about 50 bytes of "
+                "memory per byte of text)" % (size / (1 << 20), max_bytes / (1 << 20)),
+                block.line,
+                block.column,
+                self.store.name,
+            )
+        raw = self.read(block)
+        if block.column % 2 and not raw.startswith((b"{", b"<")):
+            # In the writer layout the lines alone give the tree: no Lark parser to build.
+            from ._layout import read_block
+
+            msg = read_block(raw, block.column // 2, block.line)
+            if msg is not None:
+                return msg
+        text = raw.decode("utf-8", "surrogateescape")
+        if text.startswith(("{", "<")):  # an item of a [..] list has no field name of its own
+            text = block.path[-1] + " " + text
+            pad = ""
+        else:
+            pad = " " * (block.column - 1)  # keep columns true on the first line
+        return parse_text(pad + text, first_line=block.line, path=self.store.name)
+
+    def backward(self, block_path: Sequence[str], heads: FrozenSet[str], cache: Any) -> Iterator[Block]:
+        from ._backward import reverse_blocks
+
+        return reverse_blocks(self, tuple(block_path), heads, cache)
