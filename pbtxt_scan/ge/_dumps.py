@@ -9,6 +9,7 @@ from .._errors import PbtxtError
 from ..graph._input import GraphFile
 from ..source._source import PathLike
 from ._auto import ge_auto
+from ..parallel._pool import Pool, PoolError, can_fork
 from ._load import GeBuild, load_build
 from ._resolve import best_match, resolve
 
@@ -96,6 +97,20 @@ def _score(s: Dict[str, Any], index: int) -> Tuple[Any, ...]:
             s["has_gradients"] and s["has_root_netoutput"], s["has_root_netoutput"], s["ops"], index)
 
 
+def _summaries(files: List[str], names: List[str], n: int) -> Optional[List[Tuple[Dict[str, Any], Optional[GeBuild]]]]:
+    """Each file summarized on one of ``n`` workers, in order; None if the workers cannot do it
+    (then the caller summarizes them itself, and meets any file's error there)."""
+
+    def one(f: str) -> Tuple[Dict[str, Any], Optional[GeBuild]]:
+        return _summarize(f, names)
+
+    try:
+        with Pool(min(n, len(files)), [one]) as pool:
+            return list(pool.map(one, files, ahead=len(files)))
+    except PoolError:
+        return None
+
+
 def _pick(
     files: Sequence[PathLike], names: Optional[Sequence[str]], workers: Optional[int] = None, jobs: Optional[int] = 1
 ) -> Tuple[Dict[str, Any], GeBuild]:
@@ -105,12 +120,8 @@ def _pick(
     names = [n for n in (names or ()) if n]
     results: List[Tuple[Dict[str, Any], Optional[GeBuild]]]
     n = workers if workers is not None else min(4, os.cpu_count() or 1, len(files))
-    if n > 1 and len(files) > 1:
-        from concurrent.futures import ProcessPoolExecutor
-
-        with ProcessPoolExecutor(max_workers=max(2, n)) as pool:
-            results = list(pool.map(_summarize, files, [names] * len(files)))
-    else:
+    results = _summaries(files, names, n) if n > 1 and len(files) > 1 and can_fork() else None
+    if results is None:
         results = [_summarize(f, names, jobs=jobs) for f in files]  # (one file: on ``jobs`` processes itself)
     index = {f: i for i, f in enumerate(files)}
     for f in files:

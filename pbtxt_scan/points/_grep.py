@@ -1,13 +1,14 @@
 """The processes behind fp's byte search: ``grep -E`` over a range of the one open
 :class:`GraphFile` (its descriptor read by grep itself, or a pipe a feeder thread fills with
 ``os.sendfile``), a long rest cut into parts searched at once, one a usable core; each match as
-``(offset, text)``. Spawned in one place (:func:`_spawn`)."""
+``(offset, text)``. Started by :func:`_spawn`, through the one module that starts processes (``parallel._pool``)."""
 from __future__ import annotations
 
 import os
 from typing import TYPE_CHECKING, Iterator, List, Optional, Tuple
 
 from ..parallel._cores import usable_cores
+from ..parallel._pool import spawn
 
 if TYPE_CHECKING:
     import subprocess
@@ -27,12 +28,10 @@ _MAX_PARTS = 16
 def _spawn(grep: str, pattern: str, stdin: int) -> "subprocess.Popen[bytes]":
     """``grep -E`` for ``pattern`` reading ``stdin``, printing each match's byte offset and text
     (bytes as bytes: ``LC_ALL=C``); :class:`_SearchFailed` if it cannot start."""
-    import subprocess
-
     args = [grep, "-a", "-b", "-o", "-E", "-e", pattern]
     env = dict(os.environ, LC_ALL="C")
     try:
-        return subprocess.Popen(args, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+        return spawn(args, stdin=stdin, env=env)
     except OSError:
         raise _SearchFailed("grep did not start") from None
 
