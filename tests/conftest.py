@@ -15,8 +15,10 @@ Markers (``pyproject.toml`` deselects both by default):
 """
 from __future__ import annotations
 
+import itertools
 import os
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 from hypothesis import settings
@@ -30,11 +32,23 @@ settings.register_profile("ci", max_examples=1000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 
+@pytest.fixture(scope="session")
+def _cache_folders(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    root = tmp_path_factory.mktemp("caches")
+    return (root / str(i) for i in itertools.count())
+
+
 @pytest.fixture(autouse=True)
-def _own_cache_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each test (and each process it starts) reads and writes the index cache in its own
-    ``tmp_path / "cache"``, never the user's (graph/_cache.py reads PBTXT_SCAN_CACHE_DIR first)."""
-    monkeypatch.setenv("PBTXT_SCAN_CACHE_DIR", str(tmp_path / "cache"))
+def _own_cache_folder(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, _cache_folders: Iterator[Path]) -> None:
+    """Each test (and each process it starts) reads and writes the index cache in a folder of its
+    own, never the user's (graph/_cache.py reads PBTXT_SCAN_CACHE_DIR first): ``tmp_path / "cache"``
+    for a test that has a ``tmp_path`` (and may look inside), else a fresh name in one session
+    folder (a ``tmp_path`` for each of 3,000 tests would cost seconds)."""
+    if "tmp_path" in request.fixturenames:
+        folder = request.getfixturevalue("tmp_path") / "cache"
+    else:
+        folder = next(_cache_folders)
+    monkeypatch.setenv("PBTXT_SCAN_CACHE_DIR", str(folder))
 
 
 @pytest.fixture(scope="session")

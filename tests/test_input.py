@@ -62,6 +62,7 @@ def _opens(target: Path, *args: str, tmp_path: Path) -> "tuple[int, subprocess.C
 
 
 @needs_audit
+@pytest.mark.slow  # 27 real processes, each under an audit hook
 @pytest.mark.parametrize(
     "args",
     [
