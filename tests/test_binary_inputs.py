@@ -332,7 +332,7 @@ def test_bp_index_is_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-from support.examples import fuzz_examples
+from support.examples import fuzz_examples  # noqa: E402
 from support.hostile import COMMANDS, check_rules  # noqa: E402
 
 _BIN_SEEDS = ["tf2_gradient_tape.meta", "mlp_sgd_saved_model/saved_model.pb", "mlp_sgd.pb.gz"]
