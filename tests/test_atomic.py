@@ -10,18 +10,18 @@ from __future__ import annotations
 import re
 import sys
 import time
-from pathlib import Path
 from typing import List
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.examples import examples
+from support.lines import LINES, PIECES, edited
 
 from pbtxt_scan.text import _lexer
 from pbtxt_scan.text import _layout as layout
 from pbtxt_scan.language._atomic import compile_bytes, emulate, user_groups
 
-DATA = Path(__file__).parent / "data"
 NATIVE_OK = sys.version_info >= (3, 11)
 
 
@@ -119,32 +119,14 @@ def test_every_scanner_pattern_compiles_emulated(i: int) -> None:
     assert len(user_groups(p)) == re.compile(text.encode()).groups
 
 
-def _lines() -> List[bytes]:
-    out: List[bytes] = []
-    for f in sorted((DATA / "graphs").glob("*.pbtxt"))[:4]:
-        out += f.read_bytes().splitlines(keepends=True)[:3000]
-    return out
-
-
-LINES = _lines()
 PAIRS = [(re.compile(p.encode()), compile_bytes(p, native=False)) for p in _scanner_patterns()] if NATIVE_OK else []
 NATIVE_STRING = _lexer._possessive(_lexer.terminal_patterns()["STRING"], native=True)
 PAIRS += [(re.compile(NATIVE_STRING.encode()), compile_bytes(p, native=False)) for p in _old_python_strings()[:1]] if NATIVE_OK else []
 PAIRS += [(re.compile(NATIVE_STRING.join("()").encode() + b"\\n"), compile_bytes(p, native=False)) for p in _old_python_strings()[1:]] if NATIVE_OK else []
-PIECES = [b" ", b"\n", b"{", b"}", b":", b'"', b"\\", b"\\x4", b"\\u00e9", b"1.5e", b"-", b"a", b"\xc3\xa9", b"'", b"  ", b"\\0", b"\\12", b"\\x", b"\\ud800", b'\\"', b"\\\\"]
-
-
-def edited(start: int, n: int, edits: list) -> bytes:
-    """``n`` fixture lines from ``start``, with each ``(where, what)`` inserted at that fraction."""
-    text = b"".join(LINES[start : start + n])
-    for where, what in edits:
-        k = int(where * len(text))
-        text = text[:k] + what + text[k:]
-    return text
 
 
 @pytest.mark.skipif(not NATIVE_OK, reason="the native syntax needs Python 3.11")
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(0.15), deadline=None)
 @given(st.integers(0, len(LINES) - 40), st.integers(1, 30), st.lists(st.tuples(st.floats(0, 1), st.sampled_from(PIECES)), max_size=3))
 def test_emulated_matches_native(start: int, n: int, edits: list) -> None:
     text = edited(start, n, edits)

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Dict, List, Set
 
-from test_imports import find_cycle
+from support.cycles import find_cycle
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "benchmarks"

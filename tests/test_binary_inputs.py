@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
 import pytest
-from cli_runner import CliRunner
-from test_input import _feed
+from support.cli import CliRunner
+from support.pipes import _feed
 
 from pbtxt_scan.cli import app
 
@@ -314,7 +314,6 @@ def test_bp_index_is_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     the text index: a second bp reads it from the cache; a stale or damaged entry is rebuilt."""
     import pbtxt_scan.wire._wire as wire
 
-    monkeypatch.setenv("PBTXT_SCAN_CACHE_DIR", str(tmp_path / "cache"))
     path = binary_path("mlp_sgd_saved_model/saved_model.pb")
     built = []
     real = wire.build_index
@@ -333,12 +332,13 @@ def test_bp_index_is_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-from test_guard import COMMANDS, check_rules  # noqa: E402
+from support.examples import fuzz_examples  # noqa: E402
+from support.hostile import COMMANDS, check_rules  # noqa: E402
 
 _BIN_SEEDS = ["tf2_gradient_tape.meta", "mlp_sgd_saved_model/saved_model.pb", "mlp_sgd.pb.gz"]
 
 
-@settings(max_examples=int(os.environ.get("PBTXT_SCAN_FUZZ_EXAMPLES", "20")), deadline=None,
+@settings(max_examples=fuzz_examples(0.02), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
           derandomize="PBTXT_SCAN_FUZZ_EXAMPLES" not in os.environ)
 @given(seed=st.sampled_from(_BIN_SEEDS), edits=st.lists(st.tuples(st.floats(0, 1), st.integers(0, 3), st.binary(min_size=1, max_size=12)), min_size=1, max_size=6))

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import List, Sequence, Tuple
 
 import pytest
-import wire_encoder as we
+import support.wire_encoder as we
 
 from pbtxt_scan.points._body import FUNCTION_NODES
 from pbtxt_scan.points._bp import _Live

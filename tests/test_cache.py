@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from test_points import _reprint
+from support.layouts import _reprint
 
 from pbtxt_scan.graph import _cache
 from pbtxt_scan.points._rules import find_bp
@@ -16,12 +16,7 @@ GAN = GRAPHS / "gan_two_optimizers.pbtxt"  # big enough that an edit in the midd
 GAN_BP = "gradients_1/generator/g1/MatMul_grad/MatMul_1"
 
 
-@pytest.fixture(autouse=True)
-def _cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PBTXT_SCAN_CACHE_DIR", str(tmp_path / "cache"))
-
-
-def _cache_files(tmp_path: Path) -> "list[Path]":
+def _cache_files(tmp_path: Path) -> "list[Path]":  # (each test's cache folder: conftest.py)
     return sorted((tmp_path / "cache").iterdir())
 
 

@@ -16,6 +16,9 @@ from typing import Any, List, Optional, Tuple
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.examples import examples
+from support.marks import slow_if_big
+from support.messages import PERTURB, _fields, _print
 
 from pbtxt_scan.text import _canonical
 from pbtxt_scan.text._canonical import scan_canonical
@@ -106,7 +109,7 @@ def tiny_limits(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_canonical, "_LONG", 90)
 
 
-@pytest.mark.parametrize("fixture", FIXTURES, ids=lambda p: p.name)
+@pytest.mark.parametrize("fixture", slow_if_big(FIXTURES), ids=lambda p: p.name)
 def test_fixture_agrees_with_tiny_limits(fixture: Path, tiny_limits: None) -> None:
     _same(fixture.read_bytes(), chunks=(DEFAULT, 4096, 97), seekable=(True, False))
 
@@ -130,7 +133,7 @@ def _variants(data: bytes) -> List[bytes]:
     return out
 
 
-@pytest.mark.parametrize("fixture", FIXTURES[::2], ids=lambda p: p.name)
+@pytest.mark.parametrize("fixture", slow_if_big(FIXTURES[::2]), ids=lambda p: p.name)
 def test_broken_variants_fail_alike(fixture: Path) -> None:
     for v in _variants(fixture.read_bytes()):
         _same(v, paths=PATHS[:3], chunks=(DEFAULT, 4096), seekable=(True, False))
@@ -221,6 +224,7 @@ def test_long_head_string_is_left_to_the_general_scanner() -> None:
     _same(data, paths=[("node",)], chunks=(DEFAULT,), seekable=(True, False))
 
 
+@pytest.mark.slow  # a 7 MB block, scanned both ways
 def test_big_block_with_many_heads() -> None:
     inputs = b"".join(b'  input: "^v%d"\n' % i for i in range(400_000))
     data = b'node {\n  name: "a"\n}\nnode {\n  name: "init"\n  op: "NoOp"\n' + inputs + b'  device: "d"\n}\n'
@@ -242,47 +246,17 @@ def test_gzip_stream(tmp_path: Path) -> None:
 
 # --- random canonical messages, and the same with the layout disturbed -------------------------
 
-NAMES = ["node", "name", "op", "input", "graph", "library", "function", "node_def", "signature", "attr", "x", "device", "_"]
-
-
-def _scalars(ascii: bool = False) -> st.SearchStrategy[bytes]:
-    esc = st.sampled_from([b"\\n", b'\\"', b"\\'", b"\\\\", b"\\303", b"\\0", b"\\x4a", b"\\u00e9"] + ([] if ascii else ["é".encode()]))
-    plain = st.text(alphabet="ab/:_^ 0.-", max_size=6).map(lambda s: s.encode())
-    string = st.lists(st.one_of(plain, esc), max_size=4).map(lambda xs: b'"' + b"".join(xs) + b'"')
-    number = st.sampled_from([b"0", b"12", b"-3", b"1.5", b"-0.5e-3", b"0x1F", b"017", b"1e+20", b".5"])
-    ident = st.sampled_from([b"true", b"DT_FLOAT", b"inf", b"-inf", b"nan", b"x_1"])
-    return st.one_of(string, string, number, ident)
-
-
-def _fields(depth: int, ascii: bool = False) -> st.SearchStrategy[list]:
-    scalar = st.tuples(st.sampled_from(NAMES), _scalars(ascii))
-    if depth == 0:
-        return st.lists(scalar, max_size=4)
-    msg = st.tuples(st.sampled_from(NAMES), st.deferred(lambda: _fields(depth - 1, ascii)))
-    return st.lists(st.one_of(scalar, msg, msg), max_size=4)
-
-
-def _print(fields: list, d: int = 0) -> bytes:
-    out = []
-    for name, v in fields:
-        if isinstance(v, bytes):
-            out.append(b"  " * d + name.encode() + b": " + v + b"\n")
-        else:
-            out.append(b"  " * d + name.encode() + b" {\n" + _print(v, d + 1) + b"  " * d + b"}\n")
-    return b"".join(out)
-
 
 RANDOM_PATHS = [("node",), ("graph", "op"), ("library", "function", "node_def"), ("x", "node"), ("signature",)]
-PERTURB = [b" ", b"\n", b";", b",", b"#c\n", b"\t", b'"z"', b"}", b"{", b"  ", b"\n\n", b"-", b"[", b"<"]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(0.3), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_fields(5))
 def test_random_canonical_messages(fields: list) -> None:
     _same(_print(fields), paths=RANDOM_PATHS, chunks=(DEFAULT, 5))
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(0.4), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 # ASCII only: a disturbance that cuts a UTF-8 character makes the general scanner's own error
 # depend on its chunk size (an invalid byte and a later bad escape: which is reported first).
 @given(_fields(4, ascii=True), st.lists(st.tuples(st.floats(0, 1), st.sampled_from(PERTURB), st.booleans()), min_size=1, max_size=3))

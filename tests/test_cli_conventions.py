@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_runner import CliRunner
+from support.cli import CliRunner
 
 from pbtxt_scan.cli import app
 

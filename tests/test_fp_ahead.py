@@ -10,7 +10,10 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from test_points import GRAPHS, _reprint
+from support.data import GRAPHS
+from support.examples import examples
+from support.graphs import _node
+from support.layouts import _reprint
 
 from pbtxt_scan import GraphFile, parse_text
 from pbtxt_scan.points import _fp_scan, _grep, _needles
@@ -18,11 +21,6 @@ from pbtxt_scan.points._needles import judge_line
 from pbtxt_scan.points._rules import Options, find_bp, find_fp, placeholder_role, step_body
 
 CASES = sorted(GRAPHS.glob("*.expected.json"))
-
-
-@pytest.fixture(autouse=True)
-def _cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("PBTXT_SCAN_CACHE_DIR", str(tmp_path / "cache"))
 
 
 def _key(ans):
@@ -67,16 +65,6 @@ def test_byte_search_on_one_line_layouts(tmp_path, stem, pointy):
 
 
 # --- hand-made graphs: a data source after the first op fed by a placeholder ------------------
-
-
-def _node(name, op, inputs=(), shape=None):
-    lines = ["node {", '  name: "%s"' % name, "  op: %s" % op]
-    lines += ['  input: "%s"' % i for i in inputs]
-    if shape is not None:
-        dims = "".join("\n        dim {\n          size: %d\n        }" % d for d in shape)
-        lines += ["  attr {", '    key: "shape"', "    value {", "      shape {%s" % dims, "      }", "    }", "  }"]
-    lines.append("}")
-    return "\n".join(lines) + "\n"
 
 
 # `w` a variable: where the data meets it the model begins. fp reads on past its first candidate
@@ -173,7 +161,7 @@ def _write(nodes, one_line):
     return "".join(out)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(0.1), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(g=_graphs(), rule=st.sampled_from(["auto", "dataflow"]))
 @example(  # found by this test: an iterator met before a queue's op still feeds a later op, which wins
     g=(
@@ -265,6 +253,7 @@ def test_grep_missing_gives_the_same_answers(tmp_path, monkeypatch):
     assert got == want
 
 
+@pytest.mark.slow  # the whole filler read block by block
 def test_grep_that_fails_is_not_taken_for_no_match(tmp_path, monkeypatch):
     # A grep that exits 2 (bad option): the search must not be read as "nothing later".
     fake = tmp_path / "grep"

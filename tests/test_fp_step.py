@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from cli_runner import CliRunner
-from test_fp_ahead import _node
-from test_points import GRAPHS
+from support.cli import CliRunner
+from support.data import GRAPHS
+from support.graphs import _node
 
 from pbtxt_scan.points._rules import Options, find_fp
 from pbtxt_scan.cli import app

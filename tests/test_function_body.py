@@ -45,10 +45,11 @@ sys.stdout.write("%d %d %s" % (p.returncode, rss, p.stdout.decode().strip()))
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="ru_maxrss in KiB: Linux")
+@pytest.mark.slow  # a 26 MB graph, two measured processes
 def test_a_large_step_function_is_read_in_bounded_memory(tmp_path: Path) -> None:
     g = tmp_path / "fn.pbtxt"
     _function_graph(g, 50000)  # 26 MB: the old code held ~160 MB of blocks
-    env = dict(os.environ, PBTXT_SCAN_CACHE_DIR=str(tmp_path / "cache"))
+    env = dict(os.environ)  # (the cache folder: tmp_path / "cache", conftest.py)
     want = {"fp": "dense_0/MatMul", "bp": "gradient_tape/dense_49999/MatMul"}
     for cmd, answer in want.items():
         p = subprocess.run([sys.executable, "-c", _RSS, sys.executable, "-m", "pbtxt_scan", cmd, str(g)],

@@ -11,7 +11,7 @@ import shlex
 from pathlib import Path
 
 import pytest
-from cli_runner import CliRunner
+from support.cli import CliRunner
 
 from pbtxt_scan import GraphFile, ge as _ge
 from pbtxt_scan import profiling_options

@@ -20,6 +20,7 @@ from typing import Any, Iterator, List, Tuple
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
+from support.examples import examples
 
 from pbtxt_scan import GraphFile, PbtxtError, ge as _ge
 from pbtxt_scan.ge import _fast, _ops, _split
@@ -197,7 +198,7 @@ def _outcome(path: str, **kw: Any) -> Any:
 _NAMES = ["op_1/MatMul", "layer_0/MatMul", "a/b", "op_2", "x"]
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(0.2), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1), layout=st.sampled_from(["canonical", "odd", "mixed"]),
        piece=st.sampled_from([64, 257, 1 << 20]), split=st.sampled_from([40, 200, 1000]), onnx=st.booleans())
 def test_every_road_gives_the_same_records(seed: int, layout: str, piece: int, split: int, onnx: bool):
@@ -215,7 +216,7 @@ def test_every_road_gives_the_same_records(seed: int, layout: str, piece: int, s
             assert _ge.resolve(_ge.load_build(path, jobs=2), _NAMES) == want
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(0.06), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1), cut=st.floats(0, 1), how=st.sampled_from(["truncate", "garbage", "unclose"]))
 def test_broken_dumps_fail_alike_on_every_road(seed: int, cut: float, how: str):
     rng = random.Random(seed)

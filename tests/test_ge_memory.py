@@ -10,7 +10,7 @@ import json
 import pytest
 
 from benchmarks.generate import generate
-from test_hostile import run_measured
+from support.hostile import run_measured
 
 BOUND_MB = 100
 SIZE = 512 << 20

@@ -3,7 +3,8 @@ of real fixtures, exits 0, 1 or 2, never prints a traceback, says at most one li
 fails (exit 2), and keeps its memory bounded on the large inputs.
 
 The per-case messages are checked in test_hostile.py and test_hostile_round2.py; this file only
-checks that nothing escapes the rules, whatever the input and the command.
+checks that nothing escapes the rules, whatever the input and the command. The commands and the
+rules (``COMMANDS``, ``check_rules``) are in support/hostile.py, with the hostile inputs.
 """
 from __future__ import annotations
 
@@ -12,34 +13,14 @@ import random
 import subprocess
 import sys
 from pathlib import Path
-from typing import List
 
 import pytest
-from cli_runner import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_hostile import CASES
-from test_hostile_round2 import BIG_INT_GE, BIG_INT_TF, DEEP_GE, DEEP_TF
-
-from pbtxt_scan.cli import app
+from support.examples import fuzz_examples
+from support.hostile import BIG_INT_GE, BIG_INT_TF, CASES, COMMANDS, DEEP_GE, DEEP_TF, check_rules
 
 DATA = Path(__file__).parent / "data"
-runner = CliRunner()
-
-# Each command with its richest options (--json, --explain where they exist).
-COMMANDS: List[List[str]] = [
-    ["fp", "--json", "--explain", "{f}"],
-    ["bp", "--json", "--explain", "{f}"],
-    ["points", "--json", "--explain", "{f}"],
-    ["points", "--format", "env", "{f}"],
-    ["nodes", "--jsonl", "{f}"],
-    ["show", "{f}", "a"],
-    ["show", "--json", "{f}", "n"],
-    ["stats", "--json", "{f}"],
-    ["check", "{f}"],
-    ["resolve", "a", "n", "--ge", "{f}", "--json"],
-    ["ge-auto", "--explain", "--json", "{f}"],
-]
 
 INPUTS = {name: data for name, data, _ in CASES}
 INPUTS.update({p.name: p.read_bytes() for p in sorted((DATA / "hostile").iterdir()) if p.is_file()})
@@ -48,15 +29,6 @@ INPUTS.update({
     "big_int_ge": BIG_INT_GE.encode(), "empty": b"", "bom_only": b"\xef\xbb\xbf", "one_node": b'node { name: "a" op: "Const" }',
     "crlf": b'node {\r\n  name: "a"\r\n  op: "Const"\r\n}\r\n', "ge_empty_graph": b'graph {\n  name: "g"\n}\n',
 })
-
-
-def check_rules(args: List[str]) -> None:
-    r = runner.invoke(app, args)
-    assert r.exception is None or isinstance(r.exception, SystemExit), "%s: %r" % (args, r.exception)
-    assert r.exit_code in (0, 1, 2), (args, r.exit_code, r.stderr)
-    assert "Traceback" not in r.stderr and "Traceback" not in r.stdout, args
-    if r.exit_code == 2:
-        assert len(r.stderr.splitlines()) == 1, (args, r.stderr)
 
 
 @pytest.mark.parametrize("name", sorted(INPUTS))
@@ -73,7 +45,7 @@ _PIECES = [b"{", b"}", b"<", b">", b"[", b"]", b":", b'"', b"'", b"\\", b"\n", b
            b'name: "x"', b"1e999", b"-", b"9" * 5000, b"{ a " * 50]
 
 
-@settings(max_examples=int(os.environ.get("PBTXT_SCAN_FUZZ_EXAMPLES", "20")), deadline=None,
+@settings(max_examples=fuzz_examples(0.02), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
           derandomize="PBTXT_SCAN_FUZZ_EXAMPLES" not in os.environ)
 @given(seed=st.sampled_from(_SEEDS), edits=st.lists(st.tuples(st.floats(0, 1), st.integers(0, 3), st.sampled_from(_PIECES)), min_size=1, max_size=6))
@@ -134,8 +106,9 @@ def _large_inputs(tmp: Path) -> "dict[str, Path]":
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="ru_maxrss in KiB: Linux")
+@pytest.mark.slow  # 12-24 MB inputs, twelve measured processes
 def test_memory_stays_bounded_on_large_inputs(tmp_path: Path) -> None:
-    env = dict(os.environ, PBTXT_SCAN_CACHE_DIR=str(tmp_path / "cache"))
+    env = dict(os.environ)  # (the cache folder: tmp_path / "cache", conftest.py)
     names = {"string": "w", "adjacent": "a", "many": "gradients/n5"}  # a big block each, for show --json
     for name, f in _large_inputs(tmp_path).items():
         for args in (["fp", str(f)], ["bp", str(f)], ["stats", str(f)], ["show", "--json", str(f), names[name]]):

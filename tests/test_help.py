@@ -11,7 +11,7 @@ from typing import Dict, List, Tuple
 
 import pytest
 import typer
-from cli_runner import CliRunner
+from support.cli import CliRunner
 
 from pbtxt_scan.cli import app
 

@@ -13,13 +13,13 @@ import shutil
 import stat
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 from typing import List
 
 import pytest
-from cli_runner import CliRunner
+from support.cli import CliRunner
+from support.hostile import _BINARY_GRAPHDEF, CASES, NODE, run_measured
 
 from pbtxt_scan.cli import app
 
@@ -27,8 +27,6 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).parent / "data"
 MLP = DATA / "graphs" / "mlp_sgd.pbtxt"
 runner = CliRunner()
-
-NODE = b'node {\n  name: "a"\n  op: "Const"\n}\n'
 
 
 def run(*args: str):
@@ -48,38 +46,7 @@ def write(tmp_path: Path, name: str, data: bytes) -> str:
     return str(p)
 
 
-# --- bad input: (file bytes, exact message after "FILE:") -------------------------------------------
-
-# A binary GraphDef (read since issue 13): field 1 (node, 0x0a) <varint length>, then the NodeDef's
-# fields (name 0x0a, op 0x12, input 0x1a, device 0x22); then versions (field 4, 0x22).
-_BINARY_GRAPHDEF = (
-    b"\x0a\x1a\x0a\x05dense\x12\x06MatMul\x1a\x01x\x1a\x01w\x22\x03cpu" + b"\x0a\x09\x0a\x01y\x12\x04Relu" + b"\x22\x02\x08\x01"
-)
-
-CASES = [
-    ("truncated_mid_block", NODE[:-2], "4:1: unexpected end of input: message 'node' is not closed (expected '}')"),
-    ("truncated_mid_string", b'node {\n  name: "ab', "2:9: unterminated string at end of input"),
-    ("truncated_after_name", b"node {\n  name", "2:7: unexpected end of input: message 'node' is not closed (expected '}')"),
-    ("extra_close_brace", NODE + b"}\n", "5:1: unexpected '}': no message is open here (one '}' too many?)"),
-    ("extra_close_angle", NODE + b">\n", "5:1: unexpected '>': no message is open here (one '>' too many?)"),
-    ("mismatched_brace_angle", b'node {\n  name: "a"\n>\n', "3:1: unexpected '>': message 'node' was opened with '{', so it closes with '}'"),
-    ("mismatched_angle_brace", b'node <\n  attr <\n  }\n>\n', "3:3: unexpected '}': message 'attr' was opened with '<', so it closes with '>'"),
-    ("unterminated_string", b'node {\n  name: "a\n}\n', "2:9: unterminated string (a string cannot span lines)"),
-    ("invalid_escape", b'node {\n  name: "a\\qb"\n}\n', "2:9: invalid escape '\\q' in string"),
-    ("invalid_u_escape", b'node {\n  name: "\\uD800"\n}\n', "2:9: invalid \\u escape in string (too few hex digits, a surrogate, or beyond U+10FFFF)"),
-    ("invalid_utf8_in_string", b'node {\n  name: "a\xff"\n}\n', "2:11: invalid UTF-8 byte 0xff (is this a text file?)"),
-    ("invalid_utf8_outside", NODE + b"\xc3(\n", "5:1: invalid UTF-8 byte 0xc3 (is this a text file?)"),
-    ("nul_in_string", b'node {\n  name: "a\x00"\n}\n', "2:9: NUL character inside a string"),
-    ("nul_after_text", NODE + b"\x00\x00\x00", "5:1: NUL byte in text (is this a binary file?)"),
-    ("binary_garbage", bytes(range(256)) * 8, "this looks like a binary file (it has NUL bytes), not protobuf text format"),
-    ("binary_control_bytes", bytes([1, 2, 3, 4, 5, 6, 7, 8]) * 40, "this looks like a binary file (control bytes), not protobuf text format"),
-    ("binary_graphdef_cut", _BINARY_GRAPHDEF[:-5], "offset 28: truncated: a length-delimited field runs past the end of the file"),
-    ("number_then_letters", b"node {\n  x: 10bar\n}\n", "2:6: invalid number (a number cannot be followed directly by a letter or digit)"),
-    ("plus_sign", b"node {\n  x: +1\n}\n", "2:6: unexpected '+' (a number takes no '+' sign)"),
-    ("scalar_without_colon", b"node {\n  x 1\n}\n", "2:5: unexpected number 1, expected ':' or '{' after field name 'x'"),
-    ("unnamed_message", b"{\n}\n", "1:1: unexpected '{', expected a field name"),
-    ("double_separator", b"a: 1;;\n", "1:6: unexpected ';', expected a field name"),
-]
+# --- bad input: the table of cases and messages is in support/hostile.py ---------------------------
 
 
 @pytest.mark.parametrize("command", ["check", "nodes"])
@@ -242,39 +209,12 @@ def test_deep_nesting_no_recursion_error(tmp_path: Path) -> None:
     assert_one_line_error(run("check", bad), bad + ":1:%d: unexpected end of input: message 'a' is not closed (expected '}')" % (4 * DEPTH))
 
 
-# --- huge tokens: a real process, time and peak memory -----------------------------------------------
-
-_RSS_WRAPPER = textwrap.dedent(
-    """
-    import resource, runpy, sys
-    out = sys.argv.pop(1)
-    sys.argv[0] = "pbtxt-scan"
-    try:
-        runpy.run_module("pbtxt_scan", run_name="__main__")
-    finally:
-        # VmHWM is this process image's own peak; ru_maxrss also keeps the peak of the forking
-        # parent (a pytest process grown by earlier tests), since Linux carries it across exec.
-        try:
-            kib = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:"))
-        except (OSError, StopIteration):
-            kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
-        with open(out, "w") as f:
-            f.write(str(kib))
-    """
-)
-
-
-def run_measured(tmp_path: Path, *args: str, timeout: float = 60):
-    rss = tmp_path / "rss.txt"
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    t0 = time.perf_counter()
-    p = subprocess.run([sys.executable, "-c", _RSS_WRAPPER, str(rss), *args], capture_output=True, timeout=timeout, env=env)
-    return p, time.perf_counter() - t0, int(rss.read_text()) // 1024
-
+# --- huge tokens: a real process (support.hostile.run_measured), time and peak memory ----------------
 
 BIG = 50 << 20
 
 
+@pytest.mark.slow  # a 50 MB file, three measured processes
 def test_50mb_string_streams_in_bounded_memory(tmp_path: Path) -> None:
     path = tmp_path / "bigstr.pbtxt"
     with open(path, "wb") as f:
@@ -291,6 +231,7 @@ def test_50mb_string_streams_in_bounded_memory(tmp_path: Path) -> None:
     assert (p.returncode, p.stderr) == (0, b"")
 
 
+@pytest.mark.slow  # a 50 MB file, a measured process
 def test_50mb_identifier_is_refused_quickly(tmp_path: Path) -> None:
     path = tmp_path / "bigident.pbtxt"
     with open(path, "wb") as f:
@@ -303,6 +244,7 @@ def test_50mb_identifier_is_refused_quickly(tmp_path: Path) -> None:
     assert secs < 30 and mb < 200
 
 
+@pytest.mark.slow  # a 50 MB file, a measured process
 def test_50mb_line_without_newline_truncated(tmp_path: Path) -> None:
     path = tmp_path / "cut.pbtxt"
     with open(path, "wb") as f:
@@ -411,6 +353,7 @@ def test_a_file_that_changes_while_read_is_named_as_such(tmp_path):
         g.write_text("".join(body % i for i in range(20000)))
 
 
+@pytest.mark.slow  # a 60 MB graph, a sleep, a signal
 def test_ctrl_c_exits_130_without_a_traceback(tmp_path: Path) -> None:
     import signal
 
@@ -438,11 +381,12 @@ def test_fp_bp_on_an_empty_graph_say_why(tmp_path: Path, data: bytes) -> None:
         assert r.stderr.startswith("%s: no %s: %s" % (g, cmd, why))
 
 
+@pytest.mark.slow  # three real processes on a 30,000-node file
 def test_two_concurrent_runs_share_the_index_cache(tmp_path: Path) -> None:
     # One-line layout: bp takes the index path, and both runs race to write the same cache file.
     g = tmp_path / "oneline.pbtxt"
     g.write_text("".join('node { name: "gradients/n%d" op: "Mul" input: "x" }\n' % i for i in range(30000)))
-    env = dict(os.environ, PYTHONPATH=str(ROOT), PBTXT_SCAN_CACHE_DIR=str(tmp_path / "cache"))
+    env = dict(os.environ, PYTHONPATH=str(ROOT))  # (the cache folder: tmp_path / "cache", conftest.py)
     runs = [subprocess.Popen([sys.executable, "-m", "pbtxt_scan", "bp", str(g)], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, env=env) for _ in range(2)]
     for p in runs:

@@ -5,22 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from cli_runner import CliRunner
+from support.cli import CliRunner
+from support.hostile import BIG_INT, BIG_INT_GE, BIG_INT_TF, DEEP_GE, DEEP_TF
 
 from pbtxt_scan.cli import app
 
 runner = CliRunner()
-
-_DEEP = "{ a " * 3000 + "{ }" + " }" * 3000
-# The node on line 2: a parse of it is shifted to its file lines (that shift used to recurse).
-DEEP_TF = 'versions { producer: 1 }\nnode {\n  name: "n"\n  op: "Placeholder"\n  attr ' + _DEEP + "\n}\n"
-DEEP_GE = 'graph {\n  name: "g"\n  op {\n    name: "n"\n    type: "Const"\n    attr ' + _DEEP + "\n  }\n}\n"
-BIG_INT = "9" * 5000
-BIG_INT_TF = 'node {\n  name: "n"\n  op: "Const"\n  attr { key: "v" value { i: %s } }\n}\n' % BIG_INT
-BIG_INT_GE = (
-    'graph {\n  name: "g"\n  op {\n    name: "n"\n    type: "Const"\n'
-    '    attr { key: "_parent_node_index" value { i: %s } }\n  }\n}\n' % BIG_INT
-)
 
 
 def run(*args: str):  # type: ignore[no-untyped-def]

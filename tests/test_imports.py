@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Dict, List, Set
 
 import pbtxt_scan
+from support.cycles import find_cycle
 
 ROOT = Path(pbtxt_scan.__file__).parent
 PKG = "pbtxt_scan"
@@ -65,31 +66,6 @@ def import_graph() -> Dict[str, Set[str]]:
                         graph[mod].add(parent)
                         parent = parent.rsplit(".", 1)[0] if "." in parent else ""
     return graph
-
-
-def find_cycle(graph: Dict[str, Set[str]]) -> List[str]:
-    """One cycle as a path [a, b, ..., a], or [] if none (iterative DFS, colours)."""
-    colour = {m: 0 for m in graph}  # 0 new, 1 on the stack, 2 done
-    for start in sorted(graph):
-        if colour[start]:
-            continue
-        stack = [(start, iter(sorted(graph[start])))]
-        path = [start]
-        colour[start] = 1
-        while stack:
-            node, it = stack[-1]
-            nxt = next(it, None)
-            if nxt is None:
-                colour[node] = 2
-                stack.pop()
-                path.pop()
-            elif colour[nxt] == 1:
-                return path[path.index(nxt):] + [nxt]
-            elif colour[nxt] == 0:
-                colour[nxt] = 1
-                stack.append((nxt, iter(sorted(graph[nxt]))))
-                path.append(nxt)
-    return []
 
 
 # The layers, lowest first (ARCHITECTURE.md says what each one does). A module imports its own
@@ -175,3 +151,14 @@ def test_the_graph_sees_function_level_and_relative_imports():
 def test_no_import_circle():
     cycle = find_cycle(import_graph())
     assert not cycle, "import circle: " + " -> ".join(cycle)
+
+
+def test_no_test_module_imports_another():
+    """Shared test code lives in tests/support/, so each test module can be read (and run) alone."""
+    tests = Path(__file__).parent
+    bad = []
+    for path in sorted(tests.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            bad += ["%s imports %s" % (path.name, n) for n in names if n.split(".")[0].startswith(("test_", "conftest"))]
+    assert not bad, "\n".join(bad)

@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from support.pipes import _feed
 
 DATA = Path(__file__).parent / "data"
 MLP = DATA / "graphs" / "mlp_sgd.pbtxt"
@@ -50,7 +51,7 @@ needs_audit = pytest.mark.skipif(sys.version_info < (3, 8), reason="sys.addaudit
 
 
 def _opens(target: Path, *args: str, tmp_path: Path) -> "tuple[int, subprocess.CompletedProcess[str]]":
-    env = dict(os.environ, PBTXT_SCAN_CACHE_DIR=str(tmp_path / "cache"))
+    env = dict(os.environ)  # (the cache folder: tmp_path / "cache", conftest.py)
     r = subprocess.run(
         [sys.executable, "-c", _COUNT_OPENS, str(target), *args],
         capture_output=True, text=True, env=env, timeout=120,
@@ -61,6 +62,7 @@ def _opens(target: Path, *args: str, tmp_path: Path) -> "tuple[int, subprocess.C
 
 
 @needs_audit
+@pytest.mark.slow  # 27 real processes, each under an audit hook
 @pytest.mark.parametrize(
     "args",
     [
@@ -109,19 +111,6 @@ def test_ge_commands_open_the_dump_once(tmp_path: Path, args: "list[str]") -> No
 
 def _run(*args: str, **kw: object) -> "subprocess.CompletedProcess[str]":
     return subprocess.run([sys.executable, "-m", "pbtxt_scan", *args], capture_output=True, text=True, timeout=120, **kw)  # type: ignore[call-overload,no-any-return]
-
-
-def _feed(fd: int, data: bytes) -> threading.Thread:
-    def write() -> None:
-        with os.fdopen(fd, "wb") as w:
-            try:
-                w.write(data)
-            except BrokenPipeError:
-                pass
-
-    t = threading.Thread(target=write, daemon=True)
-    t.start()
-    return t
 
 
 @pytest.mark.skipif(not os.path.isdir("/dev/fd"), reason="needs /dev/fd (process substitution)")

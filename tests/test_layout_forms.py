@@ -18,12 +18,13 @@ from typing import List, Tuple
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.examples import examples
 
 from pbtxt_scan.text import _layout as layout
 from pbtxt_scan.language._atomic import compile_bytes, user_groups
 from pbtxt_scan.language._grammar import terminal_patterns
 
-from test_atomic import LINES, PIECES, edited
+from support.lines import LINES, PIECES, edited
 
 NATIVE_OK = sys.version_info >= (3, 11)
 EDITS = PIECES + [b"\x00", b"\t", b"0x", b"'"]
@@ -59,7 +60,7 @@ def test_old_spelling_needs_no_emulation() -> None:
 
 
 @pytest.mark.skipif(not NATIVE_OK, reason="the native spelling needs Python 3.11")
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(0.15), deadline=None)
 @given(st.integers(0, len(LINES) - 40), st.integers(1, 30), st.lists(st.tuples(st.floats(0, 1), st.sampled_from(EDITS)), max_size=3))
 def test_old_spelling_matches_native(start: int, n: int, edits: list) -> None:
     text = edited(start, n, edits)
@@ -111,7 +112,7 @@ NUM_ATOMIC = compile_bytes("-?(?>%s)\\n" % NUMBER, native=False)  # (emulated on
 NUM_PLAIN = re.compile(("-?(?:%s)\\n" % NUMBER).encode())
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(0.4), deadline=None)
 @given(st.text(alphabet="0123456789.eE+-fFxXaAbB_", max_size=12))
 def test_number_needs_no_atomic_group_at_a_line_end(s: str) -> None:
     """The lexer takes NUMBER's first alternative that matches; the old spelling takes any that

@@ -202,6 +202,7 @@ def test_long_lines_on_two_processes_agree(tmp_path: Any, two_procs: List[Any], 
             _reaped(two_procs)
 
 
+@pytest.mark.slow  # 108 runs through the worker pool
 def test_a_line_broken_near_a_cut_gives_the_serial_error(tmp_path: Any, two_procs: List[Any]) -> None:
     """Breaks right before, at and after the nominal cuts of the windows (512 bytes from the
     body's start), so that a window starts or ends inside the broken escape."""

@@ -15,13 +15,15 @@ from typing import List, Tuple
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
+from support.examples import examples
 
 from pbtxt_scan.graph import _parallel
 from pbtxt_scan.graph._input import GraphFile
 from pbtxt_scan.cli import app
 
-from cli_runner import CliRunner
-from conftest import DATA
+from support.cli import CliRunner
+from support.data import DATA
+from support.marks import slow_if_big
 
 GRAPHS = sorted((DATA / "graphs").glob("*.pbtxt"))
 GE = sorted(p for p in (DATA / "ge").rglob("*") if p.suffix in (".txt", ".pbtxt"))
@@ -73,7 +75,7 @@ def test_fixtures_really_split(monkeypatch: pytest.MonkeyPatch) -> None:
     assert _splits(DATA / "ge" / "ge_proto_00000013_graph_3_Build.txt", 300) == 0
 
 
-@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", slow_if_big(FIXTURES), ids=lambda p: p.name)
 @pytest.mark.parametrize("cmd", COMMANDS, ids=" ".join)
 def test_every_fixture(path: Path, cmd: List[str], monkeypatch: pytest.MonkeyPatch) -> None:
     _, _, code = _same(cmd + [str(path)], monkeypatch)
@@ -204,7 +206,7 @@ SMALL = [p for p in GRAPHS if p.stat().st_size < 150_000]
 EDITS = [b"{", b"}", b"<", b">", b'"', b"'", b"\\", b"\n", b"#", b":", b"\xff", b"node {\n", b"}\n", b"\nnode {\n", b" ", b"-", b"[", b","]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(0.04), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     fixture=st.sampled_from(SMALL),
     edits=st.lists(st.tuples(st.floats(0, 1), st.integers(0, 3), st.sampled_from(EDITS)), min_size=1, max_size=3),

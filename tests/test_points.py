@@ -6,21 +6,15 @@ import os
 from pathlib import Path
 
 import pytest
-from cli_runner import CliRunner
+from support.cli import CliRunner
+from support.layouts import _reprint
 
-from pbtxt_scan import parse_text
-from pbtxt_scan._model import Message
 from pbtxt_scan.points._rules import Options, find_bp, find_fp, in_gradients_scope
 from pbtxt_scan.cli import app
 
 GRAPHS = Path(__file__).parent / "data" / "graphs"
 CASES = sorted(GRAPHS.glob("*.expected.json"))
 assert CASES
-
-
-@pytest.fixture(autouse=True)
-def _cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("PBTXT_SCAN_CACHE_DIR", str(tmp_path / "cache"))
 
 
 def _expected(case: Path):
@@ -96,38 +90,6 @@ def test_explain_trail_names_lines_and_reasons():
 
 
 # --- non-canonical layouts: the index path ------------------------------------------------
-
-
-def _quote(value: str) -> str:
-    raw = value.encode("utf-8", "surrogateescape")
-    out = []
-    for c in raw:
-        ch = chr(c)
-        out.append("\\" + ch if ch in "\\\"'" else ch if 32 <= c < 127 else "\\%03o" % c)
-    return '"%s"' % "".join(out)
-
-
-def _print_one_line(msg: Message, pointy: bool) -> str:
-    o, c = ("<", ">") if pointy else ("{", "}")
-    parts = []
-    for f in msg:
-        if isinstance(f.value, Message):
-            parts.append("%s %s %s %s" % (f.name, o, _print_one_line(f.value, pointy), c))
-        elif isinstance(f.value, str):
-            v = f.value
-            ident = v.lstrip("-").isidentifier() and f.name not in ("name", "op", "input", "device", "s", "key")
-            parts.append("%s: %s" % (f.name, v if ident else _quote(v)))
-        else:
-            parts.append("%s: %r" % (f.name, f.value))
-    return " ".join(parts)
-
-
-def _reprint(src: Path, dst: Path, pointy: bool) -> None:
-    # One top-level field per line (no column-0 "node {" lines): exercises the forward index.
-    msg = parse_text(src.read_text())
-    with dst.open("w") as out:
-        for f in msg:
-            out.write(_print_one_line(Message([f]), pointy) + "\n")
 
 
 @pytest.mark.parametrize("stem", ["mlp_sgd", "gan_two_optimizers", "resource_vars"])

@@ -15,6 +15,8 @@ from typing import Optional
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.examples import examples
+from support.marks import slow_if_big
 
 from pbtxt_scan._errors import PbtxtError
 from pbtxt_scan.language._grammar import parse_text
@@ -22,7 +24,7 @@ from pbtxt_scan.graph._input import GraphFile
 from pbtxt_scan.text._layout import read_block
 from pbtxt_scan._model import Message
 
-from test_canonical import PERTURB, _fields, _print
+from support.messages import PERTURB, _fields, _print
 
 DATA = Path(__file__).parent / "data"
 FIXTURES = sorted(list((DATA / "graphs").glob("*.pbtxt")) + [p for p in (DATA / "ge").glob("*_Build.*") if p.suffix != ".json"])
@@ -36,7 +38,7 @@ def _lark(raw: bytes, d: int, line: int) -> Optional[Message]:
         return None
 
 
-@pytest.mark.parametrize("fixture", FIXTURES, ids=lambda p: p.name)
+@pytest.mark.parametrize("fixture", slow_if_big(FIXTURES), ids=lambda p: p.name)
 def test_every_fixture_block_reads_as_the_grammar_parses_it(fixture: Path) -> None:
     n = 0
     with GraphFile.open(fixture) as g:
@@ -50,7 +52,7 @@ def test_every_fixture_block_reads_as_the_grammar_parses_it(fixture: Path) -> No
     assert n > 0
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(0.3), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 3), _fields(4))
 def test_random_blocks_read_as_the_grammar_parses_them(d: int, fields: list) -> None:
     inner = _print(fields, d + 1)
@@ -60,7 +62,7 @@ def test_random_blocks_read_as_the_grammar_parses_them(d: int, fields: list) -> 
     assert got == _lark(raw, d, 7)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(0.4), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_fields(3, ascii=True), st.lists(st.tuples(st.floats(0, 1), st.sampled_from(PERTURB), st.booleans()), min_size=1, max_size=3))
 def test_out_of_layout_is_declined_or_read_alike(fields: list, edits: list) -> None:
     raw = b"node {\n" + _print(fields, 1) + b"}"

@@ -17,6 +17,8 @@ from typing import Any, Dict, FrozenSet, List, NamedTuple, Optional, Sequence, T
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.examples import examples, fuzz_examples
+from support.marks import slow_if_big
 
 from pbtxt_scan import Block, Field, Message, PbtxtError, parse_text
 from pbtxt_scan.language._grammar import _number
@@ -205,7 +207,7 @@ _REAL = [(p, c) for p in GRAPHS + GE for c in (4096, DEFAULT_CHUNK)]
 _REAL += [(p, 7) for p in GRAPHS + GE if p.stat().st_size < 60_000]
 
 
-@pytest.mark.parametrize("p, chunk", _REAL, ids=["%s-%d" % (p.name, c) for p, c in _REAL])
+@pytest.mark.parametrize("p, chunk", slow_if_big(_REAL, lambda pc: pc[0]), ids=["%s-%d" % (p.name, c) for p, c in _REAL])
 def test_real_files_scan_like_lark(p: Path, chunk: int) -> None:
     data = p.read_bytes()
     msg = _parsed(p)
@@ -224,7 +226,7 @@ def test_real_files_chunk_size_one() -> None:
             assert scan_blocks(data, path, heads, 1) == scan_blocks(data, path, heads)
 
 
-@pytest.mark.parametrize("p", GRAPHS + GE, ids=lambda p: p.name)
+@pytest.mark.parametrize("p", slow_if_big(GRAPHS + GE), ids=lambda p: p.name)
 def test_real_files_long_token_streaming(p: Path) -> None:
     """With long_token=64 every long string (tensor_content, long names) takes the streaming path:
     block boundaries and lines stay the same; heads are truncated only when they are long."""
@@ -449,7 +451,7 @@ _layouts = st.builds(
     crlf=st.booleans(),
     bom=st.booleans(),
 )
-PROPERTY = settings(max_examples=120, deadline=None, derandomize=True, database=None,
+PROPERTY = settings(max_examples=examples(0.12), deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
@@ -488,7 +490,7 @@ def test_layouts_parse_and_scan_alike(msg: List[Tuple[str, Any]], extra: Layout)
 
 # The default run is short and the same every time; a long local run (PBTXT_SCAN_FUZZ_EXAMPLES=N)
 # draws new inputs each time, so repeated runs keep exploring.
-FUZZ_EXAMPLES = int(os.environ.get("PBTXT_SCAN_FUZZ_EXAMPLES", "150"))
+FUZZ_EXAMPLES = fuzz_examples(0.15)
 FUZZ = settings(max_examples=FUZZ_EXAMPLES, deadline=None, derandomize="PBTXT_SCAN_FUZZ_EXAMPLES" not in os.environ, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 _SEEDS = [p.read_bytes()[:3000] for p in (DATA / "graphs" / "inference_no_gradients.pbtxt", GE[0] if GE else GRAPHS[0])]

@@ -17,6 +17,7 @@ from typing import Iterator, Tuple
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from support.examples import examples
 
 from pbtxt_scan.parallel._pool import can_fork, fork
 from pbtxt_scan.text import _skim_pool
@@ -81,7 +82,7 @@ def tmpfile() -> Iterator[_File]:
     f.close()
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1.5), deadline=None)
 @given(
     pieces=st.lists(st.sampled_from(_PIECES), max_size=60),
     quote=st.sampled_from(['"', "'"]),
@@ -95,7 +96,7 @@ def test_cuts_agree_with_the_string_terminal(tmpfile: _File, pieces: "list[str]"
     _check(data, at, closed)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(0.3), deadline=None)
 @given(pieces=st.lists(st.sampled_from(_OK_PIECES), min_size=1, max_size=80), window=st.integers(4, 40))
 def test_a_valid_literal_is_closed_however_the_windows_fall(tmpfile: _File, pieces: "list[str]", window: int) -> None:
     """Bodies as writers escape them: always skipped to the closing quote, however the windows

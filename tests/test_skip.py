@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.examples import examples
 
 from pbtxt_scan.language._grammar import terminal_patterns
 from pbtxt_scan.language._skip import body_end
@@ -36,13 +37,13 @@ def _check(text: bytes, quote: int) -> None:
         pytest.fail("valid literal %r not skipped (stopped at %d)" % (text, j))
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=examples(3), deadline=None)
 @given(body=bodies, quote=st.sampled_from(['"', "'"]), tail=st.sampled_from(["", "\n", " x\n", '"', "'"]))
 def test_agrees_with_the_string_terminal(body: str, quote: str, tail: str) -> None:
     _check((quote + body + tail).encode("utf-8"), ord(quote))
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(0.5), deadline=None)
 @given(body=bodies, quote=st.sampled_from(['"', "'"]), cut=st.integers(1, 200))
 def test_windows_resume_where_no_escape_is_cut(body: str, quote: str, cut: int) -> None:
     """Fed in windows, as the scanner reads: each stop is a valid prefix, and a literal that ends
@@ -82,6 +83,7 @@ def test_agrees_on_every_literal_of_the_conformance_corpus() -> None:
         _check(text, text[0])
 
 
+@pytest.mark.slow  # a 50 MB tensor
 def test_a_50mb_escaped_tensor_is_skipped_in_windows() -> None:
     import random
 
@@ -119,7 +121,7 @@ def test_every_byte_after_a_backslash_agrees_with_the_terminal() -> None:
 _SPECIALS = ["\\x4", "\\x4f", "\\xA", "\\u00e9", "\\uFFFF", "\\U0001F600", "\\U0010FFFF", "\\U00000041"]
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(deadline=None)
 @given(
     parts=st.lists(st.sampled_from(_PIECES + _SPECIALS + ["\\\\x41", "\\\\\\x41", "\\\\\\\\"]), max_size=60),
     quote=st.sampled_from(['"', "'"]),

@@ -14,12 +14,13 @@ from typing import Any, List, Tuple
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.examples import examples
 
 import pbtxt_scan as ps
 from pbtxt_scan.wire import _wire as w
 from pbtxt_scan.wire import _wire_index as wi
 from pbtxt_scan.wire._wire_text import DATA_TYPES, node_to_text
-from wire_encoder import Packed, encode, float32, graph_with_offsets, node, tag, varint, wrap
+from support.wire_encoder import Packed, encode, float32, graph_with_offsets, node, tag, varint, wrap
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BINARY = os.path.join(HERE, "data", "binary")
@@ -94,7 +95,7 @@ def _printable(node_list: List[list], fns: List[Tuple[str, List[list]]]) -> bool
 # ---- round trips -----------------------------------------------------------------------------
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=examples(0.15), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(nodes, functions, kinds, st.integers(64, 5000), st.booleans(), st.integers(0, 2), st.integers(0, 2))
 def test_round_trip_forward_and_backward(node_list, fns, kind, chunk, stream, before, after):
     e = wrap(graph_with_offsets(node_list, fns), kind, before, after)
@@ -121,7 +122,7 @@ def test_round_trip_forward_and_backward(node_list, fns, kind, chunk, stream, be
         assert back == want[::-1]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(0.1), deadline=None)
 @given(st.builds(node, names, ops, st.lists(names, max_size=4), st.one_of(st.just(""), names), attrs))
 def test_node_to_text_parses_with_the_grammar(n):
     text = node_to_text(encode(n))
@@ -215,7 +216,7 @@ def test_truncated_node_text():
             assert e.offset is not None and 100 <= e.offset <= 100 + cut
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(0.3), deadline=None)
 @given(st.data())
 def test_damaged_bytes_never_crash(data):
     buf = bytearray(SMALL)

@@ -5,7 +5,7 @@ import json
 import shlex
 from pathlib import Path
 
-from cli_runner import CliRunner
+from support.cli import CliRunner
 
 from pbtxt_scan.cli import app
 

@@ -1,0 +1,129 @@
+"""Hostile inputs shared by test_hostile.py, test_hostile_round2.py, test_guard.py and the memory
+tests: the bad inputs with their exact messages, deep and huge-number inputs, every command of the
+general guard with its rules, and a real process measured for time and peak memory."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import List
+
+from pbtxt_scan.cli import app
+
+from support.cli import CliRunner
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+runner = CliRunner()
+
+NODE = b'node {\n  name: "a"\n  op: "Const"\n}\n'
+
+
+# --- bad input: (file bytes, exact message after "FILE:") -------------------------------------------
+
+# A binary GraphDef (read since issue 13): field 1 (node, 0x0a) <varint length>, then the NodeDef's
+# fields (name 0x0a, op 0x12, input 0x1a, device 0x22); then versions (field 4, 0x22).
+_BINARY_GRAPHDEF = (
+    b"\x0a\x1a\x0a\x05dense\x12\x06MatMul\x1a\x01x\x1a\x01w\x22\x03cpu" + b"\x0a\x09\x0a\x01y\x12\x04Relu" + b"\x22\x02\x08\x01"
+)
+
+CASES = [
+    ("truncated_mid_block", NODE[:-2], "4:1: unexpected end of input: message 'node' is not closed (expected '}')"),
+    ("truncated_mid_string", b'node {\n  name: "ab', "2:9: unterminated string at end of input"),
+    ("truncated_after_name", b"node {\n  name", "2:7: unexpected end of input: message 'node' is not closed (expected '}')"),
+    ("extra_close_brace", NODE + b"}\n", "5:1: unexpected '}': no message is open here (one '}' too many?)"),
+    ("extra_close_angle", NODE + b">\n", "5:1: unexpected '>': no message is open here (one '>' too many?)"),
+    ("mismatched_brace_angle", b'node {\n  name: "a"\n>\n', "3:1: unexpected '>': message 'node' was opened with '{', so it closes with '}'"),
+    ("mismatched_angle_brace", b'node <\n  attr <\n  }\n>\n', "3:3: unexpected '}': message 'attr' was opened with '<', so it closes with '>'"),
+    ("unterminated_string", b'node {\n  name: "a\n}\n', "2:9: unterminated string (a string cannot span lines)"),
+    ("invalid_escape", b'node {\n  name: "a\\qb"\n}\n', "2:9: invalid escape '\\q' in string"),
+    ("invalid_u_escape", b'node {\n  name: "\\uD800"\n}\n', "2:9: invalid \\u escape in string (too few hex digits, a surrogate, or beyond U+10FFFF)"),
+    ("invalid_utf8_in_string", b'node {\n  name: "a\xff"\n}\n', "2:11: invalid UTF-8 byte 0xff (is this a text file?)"),
+    ("invalid_utf8_outside", NODE + b"\xc3(\n", "5:1: invalid UTF-8 byte 0xc3 (is this a text file?)"),
+    ("nul_in_string", b'node {\n  name: "a\x00"\n}\n', "2:9: NUL character inside a string"),
+    ("nul_after_text", NODE + b"\x00\x00\x00", "5:1: NUL byte in text (is this a binary file?)"),
+    ("binary_garbage", bytes(range(256)) * 8, "this looks like a binary file (it has NUL bytes), not protobuf text format"),
+    ("binary_control_bytes", bytes([1, 2, 3, 4, 5, 6, 7, 8]) * 40, "this looks like a binary file (control bytes), not protobuf text format"),
+    ("binary_graphdef_cut", _BINARY_GRAPHDEF[:-5], "offset 28: truncated: a length-delimited field runs past the end of the file"),
+    ("number_then_letters", b"node {\n  x: 10bar\n}\n", "2:6: invalid number (a number cannot be followed directly by a letter or digit)"),
+    ("plus_sign", b"node {\n  x: +1\n}\n", "2:6: unexpected '+' (a number takes no '+' sign)"),
+    ("scalar_without_colon", b"node {\n  x 1\n}\n", "2:5: unexpected number 1, expected ':' or '{' after field name 'x'"),
+    ("unnamed_message", b"{\n}\n", "1:1: unexpected '{', expected a field name"),
+    ("double_separator", b"a: 1;;\n", "1:6: unexpected ';', expected a field name"),
+]
+
+
+
+# --- valid but deep or huge: (test_hostile_round2.py) ----------------------------------------------
+
+_DEEP = "{ a " * 3000 + "{ }" + " }" * 3000
+# The node on line 2: a parse of it is shifted to its file lines (that shift used to recurse).
+DEEP_TF = 'versions { producer: 1 }\nnode {\n  name: "n"\n  op: "Placeholder"\n  attr ' + _DEEP + "\n}\n"
+DEEP_GE = 'graph {\n  name: "g"\n  op {\n    name: "n"\n    type: "Const"\n    attr ' + _DEEP + "\n  }\n}\n"
+BIG_INT = "9" * 5000
+BIG_INT_TF = 'node {\n  name: "n"\n  op: "Const"\n  attr { key: "v" value { i: %s } }\n}\n' % BIG_INT
+BIG_INT_GE = (
+    'graph {\n  name: "g"\n  op {\n    name: "n"\n    type: "Const"\n'
+    '    attr { key: "_parent_node_index" value { i: %s } }\n  }\n}\n' % BIG_INT
+)
+
+
+
+# --- the general guard (test_guard.py) ---------------------------------------------------------------
+
+# Each command with its richest options (--json, --explain where they exist).
+COMMANDS: List[List[str]] = [
+    ["fp", "--json", "--explain", "{f}"],
+    ["bp", "--json", "--explain", "{f}"],
+    ["points", "--json", "--explain", "{f}"],
+    ["points", "--format", "env", "{f}"],
+    ["nodes", "--jsonl", "{f}"],
+    ["show", "{f}", "a"],
+    ["show", "--json", "{f}", "n"],
+    ["stats", "--json", "{f}"],
+    ["check", "{f}"],
+    ["resolve", "a", "n", "--ge", "{f}", "--json"],
+    ["ge-auto", "--explain", "--json", "{f}"],
+]
+
+
+def check_rules(args: List[str]) -> None:
+    r = runner.invoke(app, args)
+    assert r.exception is None or isinstance(r.exception, SystemExit), "%s: %r" % (args, r.exception)
+    assert r.exit_code in (0, 1, 2), (args, r.exit_code, r.stderr)
+    assert "Traceback" not in r.stderr and "Traceback" not in r.stdout, args
+    if r.exit_code == 2:
+        assert len(r.stderr.splitlines()) == 1, (args, r.stderr)
+
+
+# --- huge tokens: a real process, time and peak memory -----------------------------------------------
+
+_RSS_WRAPPER = textwrap.dedent(
+    """
+    import resource, runpy, sys
+    out = sys.argv.pop(1)
+    sys.argv[0] = "pbtxt-scan"
+    try:
+        runpy.run_module("pbtxt_scan", run_name="__main__")
+    finally:
+        # VmHWM is this process image's own peak; ru_maxrss also keeps the peak of the forking
+        # parent (a pytest process grown by earlier tests), since Linux carries it across exec.
+        try:
+            kib = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:"))
+        except (OSError, StopIteration):
+            kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+        with open(out, "w") as f:
+            f.write(str(kib))
+    """
+)
+
+
+def run_measured(tmp_path: Path, *args: str, timeout: float = 60):
+    rss = tmp_path / "rss.txt"
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    t0 = time.perf_counter()
+    p = subprocess.run([sys.executable, "-c", _RSS_WRAPPER, str(rss), *args], capture_output=True, timeout=timeout, env=env)
+    return p, time.perf_counter() - t0, int(rss.read_text()) // 1024
+
