@@ -5,6 +5,11 @@ from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
 
 Scalar = Union[str, int, float]
 
+# A TensorFlow GraphDef's shape, named by every layer that reads one (text, wire, rules): the head
+# fields of a node that the rules read, and where a function library's nodes are.
+TF_HEADS = frozenset({"name", "op", "input", "device"})
+FUNCTION_NODES = ("library", "function", "node_def")
+
 
 class Field(NamedTuple):
     """One field of a parsed message. ``line``/``column`` are those of the field name (1-based)."""

@@ -4,9 +4,8 @@ from __future__ import annotations
 import re
 from typing import Dict, FrozenSet, NamedTuple, Tuple, Union
 
+from .._model import FUNCTION_NODES, TF_HEADS
 from ..source._source import BOM
-
-TF_HEADS = frozenset({"name", "op", "input", "device"})
 
 # Enough to name a node and its op: what listings need. A NoOp such as `init` can carry 100,000+
 # control inputs; leaving `input` out keeps those commands' memory flat.
@@ -28,7 +27,7 @@ DIALECTS: Dict[str, Dialect] = {
         Dialect("graphdef", ("node",), TF_HEADS, "TensorFlow GraphDef: top-level node blocks"),
         Dialect(
             "function",
-            ("library", "function", "node_def"),
+            FUNCTION_NODES,
             TF_HEADS,
             "TensorFlow GraphDef: the node_def blocks of library functions (tf.function bodies)",
         ),

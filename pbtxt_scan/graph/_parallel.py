@@ -7,7 +7,7 @@ The answer is the single-process one, byte for byte, errors included.
 Why a split is correct
 ----------------------
 A *split point* is a line start ``p`` (``p`` follows a ``\\n``) whose line is ``IDENT {`` or
-``IDENT <`` alone (``_OPENER``, the writer layout's column-0 opener, as in ``_reverse``).
+``IDENT <`` alone (``OPENER``, the writer layout's column-0 opener that ``text._backward`` reads backward by).
 
 1. ``p`` is a token boundary in any file: a string cannot hold a raw newline, a comment ends at
    one, and identifiers and numbers hold none. So the tokens of the file are those of the chunks,
@@ -63,7 +63,6 @@ from __future__ import annotations
 
 import collections
 import os
-import re
 import time
 from typing import Callable, Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Tuple
 
@@ -73,8 +72,8 @@ from .._model import Block
 from ..parallel import _plan
 from ..parallel._pool import Pool, PoolError, can_fork
 from ..source._source import DEFAULT_CHUNK
+from ..text._backward import OPENER
 
-_OPENER = re.compile(rb"\n([A-Za-z_][A-Za-z0-9_]*) [{<]\n")  # (the one _reverse uses)
 _WINDOW = 1 << 20  # bytes searched after each target offset for a split point
 _LINE = 512  # room for the opener line itself past the window
 
@@ -110,7 +109,7 @@ def plan(g: GraphFile, jobs: int, *, split_bytes: Optional[int] = None) -> Optio
 
 
 def _opener(data: bytes) -> int:
-    m = _OPENER.search(data)
+    m = OPENER.search(data)
     return -1 if m is None else m.start()
 
 

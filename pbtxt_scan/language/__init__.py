@@ -1,1 +1,4 @@
-"""language"""
+"""The language: the Lark grammar (``grammar/pbtxt.lark``, parsed on demand by ``_grammar``), its
+terminals as regex text (``_terminals``, generated), the regex forms every Python reads
+(``_atomic``) and the string-literal skip at C speed (``_skip``). Imports nothing but plain data.
+"""

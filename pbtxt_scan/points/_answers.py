@@ -8,7 +8,6 @@ from .._model import Block
 
 DOC_NAME_FILTERS = ("step", "Dataset", "seed", "kernel")
 _PROPAGATING = ("type, shape and identity", "control flow", "optionals", "function arguments and results")
-_HEADS = frozenset({"name", "op", "input", "device"})
 RULES = ("auto", "dataflow", "doc")
 
 

@@ -6,13 +6,11 @@ from __future__ import annotations
 import array
 from typing import Callable, FrozenSet, Iterator, Optional, Set
 
-from ._answers import _HEADS
 from ._catalog import in_gradients_scope
 from .._errors import PbtxtError
 from ..graph._input import GraphFile
-from .._model import Block
+from .._model import FUNCTION_NODES, TF_HEADS, Block
 
-FUNCTION_NODES = ("library", "function", "node_def")
 # Names a function's pass keeps to tell its arguments from its nodes (see `_Args`).
 _NAMES_CAP = 1 << 16
 
@@ -34,10 +32,10 @@ class FunctionBody:
     def __len__(self) -> int:
         return len(self._index) // 4
 
-    def blocks(self, heads: FrozenSet[str] = _HEADS) -> Iterator[Block]:
+    def blocks(self, heads: FrozenSet[str] = TF_HEADS) -> Iterator[Block]:
         return (self._block(i, heads) for i in range(len(self)))
 
-    def reversed_blocks(self, heads: FrozenSet[str] = _HEADS) -> Iterator[Block]:
+    def reversed_blocks(self, heads: FrozenSet[str] = TF_HEADS) -> Iterator[Block]:
         return (self._block(i, heads) for i in range(len(self) - 1, -1, -1))
 
     def _block(self, i: int, heads: FrozenSet[str]) -> Block:
@@ -113,7 +111,7 @@ def training_function(g: GraphFile) -> Optional[FunctionBody]:
         if cur is not None and count and count > best_count:
             best, best_count = FunctionBody(g, cur or "?", index, args.result()), count
 
-    for b in g.blocks(FUNCTION_NODES, _HEADS):
+    for b in g.blocks(FUNCTION_NODES, TF_HEADS):
         fname = b.parents[-1] if b.parents else None
         if fname != cur:
             close()
@@ -132,7 +130,7 @@ def function_body(g: GraphFile, name: str) -> Optional[FunctionBody]:
     index: "array.array[int]" = array.array("q")
     args = _Args()
     met = False
-    for b in g.blocks(FUNCTION_NODES, _HEADS):
+    for b in g.blocks(FUNCTION_NODES, TF_HEADS):
         fname = b.parents[-1] if b.parents else None
         if fname != name:
             if met:

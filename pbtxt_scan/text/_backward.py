@@ -26,7 +26,7 @@ from typing import Any, BinaryIO, FrozenSet, Iterator, NamedTuple, Optional, Tup
 from .._errors import PbtxtError
 from .._model import Block
 
-_OPENER = re.compile(rb"\n([A-Za-z_][A-Za-z0-9_]*) [{<]\n")
+OPENER = re.compile(rb"\n([A-Za-z_][A-Za-z0-9_]*) [{<]\n")  # a column-0 opener (graph._parallel splits at it too)
 _CHUNK = 1 << 20
 # Blocks one backward region may hold. A region runs from the first column-0 opener in a 1 MiB
 # chunk to the region read before (in the writer layout, the ~3,000 nodes of one chunk); sparse
@@ -149,7 +149,7 @@ def _canonical_reverse(rd: _Reading, size: int, newlines: int) -> Iterator[Block
 
 
 def _first_opener(buf: bytes, base: int, lo: int, hi: int) -> Optional[int]:
-    for m in _OPENER.finditer(buf):
+    for m in OPENER.finditer(buf):
         at = base + m.start() + 1
         if lo <= at < hi:
             return at

@@ -8,12 +8,13 @@ import os
 from typing import Any, BinaryIO, Dict, Iterator, NamedTuple, Optional, Tuple
 
 from .._errors import PbtxtError
+from .._model import FUNCTION_NODES, TF_HEADS
 
 GRAPHDEF, METAGRAPH, SAVEDMODEL = "graphdef", "metagraph", "savedmodel"
 KINDS = (GRAPHDEF, METAGRAPH, SAVEDMODEL)
 NODE_PATH = ("node",)
-FUNCTION_PATH = ("library", "function", "node_def")
-HEADS = frozenset({"name", "op", "input", "device"})
+FUNCTION_PATH = FUNCTION_NODES
+HEADS = TF_HEADS
 _HEAD_FIELD = {"name": 1, "op": 2, "input": 3, "device": 4}
 _FIELD_HEAD = {v: k for k, v in _HEAD_FIELD.items()}
 
