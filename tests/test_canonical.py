@@ -139,6 +139,7 @@ def test_broken_variants_fail_alike(fixture: Path) -> None:
         _same(v, paths=PATHS[:3], chunks=(DEFAULT, 4096), seekable=(True, False))
 
 
+@pytest.mark.slow
 def test_mixed_file_hands_over_mid_file() -> None:
     data = (DATA / "graphs" / "mlp_sgd.pbtxt").read_bytes()
     cut = data.find(b"\nnode {", len(data) // 2) + 1
@@ -213,7 +214,8 @@ def _long_file(n: int, bad: Optional[bytes] = None) -> bytes:
     )
 
 
-@pytest.mark.parametrize("bad", [None, b"\\q", b"\n", b"\xff", b"\x00", b'"'])
+# (the valid line on every Python in the quick set; its five broken variants, 3 MB each, in the slow set)
+@pytest.mark.parametrize("bad", [None] + [pytest.param(b, marks=pytest.mark.slow) for b in (b"\\q", b"\n", b"\xff", b"\x00", b'"')])
 def test_long_string_lines(bad: Optional[bytes]) -> None:
     data = _long_file(3 << 20, bad)
     _same(data, paths=[("node",)], chunks=(DEFAULT, 300_000), seekable=(True, False))

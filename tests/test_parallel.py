@@ -182,6 +182,7 @@ def test_jobs_option(monkeypatch: pytest.MonkeyPatch) -> None:
     assert a.exit_code == b.exit_code == 0 and a.stdout == b.stdout
 
 
+@pytest.mark.slow
 def test_errors_in_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """An error in the middle, the first of two errors, and a file cut short in a chunk's middle."""
     a, b, c = (MLP.index(b"\n", at) + 1 for at in (20000, 40000, 60000))

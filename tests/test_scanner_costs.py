@@ -10,6 +10,8 @@ import time
 import tracemalloc
 from typing import Callable
 
+import pytest
+
 from pbtxt_scan.language._grammar import lexical_error_message
 from pbtxt_scan.text._scan import scan
 
@@ -29,6 +31,7 @@ def _nodes(sep: bytes, n: int) -> bytes:
     return sep.join(b'node { name: "n%d" op: "Add" input: "a" input: "b" }' % i for i in range(n)) + b"\n"
 
 
+@pytest.mark.slow
 def test_columns_on_a_long_line_cost_no_more_than_on_many_lines() -> None:
     """Lexer.linecol counted a column from the line start at every ask: quadratic on one long line
     (700 KB: 5.1 s against 0.48 s one node per line)."""
