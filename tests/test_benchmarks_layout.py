@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Dict, List, Set
 
-from support.cycles import find_cycle
+from support.cycles import find_cycle, resolve_from as _resolve
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "benchmarks"
@@ -30,15 +30,6 @@ def _modules(top: Path) -> Dict[str, Path]:
             parts.pop()
         out[".".join(parts)] = p
     return out
-
-
-def _resolve(mod: str, is_pkg: bool, node: ast.ImportFrom) -> str:
-    if not node.level:
-        return node.module or ""
-    base = mod.split(".") if is_pkg else mod.split(".")[:-1]
-    if node.level > 1:
-        base = base[: len(base) - (node.level - 1)]
-    return ".".join(base + ([node.module] if node.module else []))
 
 
 def import_graph(top: Path) -> Dict[str, Set[str]]:

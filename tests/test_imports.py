@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Dict, List, Set
 
 import pbtxt_scan
-from support.cycles import find_cycle
+from support.cycles import find_cycle, resolve_from as _resolve
 
 ROOT = Path(pbtxt_scan.__file__).parent
 PKG = "pbtxt_scan"
@@ -30,15 +30,6 @@ def _modules() -> Dict[str, Path]:
     mods = {_module_name(p): p for p in ROOT.rglob("*.py")}
     assert PKG in mods and len(mods) > 5
     return mods
-
-
-def _resolve(mod: str, is_pkg: bool, node: ast.ImportFrom) -> str:
-    if not node.level:
-        return node.module or ""
-    base = mod.split(".") if is_pkg else mod.split(".")[:-1]
-    if node.level > 1:
-        base = base[: len(base) - (node.level - 1)]
-    return ".".join(base + ([node.module] if node.module else []))
 
 
 def import_graph() -> Dict[str, Set[str]]:

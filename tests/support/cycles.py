@@ -1,7 +1,18 @@
-"""Import graphs: finding a circle (tests/test_imports.py for the package, test_benchmarks_layout.py for benchmarks/)."""
+"""Import graphs: where a relative import points, and finding a circle (tests/test_imports.py for the package, test_benchmarks_layout.py for benchmarks/)."""
 from __future__ import annotations
 
+import ast
 from typing import Dict, List, Set
+
+
+def resolve_from(mod: str, is_pkg: bool, node: ast.ImportFrom) -> str:
+    """The module ``from ... import`` in module ``mod`` (a package if ``is_pkg``) names."""
+    if not node.level:
+        return node.module or ""
+    base = mod.split(".") if is_pkg else mod.split(".")[:-1]
+    if node.level > 1:
+        base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
 
 
 def find_cycle(graph: Dict[str, Set[str]]) -> List[str]:
