@@ -49,6 +49,10 @@ def __getattr__(name: str) -> Any:
         return getattr(_api_points, name)
     raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
+
+def __dir__() -> Any:
+    return sorted(set(globals()) | set(_RULES_API))
+
 __all__ = [
     "__version__",
     "DIALECTS",

@@ -153,3 +153,19 @@ def test_no_test_module_imports_another():
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""] if isinstance(node, ast.ImportFrom) else []
             bad += ["%s imports %s" % (path.name, n) for n in names if n.split(".")[0].startswith(("test_", "conftest"))]
     assert not bad, "\n".join(bad)
+
+
+def test_the_public_api_is_whole_and_the_rules_load_on_first_use():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, pbtxt_scan as ps\n"
+        "assert 'pbtxt_scan.points._fp' not in sys.modules\n"
+        "missing = [n for n in ps.__all__ if not hasattr(ps, n)]\n"
+        "assert not missing and set(ps.__all__) <= set(dir(ps)), missing\n"
+        "assert ps.find_fp.__module__ == 'pbtxt_scan.points._fp'\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(ROOT.parent))
+    assert out.stdout.strip() == "ok", out.stderr
