@@ -12,7 +12,7 @@ import ast
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, List, Set
+from typing import Dict, List, Optional, Set
 
 from support.cycles import find_cycle, resolve_from as _resolve
 
@@ -113,17 +113,24 @@ def test_no_module_over_400_lines():
     assert not big, big
 
 
+def _text(n: ast.AST) -> Optional[str]:
+    """The text of a string literal node (``ast.Constant``; ``ast.Str`` on Python 3.7)."""
+    value = getattr(n, "value", None) if isinstance(n, ast.Constant) else getattr(n, "s", None) if type(n).__name__ == "Str" else None
+    return value if isinstance(value, str) else None
+
+
 def _code_in_strings(path: Path) -> List[int]:
     """Lines of string constants (docstrings aside) that hold several lines of Python with an import."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     docs = {id(n.body[0].value) for n in ast.walk(tree)
             if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef)) and n.body
-            and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+            and isinstance(n.body[0], ast.Expr) and _text(n.body[0].value) is not None}
     found = []
     for n in ast.walk(tree):
-        if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs and n.value.count("\n") >= 2:
+        text = _text(n)
+        if text is not None and id(n) not in docs and text.count("\n") >= 2:
             try:
-                inner = ast.parse(n.value)
+                inner = ast.parse(text)
             except SyntaxError:
                 continue
             if any(isinstance(x, (ast.Import, ast.ImportFrom)) for x in ast.walk(inner)):
