@@ -141,6 +141,6 @@ def _code_in_strings(path: Path) -> List[int]:
 def test_no_code_in_strings(tmp_path):
     bad = tmp_path / "run.py"
     bad.write_text('"""doc"""\nNAIVE = r\'\'\'\nimport re, sys\nprint(sys.argv)\n\'\'\'\n')
-    assert _code_in_strings(bad) == [2]
+    assert len(_code_in_strings(bad)) == 1  # (its line: where the string starts, or on 3.7 where it ends)
     found = {str(p.relative_to(ROOT)): _code_in_strings(p) for p in BENCH.rglob("*.py")}
     assert not {k: v for k, v in found.items() if v}
