@@ -12,50 +12,14 @@ import ast
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, List, Optional, Set
+from typing import List, Optional
 
-from support.cycles import find_cycle, resolve_from as _resolve
+from support.cycles import find_cycle, import_graph
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "benchmarks"
 GENERATE = "benchmarks.generate"
 COMMON = ("_text", "_stamp", "_tf", "_ge_text")  # shared by the kinds: they import no kind module
-
-
-def _modules(top: Path) -> Dict[str, Path]:
-    out = {}
-    for p in top.rglob("*.py"):
-        parts = list(p.relative_to(top.parent).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts.pop()
-        out[".".join(parts)] = p
-    return out
-
-
-def import_graph(top: Path) -> Dict[str, Set[str]]:
-    mods = _modules(top)
-    graph: Dict[str, Set[str]] = {m: set() for m in mods}
-    for mod, path in mods.items():
-        is_pkg = path.name == "__init__.py"
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-            targets: List[str] = []
-            if isinstance(node, ast.Import):
-                targets = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = _resolve(mod, is_pkg, node)
-                for a in node.names:
-                    sub = "%s.%s" % (base, a.name)
-                    targets.append(sub if sub in mods else base)
-            for t in targets:
-                while t and t not in mods and "." in t:
-                    t = t.rsplit(".", 1)[0]
-                if t in mods and t != mod:
-                    graph[mod].add(t)
-                    parent = t.rsplit(".", 1)[0] if "." in t else ""
-                    while parent and parent != mod and not mod.startswith(parent + "."):
-                        graph[mod].add(parent)
-                        parent = parent.rsplit(".", 1)[0] if "." in parent else ""
-    return graph
 
 
 def _kinds() -> List[str]:

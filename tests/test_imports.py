@@ -13,50 +13,20 @@ from pathlib import Path
 from typing import Dict, List, Set
 
 import pbtxt_scan
-from support.cycles import find_cycle, resolve_from as _resolve
+from support.cycles import find_cycle, import_graph as graph_of, modules
 
 ROOT = Path(pbtxt_scan.__file__).parent
 PKG = "pbtxt_scan"
 
 
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
 def _modules() -> Dict[str, Path]:
-    mods = {_module_name(p): p for p in ROOT.rglob("*.py")}
+    mods = modules(ROOT)
     assert PKG in mods and len(mods) > 5
     return mods
 
 
 def import_graph() -> Dict[str, Set[str]]:
-    mods = _modules()
-    graph: Dict[str, Set[str]] = {m: set() for m in mods}
-    for mod, path in mods.items():
-        is_pkg = path.name == "__init__.py"
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-            targets: List[str] = []
-            if isinstance(node, ast.Import):
-                targets = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = _resolve(mod, is_pkg, node)
-                for a in node.names:  # `from . import x` imports submodule x; `from .m import f` imports m
-                    sub = "%s.%s" % (base, a.name)
-                    targets.append(sub if sub in mods else base)
-            for t in targets:
-                while t and t not in mods and "." in t:  # pbtxt_scan.ge.x.func -> the module that holds it
-                    t = t.rsplit(".", 1)[0]
-                if t in mods and t != mod:
-                    graph[mod].add(t)
-                    # importing a.b.c runs a/__init__ and a/b/__init__ first
-                    parent = t.rsplit(".", 1)[0] if "." in t else ""
-                    while parent and parent != mod and not mod.startswith(parent + "."):
-                        graph[mod].add(parent)
-                        parent = parent.rsplit(".", 1)[0] if "." in parent else ""
-    return graph
+    return graph_of(ROOT)
 
 
 # The layers, lowest first (ARCHITECTURE.md says what each one does). A module imports its own

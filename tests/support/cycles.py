@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 from typing import Dict, List, Set
 
 
@@ -13,6 +14,45 @@ def resolve_from(mod: str, is_pkg: bool, node: ast.ImportFrom) -> str:
     if node.level > 1:
         base = base[: len(base) - (node.level - 1)]
     return ".".join(base + ([node.module] if node.module else []))
+
+
+def modules(top: Path) -> Dict[str, Path]:
+    """Every module of the package at ``top``, by dotted name."""
+    out = {}
+    for p in top.rglob("*.py"):
+        parts = list(p.relative_to(top.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = p
+    return out
+
+
+def import_graph(top: Path) -> Dict[str, Set[str]]:
+    """Module -> the package's modules it imports (module level or in a function, relative or not)."""
+    mods = modules(top)
+    graph: Dict[str, Set[str]] = {m: set() for m in mods}
+    for mod, path in mods.items():
+        is_pkg = path.name == "__init__.py"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            targets: List[str] = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = resolve_from(mod, is_pkg, node)
+                for a in node.names:  # `from . import x` imports submodule x; `from .m import f` imports m
+                    sub = "%s.%s" % (base, a.name)
+                    targets.append(sub if sub in mods else base)
+            for t in targets:
+                while t and t not in mods and "." in t:  # pkg.x.func -> the module that holds it
+                    t = t.rsplit(".", 1)[0]
+                if t in mods and t != mod:
+                    graph[mod].add(t)
+                    # importing a.b.c runs a/__init__ and a/b/__init__ first
+                    parent = t.rsplit(".", 1)[0] if "." in t else ""
+                    while parent and parent != mod and not mod.startswith(parent + "."):
+                        graph[mod].add(parent)
+                        parent = parent.rsplit(".", 1)[0] if "." in parent else ""
+    return graph
 
 
 def find_cycle(graph: Dict[str, Set[str]]) -> List[str]:
