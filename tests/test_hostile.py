@@ -102,8 +102,10 @@ def test_missing_file(tmp_path: Path) -> None:
 
 
 def test_directory(tmp_path: Path) -> None:
+    # (A folder is read when it holds a graph: test_input_kinds.py. This one holds none.)
     for cmd in ("check", "nodes", "stats"):
-        assert_one_line_error(run(cmd, str(tmp_path)), str(tmp_path) + ": is a directory, not a file")
+        assert_one_line_error(run(cmd, str(tmp_path)), str(tmp_path) + ": no graph in this folder (looked for "
+                              "saved_model.pb, saved_model.pbtxt, checkpoint, *.meta, graph.pbtxt): give the graph file itself")
 
 
 def test_no_read_permission(tmp_path: Path) -> None:
@@ -157,12 +159,16 @@ def test_good_gzip_reads_like_the_plain_file(tmp_path: Path) -> None:
 @pytest.mark.parametrize("data", [b"", b"# just a comment\n", b"\n\n  \t\n", b"# c1\n# c2", b"\xef\xbb\xbf"],
                          ids=["empty", "comment", "blank", "comments_no_newline", "bom_only"])
 def test_empty_and_comment_only_files(tmp_path: Path, data: bytes) -> None:
+    # No graph in them: every command says so in one line, exit 2 (issue 22: `check` no longer says ok).
     path = write(tmp_path, "e.pbtxt", data)
-    r = run("check", path)
-    assert r.exit_code == 0 and r.stderr == ""
-    assert r.stdout.startswith(path + ": ok (") and r.stdout.endswith(" 0 nodes)\n")
-    r = run("nodes", path)
-    assert (r.exit_code, r.stdout, r.stderr) == (1, "", path + ": no nodes found\n")
+    what = "is blank" if not data.replace(b"\xef\xbb\xbf", b"").strip() else "has only comments and blank lines"
+    if data == b"":
+        what = "is empty"
+    for cmd in ("check", "nodes", "fp", "stats"):
+        r = run(cmd, path)
+        assert (r.exit_code, r.stdout) == (2, ""), (cmd, r.stdout)
+        assert r.stderr.startswith(path + ": the file %s: there is no graph in it; give a graph.pbtxt" % what), r.stderr
+        assert r.stderr.count("\n") == 1
 
 
 def test_crlf_and_bom_give_the_same_nodes_and_lines(tmp_path: Path) -> None:
@@ -376,8 +382,10 @@ def test_ctrl_c_exits_130_without_a_traceback(tmp_path: Path) -> None:
     assert b"Traceback" not in err and len(err.splitlines()) <= 1
 
 
-@pytest.mark.parametrize("data", [b"", b"# only a comment\n"])
+@pytest.mark.parametrize("data", [b"versions {\n  producer: 1\n}\n", b"# a comment\nversions { producer: 1 }\n"])
 def test_fp_bp_on_an_empty_graph_say_why(tmp_path: Path, data: bytes) -> None:
+    # A graph with no node says why there is no point (exit 1); a file with no graph at all is bad
+    # input (exit 2, test_empty_and_comment_only_files).
     g = tmp_path / "empty.pbtxt"
     g.write_bytes(data)
     for cmd, why in (("fp", "no compute op found"), ("bp", "no node in a gradients scope")):

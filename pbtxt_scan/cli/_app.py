@@ -165,7 +165,7 @@ def open_graph(path: str, spool: bool = True) -> Any:
     from .. import GraphFile
 
     g = GraphFile.open(path, spool=spool)
-    g.notes = []
+    g.notes = [g.picked] if g.picked else []  # (a folder: which file in it is read)
     g.on_note = g.notes.append
     return g
 

@@ -28,17 +28,15 @@ def dump_files(directory: PathLike) -> List[Dict[str, Any]]:
     one (``DUMP_GRAPH_FORMAT=onnx``). When no file is named as a final-stage dump, every file
     whose *content* is a GE dump is listed as a candidate (stage ``None``, ``is_build`` true): a
     renamed dump is still found, and the training graph is then chosen by what it holds.
+
+    Dumps in folders below ``directory`` count too (GE writes them to ``DUMP_GRAPH_PATH/<pid>/``):
+    their ``file`` is the path relative to ``directory``, and they are chosen among as one folder.
     """
-    try:
-        entries = sorted(os.listdir(directory))
-    except OSError as e:
-        raise PbtxtError("cannot list directory: %s" % (e.strerror or e), path=str(directory)) from None
-    paths = [(fn, os.path.join(str(directory), fn)) for fn in entries]
-    files = [(fn, p) for fn, p in paths if os.path.isfile(p)]
+    files = _files_under(str(directory))
     out = []
     for regex in (_DUMP_RE, _ONNX_DUMP_RE):
         for fn, path in files:
-            m = regex.match(_unzipped(fn))
+            m = regex.match(_unzipped(os.path.basename(fn)))
             if not m:
                 continue
             sm = _STAGE_RE.match(m.group(2))
@@ -55,6 +53,23 @@ def dump_files(directory: PathLike) -> List[Dict[str, Any]]:
                             "stage": None, "is_build": True})
     out.sort(key=lambda d: (d["index"], d["file"]))
     return out
+
+
+def _files_under(directory: str) -> List[Tuple[str, str]]:
+    """``(path relative to directory, path)`` of every file under it, sorted (folders below
+    included; symlinked folders are not followed, so a loop cannot trap the walk)."""
+    try:
+        os.listdir(directory)  # (os.walk would pass over an unreadable top folder in silence)
+    except OSError as e:
+        raise PbtxtError("cannot list directory: %s" % (e.strerror or e), path=directory) from None
+    out = []
+    for root, dirs, names in os.walk(directory):
+        dirs.sort()
+        for fn in names:
+            path = os.path.join(root, fn)
+            if os.path.isfile(path):
+                out.append((os.path.relpath(path, directory), path))
+    return sorted(out)
 
 
 def _unzipped(fn: str) -> str:

@@ -37,11 +37,13 @@ from typing import Any, BinaryIO, Callable, Dict, FrozenSet, Iterator, List, Opt
 from ..text._lane import TextLane
 from ..wire import _binary
 from ..wire._lane import WireLane
+from ._folders import graph_in_folder
 from ._dialect import DIALECTS, HEAD_BYTES, TF_HEADS, Dialect, dialect_of_head
 from .._errors import PbtxtError
 from .._model import Block, Message
 from ..source._lane import PARSE_MAX, Lane
-from ..source._source import DEFAULT_CHUNK, PathLike, looks_binary, open_binary
+from ..source._kinds import not_a_graph
+from ..source._source import DEFAULT_CHUNK, PathLike, open_binary
 from ..source._views import View
 
 __all__ = ["PARSE_MAX", "GraphFile", "Source", "opened"]
@@ -87,13 +89,17 @@ class GraphFile:
     def open(cls, path: PathLike, spool: bool = True) -> "GraphFile":
         """Open ``path`` (``-`` for stdin; gzip is unpacked): protobuf text format, or a binary
         GraphDef, MetaGraphDef or SavedModel (told by content); other binary files are refused."""
+        picked = None
+        if str(path) != "-" and os.path.isdir(path):  # a SavedModel or model_dir folder: its graph file
+            path, picked = graph_in_folder(str(path))
         raw, name = open_binary(path)
         try:
             g = cls(raw, name, spool)
+            g.picked = picked
             head = g.head(_binary.SNIFF_BYTES)
             kind = _binary.sniff(head)
             if kind is None:
-                why = looks_binary(head[:4096])
+                why = not_a_graph(head, complete=len(head) < _binary.SNIFF_BYTES, name=name)
                 if why:
                     raise PbtxtError(why, path=name)
             else:
@@ -108,6 +114,7 @@ class GraphFile:
         return g
 
     _owned = False
+    picked: Optional[str] = None  # a folder was given: which file in it is read, and why (one line)
 
     def close(self) -> None:
         if self._spool is not None:

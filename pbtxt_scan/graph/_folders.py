@@ -1,0 +1,104 @@
+"""A folder given as the input: the one graph file in it that a command reads (:func:`graph_in_folder`).
+
+What TensorFlow leaves in a folder, in the order looked for:
+
+1. a SavedModel: ``saved_model.pb`` (or ``saved_model.pbtxt``, the text one ``as_text=True`` writes);
+2. a ``model_dir`` (Estimator, ``tf.compat.v1.train.Saver``): the ``.meta`` of the newest
+   checkpoint, the one the ``checkpoint`` file names (``model_checkpoint_path: "model.ckpt-1000"``,
+   relative to the folder); without that file, the ``.meta`` of the highest step;
+3. the ``graph.pbtxt`` an Estimator writes beside them.
+
+A folder with only TensorBoard event files, or only GE dumps, is refused with what to give instead.
+A GE dump folder is for the GE commands (``ge._dumps`` picks the training graph there).
+"""
+from __future__ import annotations
+
+import os
+import re
+from typing import List, Optional, Tuple
+
+from .._errors import PbtxtError
+
+_CKPT_PATH = re.compile(r'^\s*model_checkpoint_path\s*:\s*"((?:[^"\\]|\\.)*)"', re.M)
+_STEP = re.compile(r"-([0-9]+)\.meta$")
+_GE_DUMP = re.compile(r"^ge_(?:proto|onnx)_[0-9]+_.*\.(?:txt|pbtxt)(?:\.gz)?$")
+
+
+def graph_in_folder(folder: str) -> Tuple[str, str]:
+    """``(path, why)``: the graph file a command reads from ``folder``, and one line saying which
+    and why (for stderr). Raises :class:`PbtxtError` when the folder holds no graph."""
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError as e:
+        raise PbtxtError("cannot list the folder: %s" % (e.strerror or e), path=folder) from None
+    files = [n for n in names if os.path.isfile(os.path.join(folder, n))]
+    for saved in ("saved_model.pb", "saved_model.pbtxt"):
+        if saved in files:
+            return _chose(folder, saved, "a SavedModel folder")
+    metas = [n for n in files if n.endswith(".meta")]
+    named = _checkpoint_meta(folder) if "checkpoint" in files else None
+    if named is not None:
+        return _chose(folder, named, "the newest checkpoint's graph, as the folder's 'checkpoint' file names it")
+    if metas:
+        best = max(metas, key=lambda n: (_step(n), os.path.getmtime(os.path.join(folder, n)), n))
+        return _chose(folder, best, "the checkpoint graph of the highest step (%d .meta file%s)" % (len(metas), "" if len(metas) == 1 else "s"))
+    if "graph.pbtxt" in files:
+        return _chose(folder, "graph.pbtxt", "the graph the training wrote to its model_dir")
+    if any(n.startswith("events.out.tfevents.") for n in files):
+        raise PbtxtError(
+            "this folder holds TensorBoard event files but no graph.pbtxt, .meta or saved_model.pb: event files are "
+            "not read yet; give the graph.pbtxt (tf.io.write_graph) or the .meta the training wrote",
+            path=folder,
+        )
+    if any(_GE_DUMP.match(n) for n in files) or _has_nested_ge_dumps(folder, names):
+        raise PbtxtError(
+            "a GE dump folder: 'pbtxt-scan ge-auto %s' gives GE's own choice, 'points GRAPH --ge %s' maps a TF graph's "
+            "points onto it; fp/bp read one dump file, or the TF graph" % (folder, folder),
+            path=folder,
+        )
+    raise PbtxtError(
+        "no graph in this folder (looked for saved_model.pb, saved_model.pbtxt, checkpoint, *.meta, graph.pbtxt): "
+        "give the graph file itself",
+        path=folder,
+    )
+
+
+def _chose(folder: str, name: str, why: str) -> Tuple[str, str]:
+    path = os.path.join(folder, name)
+    return path, "%s: reading %s: %s" % (folder, path, why)
+
+
+def _checkpoint_meta(folder: str) -> Optional[str]:
+    """The ``.meta`` that the folder's ``checkpoint`` file names, if it is there (a path written
+    absolute on another machine is looked for by its name in this folder)."""
+    try:
+        with open(os.path.join(folder, "checkpoint"), "rb") as f:
+            text = f.read(1 << 16).decode("utf-8", "replace")
+    except OSError:
+        return None
+    m = _CKPT_PATH.search(text)
+    if m is None:
+        return None
+    ckpt = m.group(1).encode("utf-8").decode("unicode_escape") if "\\" in m.group(1) else m.group(1)
+    for candidate in (ckpt, os.path.basename(ckpt)):
+        meta = candidate + ".meta"
+        if os.path.isfile(os.path.join(folder, meta)):
+            return meta
+    return None
+
+
+def _step(name: str) -> int:
+    m = _STEP.search(name)
+    return int(m.group(1)) if m else -1
+
+
+def _has_nested_ge_dumps(folder: str, names: List[str]) -> bool:
+    for n in names:
+        sub = os.path.join(folder, n)
+        if os.path.isdir(sub):
+            try:
+                if any(_GE_DUMP.match(x) for x in os.listdir(sub)):
+                    return True
+            except OSError:
+                continue
+    return False
