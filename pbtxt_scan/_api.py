@@ -8,17 +8,19 @@ from __future__ import annotations
 
 from .graph._dialect import DIALECTS, NAME_AND_OP, Dialect, dialect_of_head
 from .graph._input import GraphFile, opened
-from .graph._paths import detect_dialect, iter_blocks, iter_nodes, iter_rows, parse_block, read_block_bytes
+from .graph._paths import Found, detect_dialect, find_node, iter_blocks, iter_nodes, iter_rows, parse_block, read_block_bytes
 from .graph._stats import Stats, check, stats
 
 __all__ = [
     "DIALECTS",
     "NAME_AND_OP",
     "Dialect",
+    "Found",
     "GraphFile",
     "Stats",
     "check",
     "detect_dialect",
+    "find_node",
     "dialect_of_head",
     "iter_blocks",
     "iter_nodes",

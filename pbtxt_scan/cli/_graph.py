@@ -57,6 +57,10 @@ def nodes(
     jsonl: bool = typer.Option(False, "--jsonl", help="One JSON object per node: name, op, line, name_line, offset, inputs."),
     fmt: str = FormatOpt,
     jobs: Optional[int] = JobsOpt,
+    functions: bool = typer.Option(
+        False, "--functions", help="Also list the nodes of library functions (tf.function bodies), after the graph's own, "
+        "with a 4th column (JSON: function) naming the function ('-' / null for the graph's own nodes)."
+    ),
 ) -> None:
     """List every node: its line, name and op, in file order.
 
@@ -73,15 +77,18 @@ def nodes(
     n_jobs = jobs_of(jobs)
     found = False
     try:
-        with open_graph(file, spool=False) as g, bar(g) as on_progress:
+        with open_graph(file, spool=functions) as g, bar(g) as on_progress:  # (--functions: two passes)
             f = dialect(fmt)
             d = g.dialect if f is None else DIALECTS[f]
-            heads = d.heads if jsonl else NAME_AND_OP
-            texts = iter_rows(g, _row_json if jsonl else _row_tsv, dialect=d, heads=heads, jobs=n_jobs, on_progress=on_progress)
-            with contextlib.closing(texts):  # (closed early, e.g. by `| head`: workers stop at once)
-                for text in texts:  # (the rows of many nodes at a time, in file order)
-                    found = True
-                    out(text)
+            places = [d, DIALECTS["function"]] if functions and d.name == "graphdef" else [d]
+            for place in places:
+                heads = place.heads if jsonl else NAME_AND_OP
+                row = (_row_json if jsonl else _row_tsv) if not functions else (_row_json_fn if jsonl else _row_tsv_fn)
+                texts = iter_rows(g, row, dialect=place, heads=heads, jobs=n_jobs, on_progress=on_progress)
+                with contextlib.closing(texts):  # (closed early, e.g. by `| head`: workers stop at once)
+                    for text in texts:  # (the rows of many nodes at a time, in file order)
+                        found = True
+                        out(text)
     except PbtxtError as e:
         raise fail(e)
     say_notes(g)
@@ -98,14 +105,32 @@ def _row_json(b: Any) -> str:
     return json.dumps(b.to_json(), ensure_ascii=False)
 
 
+def _function_of(b: Any) -> Optional[str]:
+    return b.parents[-1] if len(b.path) == 3 and b.parents else None  # (library.function.node_def)
+
+
+def _row_tsv_fn(b: Any) -> str:
+    return "%s\t%s" % (_row_tsv(b), _function_of(b) or "-")
+
+
+def _row_json_fn(b: Any) -> str:
+    d = b.to_json()
+    d["function"] = _function_of(b)
+    return json.dumps(d, ensure_ascii=False)
+
+
 @command()
 def show(
     file: str = FileArg,
     name: str = typer.Argument(..., help="The node's exact name (as in its name: field).", metavar="NAME", show_default=False),
     as_json: bool = typer.Option(False, "--json", help="Print the parsed block as JSON (every field a list, with lines)."),
     fmt: str = FormatOpt,
+    function: Optional[str] = typer.Option(None, "--function", metavar="NAME", help="Look in this library function only (as fp/bp name it)."),
 ) -> None:
     """Print a node's own text with its line numbers (or, with --json, the parsed block).
+
+    A TensorFlow graph's own nodes are searched first, then the bodies of its library functions
+    (a TF2 step in a tf.function); stderr then says which function holds the node.
 
     A node of a binary graph is printed as text format (as tf.io.write_graph writes it), after a
     '# FILE offset N' comment; --json gives line null, its offset, and lines counted in that text.
@@ -114,24 +139,26 @@ def show(
     """
     try:
         with open_graph(file) as g:
-            _show(g, name, as_json, fmt)
+            _show(g, name, as_json, fmt, function)
     except PbtxtError as e:
         raise fail(e)
 
 
-def _show(g: "GraphFile", name: str, as_json: bool, fmt: str) -> None:
-    from .. import DIALECTS, NAME_AND_OP
+def _show(g: "GraphFile", name: str, as_json: bool, fmt: str, function: Optional[str] = None) -> None:
+    from .. import find_node
 
-    f = dialect(fmt)
-    d = g.dialect if f is None else DIALECTS[f]
-    hit = next((b for b in g.blocks(d.path, NAME_AND_OP) if b.name == name), None)
-    if hit is None:
+    found = find_node(g, name, dialect=dialect(fmt), function=function)
+    if found is None:
         say_notes(g)
-        typer.echo("%s: no node named %r" % (g.name, name), err=True)
+        where = " in function %s" % function if function else ""
+        typer.echo("%s: no node named %r%s" % (g.name, name, where), err=True)
         raise typer.Exit(EXIT_NOT_FOUND)
+    hit = found.block
+    if found.function is not None:
+        g.notes.append("%s: %s is in library function %s" % (g.name, name, found.function))
     if as_json:
         msg = g.parse(hit)
-        obj = {"name": hit.name, "op": hit.op, "line": hit.line or None, "offset": hit.start}
+        obj = {"name": hit.name, "op": hit.op, "line": hit.line or None, "offset": hit.start, "function": found.function}
         try:
             obj["block"] = msg[0].value.to_data(lines=True)
             text = json.dumps(obj, ensure_ascii=False, indent=2)

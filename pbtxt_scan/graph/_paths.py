@@ -1,12 +1,12 @@
 """The path-level API: each call opens its file once (or reads through a GraphFile given to it)."""
 from __future__ import annotations
 
-from typing import Callable, FrozenSet, Iterator, Optional, Sequence, Union
+from typing import Callable, FrozenSet, Iterator, NamedTuple, Optional, Sequence, Union
 
-from ._dialect import NAME_AND_OP, TF_HEADS, Dialect, named
+from ._dialect import DIALECTS, NAME_AND_OP, TF_HEADS, Dialect, named
 from .._errors import PbtxtError
 from ._input import GraphFile, Source, opened
-from .._model import Block, Message
+from .._model import FUNCTION_NODES, Block, Message
 from ..source._source import DEFAULT_CHUNK, display_name
 
 def iter_blocks(
@@ -81,6 +81,37 @@ def iter_rows(
             yield "\n".join(rows)
 
 
+class Found(NamedTuple):
+    """A node found by name (:func:`find_node`): its block, and the library function it is in
+    (``None`` for a node of the graph itself, or of a GE dump)."""
+
+    block: Block
+    function: Optional[str]
+
+
+def find_node(
+    path: Source, name: str, *, dialect: Union[None, str, Dialect] = None, function: Optional[str] = None
+) -> Optional[Found]:
+    """The first operator block named ``name``, or ``None``. A TensorFlow graph's own nodes are
+    searched first, then its library functions' bodies (a TF2 step lives in a ``tf.function``), so
+    a point answered "in function F" is found as it is printed. ``function`` looks in that
+    function only; ``dialect`` (other than ``auto``) looks at that kind of block only."""
+    with opened(path) as g:
+        forced = dialect is not None and dialect != "auto"
+        d = named(dialect) if forced else g.dialect  # type: ignore[arg-type]
+        places = [d]
+        if function is not None:
+            places = [DIALECTS["function"]]
+        elif not forced and d.name == "graphdef":
+            places.append(DIALECTS["function"])
+        for place in places:
+            for b in g.blocks(place.path, NAME_AND_OP):
+                fname = b.parents[-1] if place.path == FUNCTION_NODES and b.parents else None
+                if b.name == name and (function is None or fname == function):
+                    return Found(b, fname)
+    return None
+
+
 def detect_dialect(path: Source) -> Dialect:
     """Tell a TF GraphDef from a GE ge_proto or ge_onnx dump by its first fields."""
     with opened(path, spool=False) as g:
@@ -106,4 +137,4 @@ def parse_block(path: Source, block: Block, max_bytes: Optional[int] = None) -> 
         return g.parse(block, max_bytes)
 
 
-__all__ = ["NAME_AND_OP", "iter_blocks", "iter_nodes", "iter_rows", "detect_dialect", "read_block_bytes", "parse_block"]
+__all__ = ["NAME_AND_OP", "Found", "find_node", "iter_blocks", "iter_nodes", "iter_rows", "detect_dialect", "read_block_bytes", "parse_block"]
