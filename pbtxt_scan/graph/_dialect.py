@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import re
-from typing import Dict, FrozenSet, NamedTuple, Tuple, Union
+from typing import Dict, FrozenSet, NamedTuple, Optional, Tuple, Union
 
 from .._model import FUNCTION_NODES, TF_HEADS
 from ..source._source import BOM
+from ..text._nested import METAGRAPH_PREFIX, SAVEDMODEL_PREFIX
 
 # Enough to name a node and its op: what listings need. A NoOp such as `init` can carry 100,000+
 # control inputs; leaving `input` out keeps those commands' memory flat.
@@ -64,6 +65,22 @@ def dialect_of_head(head: bytes) -> Dialect:
             return DIALECTS["ge_onnx"]
         return DIALECTS["ge_proto"]
     return DIALECTS["graphdef"]
+
+
+_SAVEDMODEL_FIRST = (b"saved_model_schema_version", b"meta_graphs")
+_METAGRAPH_FIRST = (b"meta_info_def", b"graph_def", b"saver_def", b"collection_def", b"signature_def", b"asset_file_def", b"object_graph_def")
+
+
+def container_of_head(head: bytes) -> Optional[Tuple[str, ...]]:
+    """Where a text SavedModel's or MetaGraphDef's graph is (its first field tells), ``None`` for
+    a GraphDef or a GE dump (whose blocks are at the top level)."""
+    m = _FIRST_FIELD.match(head[len(BOM):] if head.startswith(BOM) else head)
+    first = m.group(1) if m else b""
+    if first in _SAVEDMODEL_FIRST:
+        return SAVEDMODEL_PREFIX
+    if first in _METAGRAPH_FIRST:
+        return METAGRAPH_PREFIX
+    return None
 
 
 def named(dialect: Union[str, Dialect]) -> Dialect:

@@ -35,10 +35,11 @@ import tempfile
 from typing import Any, BinaryIO, Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple, Union
 
 from ..text._lane import TextLane
+from ..text._nested import NestedTextLane
 from ..wire import _binary
 from ..wire._lane import WireLane
 from ._folders import graph_in_folder
-from ._dialect import DIALECTS, HEAD_BYTES, TF_HEADS, Dialect, dialect_of_head
+from ._dialect import DIALECTS, HEAD_BYTES, TF_HEADS, Dialect, container_of_head, dialect_of_head
 from .._errors import PbtxtError
 from .._model import Block, Message
 from ..source._lane import PARSE_MAX, Lane
@@ -102,6 +103,9 @@ class GraphFile:
                 why = not_a_graph(head, complete=len(head) < _binary.SNIFF_BYTES, name=name)
                 if why:
                     raise PbtxtError(why, path=name)
+                nested = container_of_head(head)
+                if nested is not None:  # a text SavedModel or MetaGraphDef: its graph_def's blocks
+                    g.lane = NestedTextLane(g, dialect_of_head, nested)
             else:
                 g.lane = WireLane(g, kind, DIALECTS["graphdef"])
                 if kind == _binary.SAVEDMODEL and not g.can_seek:

@@ -190,7 +190,7 @@ def needle_hits(g: "GraphFile", pattern: str) -> Optional[Hits]:
     ``None`` when there can be none (no grep; a stream): the caller reads blocks instead."""
     import shutil
 
-    if not g.regular:
+    if not g.regular or not g.lane.searchable:
         return None
     grep = shutil.which("grep")
     if grep is None:

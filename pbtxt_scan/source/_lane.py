@@ -45,6 +45,9 @@ class Lane:
     #: Whether blocks are text at their own offsets in the file (``read_at`` gives a block's text,
     #: so the file can be split at line starts, grepped, or walked by a text fast path).
     text = True
+    #: Whether a byte search of the whole file (fp's grep ahead) finds the graph's own blocks (not
+    #: so where the graph sits inside a container: a text SavedModel holds several).
+    searchable = True
 
     def __init__(self, store: Any) -> None:
         self.store = store
