@@ -155,7 +155,8 @@ def _show(g: "GraphFile", name: str, as_json: bool, fmt: str, function: Optional
         raise typer.Exit(EXIT_NOT_FOUND)
     hit = found.block
     if found.function is not None:
-        g.notes.append("%s: %s is in library function %s" % (g.name, name, found.function))
+        also = " (also in %s: --function NAME picks one)" % ", ".join(found.also) if found.also else ""
+        g.notes.append("%s: %s is in library function %s%s" % (g.name, name, found.function, also))
     if as_json:
         msg = g.parse(hit)
         obj = {"name": hit.name, "op": hit.op, "line": hit.line or None, "offset": hit.start, "function": found.function}

@@ -1,7 +1,7 @@
 """The path-level API: each call opens its file once (or reads through a GraphFile given to it)."""
 from __future__ import annotations
 
-from typing import Callable, FrozenSet, Iterator, NamedTuple, Optional, Sequence, Union
+from typing import Callable, FrozenSet, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from ._dialect import DIALECTS, NAME_AND_OP, TF_HEADS, Dialect, named
 from .._errors import PbtxtError
@@ -82,11 +82,13 @@ def iter_rows(
 
 
 class Found(NamedTuple):
-    """A node found by name (:func:`find_node`): its block, and the library function it is in
-    (``None`` for a node of the graph itself, or of a GE dump)."""
+    """A node found by name (:func:`find_node`): its block, the library function it is in
+    (``None`` for a node of the graph itself, or of a GE dump), and the other functions that hold
+    a node of that name (TF2 writes a layer's ops into the forward and the step function both)."""
 
     block: Block
     function: Optional[str]
+    also: Tuple[str, ...] = ()
 
 
 def find_node(
@@ -94,7 +96,8 @@ def find_node(
 ) -> Optional[Found]:
     """The first operator block named ``name``, or ``None``. A TensorFlow graph's own nodes are
     searched first, then its library functions' bodies (a TF2 step lives in a ``tf.function``), so
-    a point answered "in function F" is found as it is printed. ``function`` looks in that
+    a point answered "in function F" is found as it is printed; found in a function, the rest of
+    the library is read for the other functions that hold the name. ``function`` looks in that
     function only; ``dialect`` (other than ``auto``) looks at that kind of block only."""
     with opened(path) as g:
         forced = dialect is not None and dialect != "auto"
@@ -105,10 +108,22 @@ def find_node(
         elif not forced and d.name == "graphdef":
             places.append(DIALECTS["function"])
         for place in places:
+            hit: Optional[Found] = None
+            also: List[str] = []
             for b in g.blocks(place.path, NAME_AND_OP):
+                if b.name != name:
+                    continue
                 fname = b.parents[-1] if place.path == FUNCTION_NODES and b.parents else None
-                if b.name == name and (function is None or fname == function):
-                    return Found(b, fname)
+                if function is not None and fname != function:
+                    continue
+                if hit is None:
+                    hit = Found(b, fname)
+                    if fname is None or function is not None:
+                        return hit
+                elif fname not in also and fname != hit.function:
+                    also.append(fname or "?")
+            if hit is not None:
+                return hit._replace(also=tuple(also))
     return None
 
 
