@@ -117,7 +117,8 @@ FORMATS = "auto, graphdef, function, ge_proto, ge_onnx"
 
 FileArg = typer.Argument(
     ...,
-    help="A graph.pbtxt or GE dump, or a binary graph (.pb, .meta, saved_model.pb): a path, '-' for stdin, or a .gz file.",
+    help="A graph.pbtxt or GE dump, a binary graph (.pb, .meta, saved_model.pb), a text SavedModel (saved_model.pbtxt), "
+    "or a SavedModel or model_dir folder: a path, '-' for stdin, or a .gz file.",
     metavar="FILE",
     show_default=False,
 )

@@ -11,7 +11,7 @@ from ._app import EXIT_NOT_FOUND, command, fail, jobs_of, out
 
 _GE_HELP = (
     "A GE dump: ge_proto_<idx>_graph_<gid>_Build.txt (or ge_proto_<idx>_PreRunAfterBuild.txt, or a "
-    "ge_onnx_*.pbtxt), or the dump directory (DUMP_GRAPH_PATH), where the training graph is picked."
+    "ge_onnx_*.pbtxt), or the dump directory (DUMP_GRAPH_PATH, its <pid>/ folders included), where the training graph is picked."
 )
 
 
