@@ -17,9 +17,12 @@ from pathlib import Path
 from typing import Callable, Dict, List
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from support.cli import CliRunner
 from support.containers import event_file, model_dir, text_meta_graph, text_saved_model, tfrecord
 from support.data import DATA, GRAPHS
+from support.examples import examples
 
 from pbtxt_scan import GraphFile, PbtxtError
 from pbtxt_scan.cli import app
@@ -250,6 +253,23 @@ def test_valid_protobuf_text_is_never_taken_for_prose() -> None:
                 assert "there is no graph in it" in why or "checkpoint" in why or "control bytes" in why or "NUL" in why, (case, why)
             seen += 1
     assert seen > 300
+
+
+_FIELD = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,20}", fullmatch=True).filter(lambda w: not w.startswith("model_checkpoint"))
+_LEAD = st.lists(st.sampled_from(["", "\n", "  ", "\t", "# a comment\n", "#\n", "\r\n"]), max_size=6).map("".join)
+
+
+@settings(max_examples=examples(1), deadline=None, derandomize=True, database=None)
+@given(lead=_LEAD, field=_FIELD, gap=st.sampled_from(["", " ", "\n", "  # c\n  "]), opener=st.sampled_from([":", "{", "<", "["]),
+       rest=st.binary(max_size=64).map(lambda b: b.decode("latin-1").encode("utf-8")))
+def test_any_start_of_protobuf_text_is_accepted(lead: str, field: str, gap: str, opener: str, rest: bytes) -> None:
+    # Comments and blank lines, then a field name and its ':', '{', '<' or '[': whatever follows,
+    # the detection leaves it to the scanner (it looks no further than the first field).
+    from pbtxt_scan.source._kinds import not_a_graph
+
+    head = (lead + field + gap + opener).encode() + rest.replace(b"\x00", b" ")
+    why = not_a_graph(head, complete=True, name="g.pbtxt")
+    assert why is None or "control bytes" in why, (head, why)
 
 
 # --- a text SavedModel or MetaGraphDef ------------------------------------------------------
