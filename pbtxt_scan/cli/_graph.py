@@ -12,6 +12,8 @@ from .. import PbtxtError
 if TYPE_CHECKING:
     from .. import GraphFile
 from ._app import EXIT_BAD_INPUT, EXIT_NOT_FOUND, FileArg, FormatOpt, JobsOpt, bar, command, dialect, fail, jobs_of, open_graph, out, plural, say_notes, usage_error
+from ._checks import node_hint
+from ._suggest import tensor_node
 
 
 @command()
@@ -124,11 +126,16 @@ def _show(g: "GraphFile", name: str, as_json: bool, fmt: str) -> None:
 
     f = dialect(fmt)
     d = g.dialect if f is None else DIALECTS[f]
-    hit = next((b for b in g.blocks(d.path, NAME_AND_OP) if b.name == name), None)
+    node = tensor_node(name)  # `dense/MatMul:0` names a tensor: show the node that makes it
+    wanted = {name} if node is None else {name, node}
+    hit = next((b for b in g.blocks(d.path, NAME_AND_OP) if b.name in wanted), None)
     if hit is None:
+        hint = node_hint(g, d.path, name)
         say_notes(g)
-        typer.echo("%s: no node named %r" % (g.name, name), err=True)
+        typer.echo("%s: no node named %r%s" % (g.name, name, hint), err=True)
         raise typer.Exit(EXIT_NOT_FOUND)
+    if hit.name != name:
+        typer.echo("%s: %r names output %s of node %s: showing that node" % (g.name, name, name.rsplit(":", 1)[1], hit.name), err=True)
     if as_json:
         msg = g.parse(hit)
         obj = {"name": hit.name, "op": hit.op, "line": hit.line or None, "offset": hit.start}
