@@ -208,6 +208,14 @@ def test_resolve_with_no_match_suggests(name, said):
     assert len(line) == 1 and said in line[0], r.stderr
 
 
+@pytest.mark.parametrize("command", ["fp", "points"])
+def test_a_source_that_names_no_node_suggests(command):
+    r = run(command, "--source", "iteratorgetnext", MLP)
+    assert r.exit_code == 2 and r.stdout == ""
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and "did you mean IteratorGetNext?" in lines[0], r.stderr
+
+
 # --- several files -------------------------------------------------------------------------
 
 

@@ -93,6 +93,27 @@ def node_hint(g: Any, path: Any, name: str) -> str:
     return " (%s)" % hint if hint else ""
 
 
+def with_source_hint(g: Any, e: Any, sources: FrozenSet[str]) -> Any:
+    """The error for a ``--source`` that names no node, with the close names (one more pass over
+    the names, all sources at once)."""
+    from .. import NAME_AND_OP, PbtxtError
+
+    if not sources or not e.msg.startswith("no node named"):
+        return e
+    near = [Closest(s) for s in sorted(sources)]
+    try:
+        for b in g.blocks(g.dialect.path, NAME_AND_OP):
+            for c in near:
+                c.offer(b.name)
+    except PbtxtError:
+        pass
+    hints = ["%s: %s" % (c.wanted, c.hint()) for c in near if c.hint()]
+    if hints:
+        e.msg += " (%s)" % "; ".join(hints) if len(near) > 1 else " (%s)" % near[0].hint()
+        e.args = (str(e),)
+    return e
+
+
 def say_ignored_filters(file: str, kind: str, rule: Optional[str], filters: Optional[Sequence[str]]) -> None:
     """``--name-filter`` is the doc rule's (fp only): say so when the answer came from another."""
     if not filters:
@@ -127,4 +148,4 @@ def inputs_of(files: Optional[List[str]], command: str) -> List[str]:
     return ["-"]
 
 
-__all__ = ["check_choice", "inputs_of", "node_hint", "say_ignored_filters", "say_unmatched_ops"]
+__all__ = ["check_choice", "inputs_of", "node_hint", "say_ignored_filters", "say_unmatched_ops", "with_source_hint"]

@@ -11,7 +11,7 @@ import typer
 
 from .. import PbtxtError
 from ._app import EXIT_BAD_INPUT, EXIT_NOT_FOUND, command, open_graph, out, say_notes, usage_error
-from ._checks import check_choice, inputs_of, say_ignored_filters, say_unmatched_ops
+from ._checks import check_choice, inputs_of, say_ignored_filters, say_unmatched_ops, with_source_hint
 from ._ge_points import AIC_METRICS as _AIC_METRICS, TASK_TRACE as _TASK_TRACE, on_ge as _on_ge
 
 FilesArg = typer.Argument(
@@ -135,7 +135,10 @@ def _one_point(kind: str, file: str, opts: Any, *, as_json: bool, explain: bool,
 
     try:
         with open_graph(file) as g:
-            ans = (find_fp if kind == "fp" else find_bp)(g, opts)
+            try:
+                ans = (find_fp if kind == "fp" else find_bp)(g, opts)
+            except PbtxtError as e:
+                raise with_source_hint(g, e, opts.sources) from None
             if not quiet:
                 say_unmatched_ops(g, opts.skip_ops, opts.keep_ops)
     except PbtxtError as e:
@@ -306,7 +309,10 @@ def _points_of(file: str, run: _PointsRun, *, prefix: bool) -> int:
     bp_error: Optional[PbtxtError] = None
     try:
         with open_graph(file) as g:  # one input for both searches (stdin and pipes are spooled)
-            fa = find_fp(g, opts)
+            try:
+                fa = find_fp(g, opts)
+            except PbtxtError as e:
+                raise with_source_hint(g, e, opts.sources) from None
             try:
                 ba = find_bp(g, opts)
             except PbtxtError as e:

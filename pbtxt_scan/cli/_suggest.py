@@ -28,7 +28,7 @@ class Closest:
         self.k, self.cutoff = k, cutoff
         self.case: Optional[str] = None
         self.node: Optional[str] = None
-        self._heap: List[Tuple[float, str]] = []  # the k best (ratio, name), worst first
+        self._heap: List[Tuple[float, _Later]] = []  # the k best, worst first (ties: the later name)
         self._sm = difflib.SequenceMatcher(None, "", self._low)  # seq2 is analysed once, here
         self._seen: Set[str] = set()  # the names in the heap (at most k)
 
@@ -42,7 +42,8 @@ class Closest:
         if low == self._low:
             self.case = self.case or name
             return
-        floor = self._heap[0][0] if len(self._heap) >= self.k else self.cutoff
+        full = len(self._heap) >= self.k
+        floor = self._heap[0][0] if full else self.cutoff
         n, m = len(low), len(self._low)
         if 2.0 * min(n, m) / (n + m) < floor:  # the length alone rules it out
             return
@@ -53,12 +54,15 @@ class Closest:
         r = sm.ratio()
         if r < floor or name in self._seen:
             return
-        self._seen.add(name)
-        if len(self._heap) < self.k:
-            heapq.heappush(self._heap, (r, name))
+        item = (r, _Later(name))
+        if not full:
+            heapq.heappush(self._heap, item)
+        elif self._heap[0] < item:
+            _, dropped = heapq.heapreplace(self._heap, item)
+            self._seen.discard(dropped.name)
         else:
-            _, dropped = heapq.heappushpop(self._heap, (r, name))
-            self._seen.discard(dropped)
+            return
+        self._seen.add(name)
 
     def offer_all(self, names: Iterable[Optional[str]]) -> "Closest":
         for n in names:
@@ -71,7 +75,7 @@ class Closest:
         first = [n for n in (self.node, self.case) if n is not None]
         if first:  # the name meant, surely: close spellings would only blur it
             return first
-        return [n for _, n in sorted(self._heap, key=lambda rn: (-rn[0], rn[1]))]
+        return [x.name for _, x in sorted(self._heap, reverse=True)]
 
     def hint(self) -> str:
         """``did you mean X?`` (``X or Y``, ``X, Y or Z``), with why for a tensor name; ``""`` if none."""
@@ -84,6 +88,22 @@ class Closest:
             text += " (%s names output %s of node %s: give the node's name)" % (
                 _q(self.wanted), self.wanted.rsplit(":", 1)[1], _q(self.node))
         return text
+
+
+class _Later:
+    """A name in the heap, where a later name (in sort order) counts as worse: among close names
+    of equal ratio the first ones stay (as a full sort by ratio, then name, would keep)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __lt__(self, other: "_Later") -> bool:
+        return self.name > other.name
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Later) and self.name == other.name
 
 
 def _q(name: str) -> str:

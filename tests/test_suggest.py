@@ -1,0 +1,60 @@
+"""Did you mean (``cli._suggest.Closest``): the few closest names kept while millions stream past.
+
+The bounded collector must name exactly what a full ranking of every name would: the names of
+difflib ratio at least the cutoff (case ignored), best first, then by name, the first ``k``; and
+a name that differs only in case, or the node of a tensor name ``node:N``, before any of them.
+"""
+from __future__ import annotations
+
+import difflib
+
+from hypothesis import given, strategies as st
+
+from pbtxt_scan.cli._suggest import Closest, tensor_node
+
+_NAME = st.text(alphabet="abAB/_:01", min_size=1, max_size=12)
+
+
+def _ranked(wanted: str, names, k: int, cutoff: float):
+    """Every name scored, sorted, cut: what Closest must agree with (without keeping them all)."""
+    scored = {}
+    for n in set(names):
+        if n == wanted or n.lower() == wanted.lower():
+            continue
+        r = difflib.SequenceMatcher(None, n.lower(), wanted.lower()).ratio()
+        if r >= cutoff:
+            scored[n] = r
+    return [n for n, _ in sorted(scored.items(), key=lambda nr: (-nr[1], nr[0]))][:k]
+
+
+@given(_NAME, st.lists(_NAME, max_size=60), st.integers(1, 4))
+def test_the_bounded_best_equal_a_full_ranking(wanted, names, k):
+    c = Closest(wanted, k=k).offer_all(names)
+    if c.case is None and c.node is None:
+        assert c.best() == _ranked(wanted, names, k, 0.6)
+    assert len(c._heap) <= k  # bounded, whatever was offered
+
+
+@given(_NAME, st.lists(_NAME, max_size=30))
+def test_a_case_twin_or_the_node_of_a_tensor_name_comes_first(wanted, names):
+    c = Closest(wanted).offer_all(names)
+    twins = [n for n in names if n != wanted and n.lower() == wanted.lower()]
+    node = tensor_node(wanted)
+    if node is not None and node in names:
+        assert c.best()[0] == node
+    elif twins:
+        assert c.best() == [twins[0]]
+
+
+def test_many_names_keep_k():
+    c = Closest("dense/MatMul", k=3)
+    c.offer_all("layer_%d/dense/MatMul_%d" % (i, i) for i in range(200000))
+    c.offer("dense/MatMul_1")
+    assert len(c._heap) == 3 and c.best()[0] == "dense/MatMul_1"
+
+
+def test_hints_read_as_a_sentence():
+    assert Closest("dense/matmul").offer_all(["dense/MatMul", "x"]).hint() == "did you mean dense/MatMul?"
+    assert Closest("a/MatMul:0").offer_all(["a/MatMul"]).hint().startswith("did you mean a/MatMul? (")
+    assert Closest("zzz").offer_all(["dense/MatMul"]).hint() == ""
+    assert Closest("MatMol", k=2).offer_all(["MatMul", "MatMulV2", "Mul"]).hint() == "did you mean MatMul or MatMulV2?"
