@@ -10,7 +10,7 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional
 import typer
 
 from .. import PbtxtError
-from ._app import EXIT_BAD_INPUT, EXIT_NOT_FOUND, command, open_graph, out, say_notes, usage_error
+from ._app import EXIT_NOT_FOUND, command, fail, open_graph, out, say_notes, usage_error
 from ._checks import check_choice, inputs_of, say_ignored_filters, say_unmatched_ops, with_source_hint
 from ._ge_points import AIC_METRICS as _AIC_METRICS, TASK_TRACE as _TASK_TRACE, on_ge as _on_ge
 
@@ -142,8 +142,7 @@ def _one_point(kind: str, file: str, opts: Any, *, as_json: bool, explain: bool,
             if not quiet:
                 say_unmatched_ops(g, opts.skip_ops, opts.keep_ops)
     except PbtxtError as e:
-        typer.echo(str(e), err=True)
-        return EXIT_BAD_INPUT
+        return failed(e)
     say_notes(g)
     if explain:
         _print_explain(ans)
@@ -169,6 +168,11 @@ def _filters_given(opts: Any) -> Any:
     from .. import Options
 
     return opts.name_filters if opts.name_filters != Options().name_filters else None
+
+
+def failed(e: PbtxtError) -> int:
+    """One file's error, said as every command says one (:func:`fail`); the others go on."""
+    return fail(e).exit_code
 
 
 def worst(codes: List[int]) -> int:
@@ -324,8 +328,7 @@ def _points_of(file: str, run: _PointsRun, *, prefix: bool) -> int:
             if not run.quiet and bp_error is None:
                 say_unmatched_ops(g, opts.skip_ops, opts.keep_ops)
     except PbtxtError as e:
-        typer.echo(str(e), err=True)
-        return EXIT_BAD_INPUT
+        return failed(e)
     ge = run.ge
     if bp_error is not None:
         ge = None  # (and no notes, no trails: a failure is one line on stderr)
@@ -347,8 +350,7 @@ def _points_of(file: str, run: _PointsRun, *, prefix: bool) -> int:
         try:
             mapped, fp_name, bp_name, unusable = _on_ge(fp_name, bp_name, ge)
         except PbtxtError as e:
-            typer.echo(str(e), err=True)
-            return EXIT_BAD_INPUT
+            return failed(e)
     lead = "%s: " % file if prefix else ""
     if run.out_format != "text":
         from .. import profiling_options
@@ -370,8 +372,7 @@ def _points_of(file: str, run: _PointsRun, *, prefix: bool) -> int:
                     where += " in function %s" % ans.point.function
                 out("%s%s_point  %s  (%s, %s, rule %s)" % (lead, kind, name or '""', ans.point.op, where, ans.rule))
     if bp_error is not None:
-        typer.echo(str(bp_error), err=True)
-        return EXIT_BAD_INPUT
+        return failed(bp_error)
     if fa.point is None or ba.point is None or unusable:
         return EXIT_NOT_FOUND
     return 0

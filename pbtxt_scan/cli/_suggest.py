@@ -1,9 +1,16 @@
 """Did you mean: the names closest to one that matched nothing, and how to say them.
 
-A graph can hold millions of names (a multi-GB file): :class:`Closest` sees them one at a time and
-keeps only the best few, so memory is bounded by ``k`` whatever the file. Most names are ruled
-out by their length alone (difflib's ratio is at most ``2*min/(n+m)``), then by difflib's cheap
-upper bounds, before the real ratio is computed.
+A graph can hold millions of names (a multi-GB file), many alike (``gradients/layer_N/...``):
+:class:`Closest` sees them one at a time and keeps only a small pool, so memory is bounded
+whatever the file, and time stays near the scan's own. Two stages:
+
+1. every name gets a cheap score, difflib's ``quick_ratio`` (the characters two names share, as
+   a multiset), counted with ``str.count`` for the wanted name's few distinct characters; names
+   whose length alone bounds it below the pool's worst are dropped first. The pool keeps the
+   ``POOL * k`` best by that score (ties: the first names in sort order);
+2. :meth:`Closest.best` ranks the pool by difflib's real ratio (at least ``cutoff``) and gives the
+   first ``k``. The real ratio never exceeds the cheap score, so a close name is missed only if
+   more than ``POOL * k`` names share at least as many characters with the one typed.
 """
 from __future__ import annotations
 
@@ -13,6 +20,7 @@ import re
 from typing import Iterable, List, Optional, Set, Tuple
 
 _OUTPUT = re.compile(r"^(.*):(\d+)$")  # a tensor name: node:output
+POOL = 8  # candidates kept per name asked for
 
 
 class Closest:
@@ -25,12 +33,13 @@ class Closest:
         m = _OUTPUT.match(wanted)
         self._node = m.group(1) if m else None
         self._low = wanted.lower()
+        self._chars = [(c, self._low.count(c)) for c in sorted(set(self._low))]
         self.k, self.cutoff = k, cutoff
+        self._size = POOL * k
         self.case: Optional[str] = None
         self.node: Optional[str] = None
-        self._heap: List[Tuple[float, _Later]] = []  # the k best, worst first (ties: the later name)
-        self._sm = difflib.SequenceMatcher(None, "", self._low)  # seq2 is analysed once, here
-        self._seen: Set[str] = set()  # the names in the heap (at most k)
+        self._pool: List[Tuple[float, _Later]] = []  # the best by the cheap score, worst first
+        self._seen: Set[str] = set()  # the names in the pool
 
     def offer(self, name: Optional[str]) -> None:
         if not name or name == self.wanted:
@@ -42,23 +51,19 @@ class Closest:
         if low == self._low:
             self.case = self.case or name
             return
-        full = len(self._heap) >= self.k
-        floor = self._heap[0][0] if full else self.cutoff
-        n, m = len(low), len(self._low)
-        if 2.0 * min(n, m) / (n + m) < floor:  # the length alone rules it out
+        full = len(self._pool) >= self._size
+        floor = self._pool[0][0] if full else self.cutoff
+        total = len(low) + len(self._low)
+        if 2.0 * min(len(low), len(self._low)) / total < floor:  # the length alone rules it out
             return
-        sm = self._sm
-        sm.set_seq1(low)
-        if sm.real_quick_ratio() < floor or sm.quick_ratio() < floor:
+        score = 2.0 * sum(min(low.count(c), n) for c, n in self._chars) / total  # = quick_ratio
+        if score < floor or name in self._seen:
             return
-        r = sm.ratio()
-        if r < floor or name in self._seen:
-            return
-        item = (r, _Later(name))
+        item = (score, _Later(name))
         if not full:
-            heapq.heappush(self._heap, item)
-        elif self._heap[0] < item:
-            _, dropped = heapq.heapreplace(self._heap, item)
+            heapq.heappush(self._pool, item)
+        elif self._pool[0] < item:
+            _, dropped = heapq.heapreplace(self._pool, item)
             self._seen.discard(dropped.name)
         else:
             return
@@ -70,12 +75,19 @@ class Closest:
         return self
 
     def best(self) -> List[str]:
-        """The names meant: the node of a tensor name or the name in another case if there is one, else the
-        close spellings, closest first (then by name)."""
+        """The names meant: the node of a tensor name or the name in another case if there is
+        one, else the pool's closest spellings by difflib's ratio (then by name), at most ``k``."""
         first = [n for n in (self.node, self.case) if n is not None]
         if first:  # the name meant, surely: close spellings would only blur it
             return first
-        return [x.name for _, x in sorted(self._heap, reverse=True)]
+        sm = difflib.SequenceMatcher(None, "", self._low)  # seq2 is analysed once, here
+        ranked = []
+        for _, x in self._pool:
+            sm.set_seq1(x.name.lower())
+            r = sm.ratio()
+            if r >= self.cutoff:
+                ranked.append((-r, x.name))
+        return [n for _, n in sorted(ranked)[: self.k]]
 
     def hint(self) -> str:
         """``did you mean X?`` (``X or Y``, ``X, Y or Z``), with why for a tensor name; ``""`` if none."""
@@ -91,8 +103,8 @@ class Closest:
 
 
 class _Later:
-    """A name in the heap, where a later name (in sort order) counts as worse: among close names
-    of equal ratio the first ones stay (as a full sort by ratio, then name, would keep)."""
+    """A name in the pool, where a later name (in sort order) counts as worse: among names of
+    equal score the first ones stay (as a full sort by score, then name, would keep)."""
 
     __slots__ = ("name",)
 
