@@ -28,14 +28,14 @@ class Closest:
     case (:attr:`case`), the node a tensor name ``node:N`` names (:attr:`node`), and the ``k``
     closest spellings (:meth:`best`)."""
 
-    def __init__(self, wanted: str, k: int = 3, cutoff: float = 0.6) -> None:
+    def __init__(self, wanted: str, k: int = 3, cutoff: float = 0.6, *, pool: int = POOL) -> None:
         self.wanted = wanted
         m = _OUTPUT.match(wanted)
         self._node = m.group(1) if m else None
         self._low = wanted.lower()
         self._chars = [(c, self._low.count(c)) for c in sorted(set(self._low))]
         self.k, self.cutoff = k, cutoff
-        self._size = POOL * k
+        self._size = pool * k
         self.case: Optional[str] = None
         self.node: Optional[str] = None
         self._pool: List[Tuple[float, _Later]] = []  # the best by the cheap score, worst first
