@@ -6,9 +6,12 @@ Public API (everything else is private and may change):
 - :func:`parse_block` / :func:`parse_text`: the Lark grammar's parse into plain data
 - :func:`iter_rows`: a text row per operator block, formatted on several cores where the file allows
 - :func:`check`, :func:`stats`: whole-file validation and statistics
-- :func:`find_fp`, :func:`find_bp` with :class:`Options`: the profiler's fp_point and bp_point, as an
-  :class:`Answer` (a :class:`Point`, or why none; :func:`explain` gives its trail as lines);
+- :func:`points`, :func:`find_fp`, :func:`find_bp` with :class:`Options`: the profiler's fp_point and
+  bp_point, each as an :class:`Answer` (a :class:`Point`, or why none; :func:`explain` gives its
+  trail as lines), both at once as :class:`Points`. They take a path, the bytes of a serialized
+  GraphDef or MetaGraphDef, or a binary file object (a training script has the graph, not a file);
   :data:`RULES` names the rules, :func:`profiling_options` builds Ascend's PROFILING_OPTIONS
+  (:data:`AIC_METRICS`, :data:`TASK_TRACE`: the values it takes)
 - :class:`GraphFile`: one input opened once (a path, ``-``, a pipe or ``.gz``; text format, or a binary
   GraphDef, MetaGraphDef or SavedModel told by content), read through by every layer
 - :class:`PbtxtError`: the one error type (``line``, ``column``, ``path``)
@@ -17,6 +20,8 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+import sys
+import types
 from typing import Any
 
 from ._api import (
@@ -41,7 +46,10 @@ from .language._grammar import parse_text
 
 # The rules load on first use (PEP 562): `import pbtxt_scan` and the commands that only list or
 # check a file do not pay for them (about 40 ms).
-_RULES_API = ("Answer", "Options", "Point", "RULES", "explain", "find_bp", "find_fp", "profiling_options")
+_RULES_API = (
+    "AIC_METRICS", "Answer", "Options", "Point", "Points", "RULES", "TASK_TRACE", "explain", "find_bp", "find_fp",
+    "points", "profiling_options",
+)
 
 
 def __getattr__(name: str) -> Any:
@@ -55,8 +63,30 @@ def __getattr__(name: str) -> Any:
 def __dir__() -> Any:
     return sorted(set(globals()) | set(_RULES_API))
 
+
+class _Package(types.ModuleType):
+    """The function ``pbtxt_scan.points`` shares its name with the subpackage ``pbtxt_scan.points``
+    (the rules). Importing a subpackage sets that name on its parent, which would hide the
+    function once the rules load; as a data descriptor on the module's class (the documented
+    way to customize a module's attributes), ``points`` stays the function. The subpackage is
+    reached through imports (``from pbtxt_scan.points import _rules``), as every module does."""
+
+    @property
+    def points(self) -> Any:
+        from ._api_points import points
+
+        return points
+
+    @points.setter
+    def points(self, value: Any) -> None:
+        pass  # importlib binding the subpackage: it stays in sys.modules
+
+
+sys.modules[__name__].__class__ = _Package
+
 __all__ = [
     "__version__",
+    "AIC_METRICS",
     "DIALECTS",
     "NAME_AND_OP",
     "RULES",
@@ -71,7 +101,9 @@ __all__ = [
     "Options",
     "PbtxtError",
     "Point",
+    "Points",
     "Stats",
+    "TASK_TRACE",
     "check",
     "detect_dialect",
     "explain",
@@ -83,6 +115,7 @@ __all__ = [
     "iter_rows",
     "parse_block",
     "parse_text",
+    "points",
     "profiling_options",
     "read_block_bytes",
     "stats",

@@ -1,10 +1,40 @@
-"""The public API's rules: fp_point and bp_point (loaded on first use by ``pbtxt_scan.__getattr__``)."""
+"""The public API's rules: fp_point and bp_point (loaded on first use by ``pbtxt_scan.__getattr__``).
+
+A training script has the graph in hand, not a file: :func:`find_fp`, :func:`find_bp` and
+:func:`points` take a path, the bytes of a serialized GraphDef or MetaGraphDef
+(``tf.compat.v1.get_default_graph().as_graph_def().SerializeToString()``, or
+``tf.compat.v1.train.export_meta_graph().SerializeToString()``), a binary file object, or an open
+:class:`~pbtxt_scan.GraphFile`. Bytes and file objects are copied to an unlinked temporary file
+first: the rules read forward, backward and some blocks twice, and a regular file is what lets
+them (and the byte search that keeps fp fast) do so in bounded memory. Answers name the input
+``<bytes>`` (or the file object's ``name``).
+
+Example (before the session or the NPU adapter starts, which reads the variables once)::
+
+    import json, os
+    import pbtxt_scan
+
+    found = pbtxt_scan.points(graph_def.SerializeToString())
+    os.environ["PROFILING_MODE"] = "true"
+    os.environ["PROFILING_OPTIONS"] = json.dumps(
+        pbtxt_scan.profiling_options(found.fp_name, found.bp_name, output="/tmp/profiling"))
+"""
 from __future__ import annotations
 
-from typing import List
+import contextlib
+import os
+import shutil
+import tempfile
+from typing import Any, Iterator, List, NamedTuple, Optional
 
-from .points._profiling import profiling_options
-from .points._rules import RULES, Answer, Options, Point, find_bp, find_fp, format_trail
+from ._errors import PbtxtError
+from .graph._input import GraphFile
+from .points._profiling import AIC_METRICS, TASK_TRACE, profiling_options
+from .points._rules import RULES, Answer, Options, Point, format_trail
+from .points._rules import find_bp as _find_bp
+from .points._rules import find_fp as _find_fp
+
+_COPY_CHUNK = 1 << 20
 
 
 def explain(answer: Answer) -> List[str]:
@@ -13,4 +43,99 @@ def explain(answer: Answer) -> List[str]:
     return format_trail(answer.trail, answer.unit)
 
 
-__all__ = ["RULES", "Answer", "Options", "Point", "explain", "find_bp", "find_fp", "profiling_options"]
+class Points(NamedTuple):
+    """Both answers for one graph (:func:`points`): ``fp`` and ``bp`` are :class:`Answer` objects
+    (``answer.point`` is ``None`` when there is none, and ``answer.reason`` says why)."""
+
+    fp: Answer
+    bp: Answer
+
+    @property
+    def fp_name(self) -> Optional[str]:
+        """fp_point's node name, or ``None`` (``profiling_options`` then leaves it ``""``: GE picks its own)."""
+        return self.fp.point.name if self.fp.point is not None else None
+
+    @property
+    def bp_name(self) -> Optional[str]:
+        """bp_point's node name, or ``None``."""
+        return self.bp.point.name if self.bp.point is not None else None
+
+
+def find_fp(src: Any, opts: Options = Options(), *, search: bool = True) -> Answer:
+    """fp_point of a graph: the first compute op of forward propagation, as an :class:`Answer`.
+
+    ``src``: a path (``-`` for stdin, ``.gz`` unpacked), the bytes of a serialized GraphDef,
+    MetaGraphDef or SavedModel (or of a text graph.pbtxt), a binary file object, or a
+    :class:`GraphFile`. ``search``: read ahead with a byte search where the input allows one.
+    Raises :class:`PbtxtError` for input that is not a graph."""
+    with _graph(src) as g:
+        return _find_fp(g, opts, search=search)
+
+
+def find_bp(src: Any, opts: Options = Options()) -> Answer:
+    """bp_point of a graph: the last op of backward propagation, as an :class:`Answer` (``src``
+    as for :func:`find_fp`)."""
+    with _graph(src) as g:
+        return _find_bp(g, opts)
+
+
+def points(src: Any, opts: Options = Options()) -> Points:
+    """fp_point and bp_point of one graph, read through one opened input (``src`` as for
+    :func:`find_fp`): ``points(src).fp_name``, ``.bp_name``, and the two :class:`Answer` objects."""
+    with _graph(src) as g:
+        return Points(_find_fp(g, opts), _find_bp(g, opts))
+
+
+@contextlib.contextmanager
+def _graph(src: Any) -> Iterator[GraphFile]:
+    """``src`` as an open GraphFile: itself, a path opened, or bytes / a file object copied to an
+    unlinked temporary file and opened from there."""
+    if isinstance(src, GraphFile):
+        yield src
+        return
+    if isinstance(src, (bytes, bytearray, memoryview)):
+        data: Any = src
+        name = "<bytes>"
+    elif hasattr(src, "read"):
+        data, name = src, str(getattr(src, "name", None) or "<stream>")
+    else:
+        with GraphFile.open(src) as g:
+            yield g
+        return
+    fd, tmp = tempfile.mkstemp(prefix="pbtxt-scan-api-")
+    try:
+        with os.fdopen(fd, "wb") as w:
+            if hasattr(data, "read"):
+                shutil.copyfileobj(data, w, _COPY_CHUNK)
+            else:
+                w.write(data)
+        try:
+            g = GraphFile.open(tmp)
+        except PbtxtError as e:
+            raise _renamed(e, name) from None
+    finally:
+        if os.name == "posix":  # the open descriptor keeps the bytes; nothing is left on disk
+            os.unlink(tmp)
+    try:
+        g.name = name
+        with g:
+            try:
+                yield g
+            except PbtxtError as e:
+                raise _renamed(e, name) from None
+    finally:
+        if os.name != "posix":
+            os.unlink(tmp)
+
+
+def _renamed(e: PbtxtError, name: str) -> PbtxtError:
+    """The error naming the caller's input, not the temporary file."""
+    e.path = name
+    e.args = (str(e),)
+    return e
+
+
+__all__ = [
+    "AIC_METRICS", "RULES", "TASK_TRACE", "Answer", "Options", "Point", "Points", "explain", "find_bp",
+    "find_fp", "points", "profiling_options",
+]

@@ -134,7 +134,13 @@ def test_the_public_api_is_whole_and_the_rules_load_on_first_use():
         "assert 'pbtxt_scan.points._fp' not in sys.modules\n"
         "missing = [n for n in ps.__all__ if not hasattr(ps, n)]\n"
         "assert not missing and set(ps.__all__) <= set(dir(ps)), missing\n"
-        "assert ps.find_fp.__module__ == 'pbtxt_scan.points._fp'\n"
+        # find_fp, find_bp and points are the public API's wrappers (they take bytes and file
+        # objects too), and the rules they call load with them; `points` stays the function even
+        # though the rules' subpackage shares its name.
+        "assert ps.find_fp.__module__ == ps.points.__module__ == 'pbtxt_scan._api_points'\n"
+        "assert 'pbtxt_scan.points._fp' in sys.modules and callable(ps.points)\n"
+        "from pbtxt_scan.points import _rules\n"
+        "assert ps.points.__name__ == 'points' and _rules.find_fp.__module__ == 'pbtxt_scan.points._fp'\n"
         "print('ok')\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(ROOT.parent))

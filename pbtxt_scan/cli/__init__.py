@@ -6,6 +6,10 @@
 - ``_points``: fp, bp, points: the profiling points, their rules and options, JSON answers.
 - ``_graph``: check, nodes, show, stats: whole-file commands on graphs and GE dumps.
 - ``_ge``: resolve, ge-auto: the commands on GE Build dumps.
+- ``_ge_points``: points with --ge: the names GE uses, and a point GE will not find (left ``""``).
+- ``_checks``: what the user typed: choice values, op types and filters that have no effect, node
+  names that match nothing (with close names), and stdin when no FILE is given.
+- ``_suggest``: did you mean: the few closest names, kept in bounded memory while names stream past.
 
 Importing this package registers every command on ``app`` (the command modules import ``_app``,
 never the other way round).

@@ -8,6 +8,7 @@ import typer
 
 from .. import PbtxtError
 from ._app import EXIT_NOT_FOUND, command, fail, jobs_of, out
+from ._suggest import Closest
 
 _GE_HELP = (
     "A GE dump: ge_proto_<idx>_graph_<gid>_Build.txt (or ge_proto_<idx>_PreRunAfterBuild.txt, or a "
@@ -85,8 +86,10 @@ def resolve(
                     "%s lists it in _datadump_original_op_names" % r["accepted_via"])
                 out("  note: GE accepts %s as is for fp_point/bp_point (%s)" % (json.dumps(r["tf_name"], ensure_ascii=False), how))
     for n in missing:
+        # The dump is loaded: its op names, and the TF names its ops list, are at hand.
+        hint = Closest(n).offer_all(x for op in b.ops for x in (op.name,) + op.original_names).hint()
         typer.echo("%s: no GE op matches %s (tried exact, _datadump_original_op_names, _datadump_origin_name, "
-                   "_N suffix, substring)" % (b.path, json.dumps(n, ensure_ascii=False)), err=True)
+                   "_N suffix, substring)%s" % (b.path, json.dumps(n, ensure_ascii=False), "; " + hint if hint else ""), err=True)
     if missing:
         raise typer.Exit(EXIT_NOT_FOUND)
 

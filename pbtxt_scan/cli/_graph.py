@@ -12,6 +12,8 @@ from .. import PbtxtError
 if TYPE_CHECKING:
     from .. import GraphFile
 from ._app import EXIT_BAD_INPUT, EXIT_NOT_FOUND, FileArg, FormatOpt, JobsOpt, bar, command, dialect, fail, jobs_of, open_graph, out, plural, say_notes, usage_error
+from ._checks import node_hint
+from ._suggest import tensor_node
 
 
 @command()
@@ -145,18 +147,26 @@ def show(
 
 
 def _show(g: "GraphFile", name: str, as_json: bool, fmt: str, function: Optional[str] = None) -> None:
-    from .. import find_node
+    from .. import DIALECTS, find_node
 
-    found = find_node(g, name, dialect=dialect(fmt), function=function)
+    f = dialect(fmt)
+    found = find_node(g, name, dialect=f, function=function)
+    node = tensor_node(name)  # `dense/MatMul:0` names a tensor: show the node that makes it
+    if found is None and node is not None:
+        found = find_node(g, node, dialect=f, function=function)
+        if found is not None:
+            typer.echo("%s: %r names output %s of node %s: showing that node" % (g.name, name, name.rsplit(":", 1)[1], node), err=True)
     if found is None:
+        d = g.dialect if f is None else DIALECTS[f]
+        hint = node_hint(g, d.path, name)
         say_notes(g)
         where = " in function %s" % function if function else ""
-        typer.echo("%s: no node named %r%s" % (g.name, name, where), err=True)
+        typer.echo("%s: no node named %r%s%s" % (g.name, name, where, hint), err=True)
         raise typer.Exit(EXIT_NOT_FOUND)
     hit = found.block
     if found.function is not None:
         also = " (also in %s: --function NAME picks one)" % ", ".join(found.also) if found.also else ""
-        g.notes.append("%s: %s is in library function %s%s" % (g.name, name, found.function, also))
+        g.notes.append("%s: %s is in library function %s%s" % (g.name, hit.name, found.function, also))
     if as_json:
         msg = g.parse(hit)
         obj = {"name": hit.name, "op": hit.op, "line": hit.line or None, "offset": hit.start, "function": found.function}

@@ -5,12 +5,22 @@ from __future__ import annotations
 import json
 import shlex
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, NamedTuple, Optional
 
 import typer
 
 from .. import PbtxtError
-from ._app import EXIT_NOT_FOUND, FileArg, command, fail, open_graph, out, say_notes, usage_error
+from ._app import EXIT_NOT_FOUND, command, fail, open_graph, out, say_notes, usage_error
+from ._checks import check_choice, inputs_of, say_ignored_filters, say_unmatched_ops, with_source_hint
+from ._ge_points import AIC_METRICS as _AIC_METRICS, TASK_TRACE as _TASK_TRACE, on_ge as _on_ge
+
+FilesArg = typer.Argument(
+    None,
+    help="Graphs (graph.pbtxt, .pb, .meta, saved_model.pb, a GE dump; '-' or none with a pipe: stdin; .gz "
+    "accepted). Several files: one answer each (text rows start with the file), exit code the worst.",
+    metavar="FILE",
+    show_default=False,
+)
 
 
 RuleOpt = typer.Option(
@@ -119,27 +129,55 @@ def _say_ge_rules(file: str, g: Any) -> None:
         )
 
 
-def _one_point(kind: str, file: str, opts: Any, *, as_json: bool, explain: bool, quiet: bool) -> None:
+def _one_point(kind: str, file: str, opts: Any, *, as_json: bool, explain: bool, quiet: bool, prefix: bool) -> int:
+    """One file's fp or bp: its row (``FILE: NAME`` when ``prefix``) or JSON line; the exit code."""
     from .. import find_bp, find_fp
 
     try:
         with open_graph(file) as g:
-            ans = (find_fp if kind == "fp" else find_bp)(g, opts)
+            try:
+                ans = (find_fp if kind == "fp" else find_bp)(g, opts)
+            except PbtxtError as e:
+                raise with_source_hint(g, e, opts.sources) from None
+            if not quiet:
+                say_unmatched_ops(g, opts.skip_ops, opts.keep_ops)
     except PbtxtError as e:
-        raise fail(e)
+        return failed(e)
     say_notes(g)
     if explain:
         _print_explain(ans)
     if not quiet:
         _say_ge_rules(file, g)
+        say_ignored_filters(file, kind, ans.rule, _filters_given(opts))
         if not as_json:
             _say_doubt(file, ans)
     if ans.point is None:
         if as_json:
             out(json.dumps(_answer_json(ans, g.name), ensure_ascii=False))
         typer.echo("%s: no %s: %s" % (file, kind, ans.reason), err=True)
-        raise typer.Exit(EXIT_NOT_FOUND)
-    out(json.dumps(_answer_json(ans, g.name), ensure_ascii=False) if as_json else ans.point.name)
+        return EXIT_NOT_FOUND
+    if as_json:
+        out(json.dumps(_answer_json(ans, g.name), ensure_ascii=False))
+    else:
+        out("%s: %s" % (file, ans.point.name) if prefix else ans.point.name)
+    return 0
+
+
+def _filters_given(opts: Any) -> Any:
+    """The --name-filter values (or the config's), ``None`` when the rule's own are in use."""
+    from .. import Options
+
+    return opts.name_filters if opts.name_filters != Options().name_filters else None
+
+
+def failed(e: PbtxtError) -> int:
+    """One file's error, said as every command says one (:func:`fail`); the others go on."""
+    return fail(e).exit_code
+
+
+def worst(codes: List[int]) -> int:
+    """The exit code of several files: 2 (bad input) over 1 (nothing found) over 0."""
+    return max(codes, default=0)
 
 
 def _point_command(kind: str, doc: str) -> Callable[..., None]:
@@ -147,9 +185,9 @@ def _point_command(kind: str, doc: str) -> Callable[..., None]:
 
     def command(
         *,
-        file: str = FileArg,
+        files: Optional[List[str]] = FilesArg,
         as_json: bool = typer.Option(
-            False, "--json", help="One object: kind, name, op, line, name_line, offset, rule, file, function, reason, confidence, doubt, alternatives (the same keys when nothing is found, null where unknown)."
+            False, "--json", help="One object per file: kind, name, op, line, name_line, offset, rule, file, function, reason, confidence, doubt, alternatives (the same keys when nothing is found, null where unknown)."
         ),
         explain: bool = typer.Option(
             False, "--explain", help="Show on stderr each node considered, its line, and why it was skipped."
@@ -163,7 +201,10 @@ def _point_command(kind: str, doc: str) -> Callable[..., None]:
         quiet: bool = QuietOpt,
     ) -> None:
         opts = _options(rule, skip_op, keep_op, name_filter, config, source)
-        _one_point(kind, file, opts, as_json=as_json, explain=explain, quiet=quiet)
+        paths = inputs_of(files, kind)
+        codes = [_one_point(kind, f, opts, as_json=as_json, explain=explain, quiet=quiet, prefix=len(paths) > 1) for f in paths]
+        if worst(codes):
+            raise typer.Exit(worst(codes))
 
     command.__doc__ = doc
     return command
@@ -204,17 +245,31 @@ command("fp")(_point_command("fp", _FP_DOC))
 command("bp")(_point_command("bp", _BP_DOC))
 
 
+class _PointsRun(NamedTuple):
+    """What ``points`` does with each file (its options, once checked)."""
+
+    opts: Any
+    as_json: bool
+    explain: bool
+    quiet: bool
+    ge: Optional[str]
+    out_format: str
+    output: str
+    task_trace: str
+    aic_metrics: str
+
+
 @command()
 def points(
     *,
-    file: str = FileArg,
-    as_json: bool = typer.Option(False, "--json", help="One object with fp and bp."),
+    files: Optional[List[str]] = FilesArg,
+    as_json: bool = typer.Option(False, "--json", help="One object per file with fp and bp."),
     explain: bool = typer.Option(False, "--explain", help="Show both trails on stderr."),
-    ge: Optional[str] = typer.Option(None, "--ge", metavar="PATH", help="A GE ge_proto_*_Build.txt dump or a dump folder: map both names to GE's names."),
-    out_format: str = typer.Option("text", "--format", metavar="FORMAT", help="text, profiling (the JSON for PROFILING_OPTIONS / profiling_options) or env (export lines)."),
+    ge: Optional[str] = typer.Option(None, "--ge", metavar="PATH", help="A GE ge_proto_*_Build.txt dump or a dump folder: map both names to GE's names (a name GE will not find: exit 1, and the profiling options leave it \"\")."),
+    out_format: str = typer.Option("text", "--format", metavar="FORMAT", help="text, profiling (the JSON for PROFILING_OPTIONS / profiling_options) or env (export lines); profiling and env take one file."),
     output: str = typer.Option("/tmp/profiling", "--output", metavar="DIR", help="profiling: the 'output' folder."),
-    task_trace: str = typer.Option("on", "--task-trace", metavar="TEXT", help="profiling: 'task_trace'."),
-    aic_metrics: str = typer.Option("PipeUtilization", "--aic-metrics", metavar="TEXT", help="profiling: 'aic_metrics'."),
+    task_trace: str = typer.Option("on", "--task-trace", metavar="TEXT", help="profiling: 'task_trace': %s." % ", ".join(_TASK_TRACE)),
+    aic_metrics: str = typer.Option("PipeUtilization", "--aic-metrics", metavar="TEXT", help="profiling: 'aic_metrics': %s." % ", ".join(_AIC_METRICS)),
     rule: str = RuleOpt,
     skip_op: List[str] = SkipOpt,
     keep_op: List[str] = KeepOpt,
@@ -225,21 +280,43 @@ def points(
 ) -> None:
     """Print both fp_point and bp_point (and, with --ge, the names GE uses).
 
+    With --ge, a point no GE op matches is one GE will not find: the command exits 1, says so on
+    stderr, and --format profiling/env leave that point "" (GE then picks its own).
+
     Examples:
 
       pbtxt-scan points graph.pbtxt
 
       pbtxt-scan points graph.pbtxt --ge ge_dump_dir/ --format env
-    """
-    from .. import Answer, find_bp, find_fp
 
+      pbtxt-scan points rank0/graph.pbtxt rank1/graph.pbtxt --json
+    """
     if out_format not in ("text", "profiling", "env"):
         raise usage_error("choose from text, profiling, env", "--format")
-    opts = _options(rule, skip_op, keep_op, name_filter, config, source)
+    check_choice(task_trace, _TASK_TRACE, "--task-trace")
+    check_choice(aic_metrics, _AIC_METRICS, "--aic-metrics")
+    run = _PointsRun(_options(rule, skip_op, keep_op, name_filter, config, source), as_json, explain, quiet, ge,
+                     out_format, output, task_trace, aic_metrics)
+    paths = inputs_of(files, "points")
+    if len(paths) > 1 and out_format != "text":
+        raise usage_error("one file for --format %s (it prints one PROFILING_OPTIONS); got %d" % (out_format, len(paths)), "--format")
+    codes = [_points_of(f, run, prefix=len(paths) > 1) for f in paths]
+    if worst(codes):
+        raise typer.Exit(worst(codes))
+
+
+def _points_of(file: str, run: _PointsRun, *, prefix: bool) -> int:
+    """One file's points: its rows (each ``FILE: `` first when ``prefix``) or JSON line; the exit code."""
+    from .. import Answer, find_bp, find_fp
+
+    opts = run.opts
     bp_error: Optional[PbtxtError] = None
     try:
         with open_graph(file) as g:  # one input for both searches (stdin and pipes are spooled)
-            fa = find_fp(g, opts)
+            try:
+                fa = find_fp(g, opts)
+            except PbtxtError as e:
+                raise with_source_hint(g, e, opts.sources) from None
             try:
                 ba = find_bp(g, opts)
             except PbtxtError as e:
@@ -248,50 +325,39 @@ def points(
                 # A file cut short (training still writing it): the fp found before the cut is
                 # still right, so print it, then the error.
                 bp_error, ba = e, Answer("bp", None, fa.rule, str(e), [])
+            if not run.quiet and bp_error is None:
+                say_unmatched_ops(g, opts.skip_ops, opts.keep_ops)
     except PbtxtError as e:
-        raise fail(e)
+        return failed(e)
+    ge = run.ge
     if bp_error is not None:
         ge = None  # (and no notes, no trails: a failure is one line on stderr)
     else:
         say_notes(g)
-    if explain and bp_error is None:  # (a failed command says one line: the error)
+    if run.explain and bp_error is None:  # (a failed command says one line: the error)
         _print_explain(fa)
         _print_explain(ba)
-    if not quiet and bp_error is None:
+    if not run.quiet and bp_error is None:
         _say_ge_rules(file, g)
-        if not as_json:
+        say_ignored_filters(file, "fp", fa.rule, _filters_given(opts))
+        if not run.as_json:
             _say_doubt(file, fa)
     fp_name = fa.point.name if fa.point else None
     bp_name = ba.point.name if ba.point else None
     mapped: Any = None
+    unusable = False
     if ge is not None:
-        from .. import ge as _ge
-
         try:
-            mapped = _ge.map_points(fp_name, bp_name, ge)
+            mapped, fp_name, bp_name, unusable = _on_ge(fp_name, bp_name, ge)
         except PbtxtError as e:
-            raise fail(e)
-        for kind in ("fp", "bp"):
-            m = mapped.get(kind) or {}
-            tf_name = fp_name if kind == "fp" else bp_name
-            if tf_name and not m.get("ge_name"):
-                typer.echo("%s: no GE op matches %s: GE will not find this point (is it the training graph's dump?)" % (kind, tf_name), err=True)
-            elif m.get("ge_name") and m.get("ge_name") != tf_name:
-                typer.echo("%s: GE renamed %s to %s (%s)" % (kind, tf_name, m["ge_name"], m.get("kind")), err=True)
-        auto = mapped.get("auto") or {}
-        for kind in ("fp", "bp"):
-            a = auto.get(kind) or {}
-            m = mapped.get(kind) or {}
-            if a.get("name") and m.get("ge_name") and a.get("name") != m.get("ge_name"):
-                typer.echo("note: GE's own automatic %s would be %s, not %s" % (kind, a["name"], m["ge_name"]), err=True)
-        fp_name = (mapped.get("fp") or {}).get("ge_name") or fp_name
-        bp_name = (mapped.get("bp") or {}).get("ge_name") or bp_name
-    if out_format != "text":
+            return failed(e)
+    lead = "%s: " % file if prefix else ""
+    if run.out_format != "text":
         from .. import profiling_options
 
-        popts = profiling_options(fp_name or "", bp_name or "", output=output, task_trace=task_trace, aic_metrics=aic_metrics)
-        out(_format_profiling(popts) if out_format == "profiling" else _format_env(popts))
-    elif as_json:
+        popts = profiling_options(fp_name or "", bp_name or "", output=run.output, task_trace=run.task_trace, aic_metrics=run.aic_metrics)
+        out(_format_profiling(popts) if run.out_format == "profiling" else _format_env(popts))
+    elif run.as_json:
         obj = {"fp": _answer_json(fa, g.name), "bp": _answer_json(ba, g.name)}
         if mapped is not None:
             obj["ge"] = mapped
@@ -299,16 +365,17 @@ def points(
     else:
         for kind, ans, name in (("fp", fa, fp_name), ("bp", ba, bp_name)):
             if ans.point is None:
-                out("%s_point  -  (%s)" % (kind, ans.reason))
+                out("%s%s_point  -  (%s)" % (lead, kind, ans.reason))
             else:
                 where = ans.point.where
                 if ans.point.function:
                     where += " in function %s" % ans.point.function
-                out("%s_point  %s  (%s, %s, rule %s)" % (kind, name, ans.point.op, where, ans.rule))
+                out("%s%s_point  %s  (%s, %s, rule %s)" % (lead, kind, name or '""', ans.point.op, where, ans.rule))
     if bp_error is not None:
-        raise fail(bp_error)
-    if fa.point is None or ba.point is None:
-        raise typer.Exit(EXIT_NOT_FOUND)
+        return failed(bp_error)
+    if fa.point is None or ba.point is None or unusable:
+        return EXIT_NOT_FOUND
+    return 0
 
 
 def _format_profiling(opts: Dict[str, Any]) -> str:
