@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m benchmarks.run                                  # 3MB,100MB x dense,const,ge,feed,queue, 3 repeats
+    python -m benchmarks.run                                  # 3MB,100MB x dense,const,ge,feed,queue,queues, 3 repeats
     python -m benchmarks.run --sizes 3MB,100MB,1GB,2GB --kinds dense,const,ge --repeat 3
     python -m benchmarks.run --sizes 3MB,20MB --repeat 1 --json > bench.json
 

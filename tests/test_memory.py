@@ -18,12 +18,12 @@ SIZE = 512 << 20
 @pytest.fixture(scope="module")
 def big(tmp_path_factory):
     d = tmp_path_factory.mktemp("big")
-    kinds = ("dense", "const", "feed", "queue")
+    kinds = ("dense", "const", "feed", "queue", "queues")
     return {kind: (d / ("%s.pbtxt" % kind), generate(kind, str(d / ("%s.pbtxt" % kind)), SIZE, seed=0)) for kind in kinds}
 
 
 @pytest.mark.memory
-@pytest.mark.parametrize("kind", ["dense", "const", "feed", "queue"])
+@pytest.mark.parametrize("kind", ["dense", "const", "feed", "queue", "queues"])
 @pytest.mark.parametrize("command", ["stats", "fp", "bp"])
 def test_peak_rss_is_bounded(big, tmp_path, kind, command):
     path, meta = big[kind]

@@ -11,7 +11,7 @@ or from Python::
     from benchmarks.generate import generate
     meta = generate("dense", "/tmp/x.pbtxt", 50 << 20, seed=0)
 
-One module per kind (``dense``, ``const``, ``ge``, ``feed``, ``queue``: text; ``binary``: wire
+One module per kind (``dense``, ``const``, ``ge``, ``feed``, ``queue``, ``queues`` (many pipelines, renamed copies of a real graph): text; ``binary``: wire
 format), each with its ``write``; the pieces they share live in ``_text`` (protobuf text printing),
 ``_stamp`` (templates, writer, payloads, sizes) and ``_tf`` (TF training-graph units), which import
 no kind module. Layout follows the protobuf text printers exactly (2-space indent, ``}`` alone on a
@@ -27,7 +27,7 @@ import os
 import time
 from typing import Any, Callable, Dict, Optional
 
-from . import binary, const, dense, feed, ge, queue
+from . import binary, const, dense, feed, ge, queue, queues
 from ._stamp import Writer, default_bench_dir, default_output_path, parse_size
 from .const import DEFAULT_CONST_LINE
 
@@ -36,7 +36,8 @@ __all__ = ["KINDS", "GENERATORS", "DEFAULT_CONST_LINE", "generate", "parse_size"
 
 # the text kinds: ``write(w, size, seed)`` of each module
 _TEXT: Dict[str, Callable[..., Dict[str, Any]]] = {
-    "dense": dense.write, "const": const.write, "ge": ge.write, "feed": feed.write, "queue": queue.write}
+    "dense": dense.write, "const": const.write, "ge": ge.write, "feed": feed.write, "queue": queue.write,
+    "queues": queues.write}
 KINDS = tuple(_TEXT)  # what benchmarks.run measures by default
 GENERATORS = KINDS + ("binary",)
 

@@ -87,7 +87,7 @@ def fp_pass(
     named = sources & opts.sources
     for n in named or sources:
         st.flows[n] = _Flow(n, 0, None, None)
-        st.inputs[n] = _Input(0, 0)
+        st.inputs[n] = _Input(0, 0, 0)
         st.met.add(n)
     wait_until = -1
     it = iter(blocks)

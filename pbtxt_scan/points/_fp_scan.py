@@ -34,10 +34,12 @@ class _Start(NamedTuple):
 
 
 class _Input(NamedTuple):
-    """One of the step's inputs met: its class (as :class:`_Flow`'s) and the blocks read then."""
+    """One of the step's inputs met: its class (as :class:`_Flow`'s), the blocks read then and
+    where its block starts."""
 
     klass: int
     at: int
+    off: int
 
 
 class _Candidate(NamedTuple):
@@ -76,7 +78,7 @@ class _Scan:
         "opts", "cat", "trail", "role", "flows", "variables", "done", "candidates", "starters",
         "pipeline", "doc", "grad", "pos", "gap", "seen", "first_flow_at", "fallback",
         "waiting", "waiting_names", "n_waiting", "met", "shape_only", "chosen", "const_at", "const_role",
-        "inputs", "queues",
+        "inputs", "queues", "_best",
     )
 
     def __init__(self, opts: Options, *, role: Callable[[Block], Role] = _all_data) -> None:
@@ -111,9 +113,17 @@ class _Scan:
         self.const_role = NO_ROLE
         self.inputs: Dict[str, _Input] = {}  # the inputs met (capped)
         self.queues: Set[str] = set()  # inputs that are queue dequeues (a pipeline may feed on)
+        self._best: Optional[_Candidate] = None  # (kept as candidates come: asked after every block)
 
     def best(self) -> Optional[_Candidate]:
-        return min(self.candidates, key=lambda c: (c.flow.klass, c.block.start)) if self.candidates else None
+        """The candidate of the best input class, the first in the file among those."""
+        return self._best
+
+    def _candidate(self, c: _Candidate) -> None:
+        self.candidates.append(c)
+        b = self._best
+        if b is None or (c.flow.klass, c.block.start) < (b.flow.klass, b.block.start):
+            self._best = c
 
     # --- one node ---------------------------------------------------------------------------
 
@@ -154,7 +164,7 @@ class _Scan:
     def _source(self, b: Block, name: str, op: Optional[str], klass: int, why: str) -> None:
         self.flows[name] = _Flow(name, klass, None, None)
         if len(self.inputs) < 4096:
-            self.inputs[name] = _Input(klass, self.seen)
+            self.inputs[name] = _Input(klass, self.seen, b.start)
         if op is not None and op.startswith("QueueDequeue"):
             self.queues.add(name)
         self.trail.append(Step(_at(b), name, op, "pass", why))
@@ -291,7 +301,7 @@ class _Scan:
                 self.fallback = _Start(b, flow)
         if var_in:
             answer = flow.head or b
-            self.candidates.append(_Candidate(answer, b, flow, self.seen))
+            self._candidate(_Candidate(answer, b, flow, self.seen))
             self.done.add(flow.source)
             why = "first op of the model on %s %s: its data meets a trained variable at %s" % (_KLASS[flow.klass], flow.source, name)
             trail.append(Step(_at(answer), answer.name or "", answer.op, "pass", why))
@@ -318,21 +328,29 @@ class _Scan:
         - A candidate: another input's copy of the model may follow close by (built side by
           side): as far again as the candidate lies in the file (at least ``_COPY_BYTES``), found
           with one bounded byte search for an input, or, without one, ``_COPY_BUDGET`` blocks.
-        - An input met since whose data has not yet met a variable: read on to its candidate.
+        - An input met since whose data has not yet met a variable: read on to its candidate, if
+          it is of a better class, or of the best class and met inside that window (a copy of
+          the model), and its data has gone into no queue or staging area (a pipeline stage:
+          the step reads the pipeline's last dequeue, not it). One met past the window is no
+          copy close by: were it followed, every copy of an input pipeline would hold the pass
+          to the next one, to the end of the file, with every name it met kept.
         """
         best = self.best()
         if best is None:
             if self.fallback is not None and self.seen - self.first_flow_at > max(_MEET_BUDGET, self.first_flow_at):
                 return None
             return here
-        since = min(c.seen for c in self.candidates)
-        if any(n not in self.done and self.seen - at <= max(_MEET_BUDGET, at) and k <= best.flow.klass
-               for n, (k, at) in self.inputs.items() if at > since or k < best.flow.klass):
-            return here
-        first = min(self.candidates, key=lambda c: c.seen)
+        first = self.candidates[0]  # (found in reading order: the fewest blocks read)
+        blocks = first.seen + max(_COPY_BUDGET, first.seen)  # the window for copies, without a search
+        limit = first.block.end + max(_COPY_BYTES, first.block.end)  # and with one
+        klass = best.flow.klass
+        for n, i in self.inputs.items():
+            if i.klass > klass or n in self.done or n in self.pipeline or self.seen - i.at > max(_MEET_BUDGET, i.at):
+                continue
+            if i.klass < klass or (i.at > first.seen and (i.at <= blocks if ahead is None else i.off < limit)):
+                return here
         if ahead is None:
-            return here if self.seen - first.seen <= max(_COPY_BUDGET, first.seen) else None
-        limit = first.block.end + max(_COPY_BYTES, first.block.end)
+            return here if self.seen <= blocks else None
         kept = self.opts.keep_ops
         if best.flow.klass == 0:
             wanted: Callable[[str], bool] = lambda op: op in DATA_SOURCES and op not in kept

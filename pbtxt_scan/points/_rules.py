@@ -16,8 +16,9 @@ Rules (``--rule``):
   the batch, arithmetic with constants), ops on data that meets no variable (labels, metric
   inputs, an unused feature, the next batch going into a queue or a Stage) and the backward pass
   are not the model: the first of them stay as ``alternatives``. Copies of the model fed by
-  different inputs (global/local, train/eval) are told apart by their gradient ops (one byte
-  search), and the answer is ``ambiguous``. A call that hands the data and the variables to a
+  different inputs (global/local, train/eval) are told apart by their gradient ops (a byte
+  search, started again without each name it finds: time at grep's speed, however many copies
+  follow), and the answer is ``ambiguous``. A call that hands the data and the variables to a
   library function (a ``tf.function`` model) is answered inside it. bp = the doc bp, also skipping
   nodes that compute only from constants and shapes (shape arithmetic that GE folds away, e.g. the
   int32 ops that pack an IndexedSlices gradient) and gradients-scope nodes whose result nothing
@@ -45,11 +46,16 @@ way), the names that carry a variable, the nodes judged before one of their inpu
 while loops write an ``Enter`` after the op that reads it), a few candidates and the
 :class:`Trail` (bounded). Once the best input has a candidate, the pass looks for another input's
 copy of the model close by (one bounded byte search, as far again as the answer lies, at least
-4 MiB; without a search, 2,000 blocks), and after that the answer can change only if a node with
-one of a few ops comes later: a data source after a placeholder's candidate; an enqueue after the
-first op on a queue's data that met no variable (the queue would be a pipeline stage); a source or
-placeholder after a constant's or a doc-rule candidate. Rather than read every later block to rule
-those out, fp asks a byte search where such a node may be (``_ahead._Ahead``), reads blocks on to
+4 MiB; without a search, 2,000 blocks). An input of the same class met inside that window is
+followed to its own candidate (for as many blocks again as were read before it, at least 2,000;
+a better input wherever it is met), unless its data goes into a queue or a staging area (a stage
+of a pipeline, not the step's input). One met past the window is not followed: in a graph of
+many copies, each with its own input pipeline, every copy's queues would otherwise hold the pass
+to the next copy, to the end of the file, keeping every name. After that the answer can change
+only if a node with one of a few ops comes later: a data source after a placeholder's candidate;
+an enqueue after the first op on a queue's data that met no variable (the queue would be a
+pipeline stage); a source or placeholder after a constant's or a doc-rule candidate. Rather than
+read every later block to rule those out, fp asks a byte search where such a node may be (``_ahead._Ahead``), reads blocks on to
 there if anywhere, and stops when the answer is "nowhere".
 
 Why the search never misses such a node, whatever the layout. Every op that matters holds one of

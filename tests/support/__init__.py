@@ -8,6 +8,7 @@
 - ``messages``: random canonical messages (a Hypothesis strategy), their printer, and disturbances;
 - ``lines``: lines of the fixture graphs, edited, for the regex agreement tests;
 - ``graphs``: hand-made graph nodes in text;
+- ``copies``: a real graph's node blocks repeated under renamed scopes (many input pipelines);
 - ``pipes``: a pipe fed from a thread;
 - ``examples``: a test's Hypothesis example count scaled from the profile's (conftest.py).
 """
