@@ -117,7 +117,7 @@ def test_points_json(name: str, stem: str, kind: str) -> None:
         assert p["line"] is None and p["name_line"] is None and isinstance(p["offset"], int) and p["offset"] > 0
         assert list(p) == list(text[kind_])  # the same keys for text and binary
     if kind == "savedmodel":
-        assert "SavedModel: reading MetaGraph 1 of 2 (tags: train): tagged train" in r.stderr
+        assert "SavedModel: reading MetaGraph 2 of 2 (tags: train): tagged train" in r.stderr
 
 
 @pytest.mark.parametrize("name, stem, kind", TWINS, ids=IDS)
@@ -321,7 +321,7 @@ def test_bp_index_is_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     for _ in range(2):
         r = run("bp", "--json", path)
         assert json.loads(r.stdout)["offset"] == 63369
-        assert "MetaGraph 1 of 2 (tags: train)" in r.stderr
+        assert "MetaGraph 2 of 2 (tags: train)" in r.stderr
     assert built == [1]
     for entry in (tmp_path / "cache").iterdir():
         entry.write_bytes(entry.read_bytes()[:-3])  # damaged: its checksum fails

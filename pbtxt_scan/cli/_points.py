@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
-import shlex
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
 import typer
 
 from .. import PbtxtError
-from ._app import EXIT_NOT_FOUND, FileArg, command, fail, open_graph, out, say_notes, usage_error
+from ._app import (
+    EXIT_NOT_FOUND, FileArg, InputKindOpt, JsonOpt, QuietOpt, command, dialect, emit, fail, format_option, note,
+    open_graph, out, output_format, renamed, say_notes, usage_error,
+)
 
 
 RuleOpt = typer.Option(
@@ -35,7 +37,7 @@ SourceOpt = typer.Option(
     help="fp: the node (or nodes: repeat) that carries the batch, e.g. local/Placeholder or IteratorGetNext_1; "
     "fp is then the model's first op on its data. Use it when fp says it is ambiguous.",
 )
-QuietOpt = typer.Option(False, "--quiet", "-q", help="No notes on stderr (an ambiguous answer, a GE dump read with TensorFlow's rules).")
+ExplainOpt = typer.Option(False, "--explain", help="Show on stderr each node considered, its line, and why it was skipped.")
 
 CONFIG_KEYS = ("skip_ops", "keep_ops", "name_filters")
 
@@ -106,67 +108,93 @@ def _print_explain(ans: Any) -> None:
 def _say_doubt(file: str, ans: Any) -> None:
     """One stderr line for an answer that stands but is ambiguous (stdout keeps the name alone)."""
     if ans.point is not None and ans.confidence == "ambiguous":
-        typer.echo("%s: %s %s is ambiguous: %s" % (file, ans.kind, ans.point.name, ans.doubt), err=True)
+        note("%s: %s %s is ambiguous: %s" % (file, ans.kind, ans.point.name, ans.doubt))
 
 
 def _say_ge_rules(file: str, g: Any) -> None:
     """fp/bp on a GE dump apply TensorFlow's rules to GE's op names: say so, once."""
     if getattr(g.dialect, "name", "").startswith("ge"):
-        typer.echo(
+        note(
             "%s: a GE dump: fp and bp here apply TensorFlow's rules to GE's op names; "
-            "'pbtxt-scan ge-auto %s' gives GE's own choice" % (file, file),
-            err=True,
+            "'pbtxt-scan ge-auto %s' gives GE's own choice" % (file, file)
         )
 
 
-def _one_point(kind: str, file: str, opts: Any, *, as_json: bool, explain: bool, quiet: bool) -> None:
+def _open(file: str, input_kind: str) -> Any:
+    """The input, read as ``--input-kind`` says (auto: as its content says)."""
+    kind = dialect(input_kind)
+    g = open_graph(file)
+    if kind is not None:
+        from .. import DIALECTS
+
+        g.dialect = DIALECTS[kind]
+    return g
+
+
+def _one_point(kind: str, file: str, opts: Any, *, as_json: bool, explain: bool, input_kind: str) -> None:
     from .. import find_bp, find_fp
 
     try:
-        with open_graph(file) as g:
+        with _open(file, input_kind) as g:
             ans = (find_fp if kind == "fp" else find_bp)(g, opts)
     except PbtxtError as e:
         raise fail(e)
     say_notes(g)
     if explain:
         _print_explain(ans)
-    if not quiet:
-        _say_ge_rules(file, g)
-        if not as_json:
-            _say_doubt(file, ans)
+    _say_ge_rules(file, g)
+    if not as_json:
+        _say_doubt(file, ans)
     if ans.point is None:
         if as_json:
-            out(json.dumps(_answer_json(ans, g.name), ensure_ascii=False))
+            emit(_answer_json(ans, g.name))
         typer.echo("%s: no %s: %s" % (file, kind, ans.reason), err=True)
         raise typer.Exit(EXIT_NOT_FOUND)
-    out(json.dumps(_answer_json(ans, g.name), ensure_ascii=False) if as_json else ans.point.name)
+    if as_json:
+        emit(_answer_json(ans, g.name))
+    else:
+        out(ans.point.name)
 
 
-def _point_command(kind: str, doc: str) -> Callable[..., None]:
-    """fp and bp: the same options, a different search."""
+_POINT_FORMAT = format_option("text")
 
-    def command(
-        *,
-        file: str = FileArg,
-        as_json: bool = typer.Option(
-            False, "--json", help="One object: kind, name, op, line, name_line, offset, rule, file, function, reason, confidence, doubt, alternatives (the same keys when nothing is found, null where unknown)."
-        ),
-        explain: bool = typer.Option(
-            False, "--explain", help="Show on stderr each node considered, its line, and why it was skipped."
-        ),
-        rule: str = RuleOpt,
-        skip_op: List[str] = SkipOpt,
-        keep_op: List[str] = KeepOpt,
-        name_filter: Optional[List[str]] = FilterOpt,
-        config: Optional[Path] = ConfigOpt,
-        source: List[str] = SourceOpt,
-        quiet: bool = QuietOpt,
-    ) -> None:
-        opts = _options(rule, skip_op, keep_op, name_filter, config, source)
-        _one_point(kind, file, opts, as_json=as_json, explain=explain, quiet=quiet)
 
-    command.__doc__ = doc
-    return command
+def _fp_command(
+    *,
+    file: str = FileArg,
+    as_json: bool = JsonOpt,
+    out_format: str = _POINT_FORMAT,
+    explain: bool = ExplainOpt,
+    rule: str = RuleOpt,
+    skip_op: List[str] = SkipOpt,
+    keep_op: List[str] = KeepOpt,
+    name_filter: Optional[List[str]] = FilterOpt,
+    config: Optional[Path] = ConfigOpt,
+    source: List[str] = SourceOpt,
+    input_kind: str = InputKindOpt,
+    quiet: bool = QuietOpt,
+) -> None:
+    as_json = output_format(out_format, as_json, ("text",)) == "json"
+    opts = _options(rule, skip_op, keep_op, name_filter, config, source)
+    _one_point("fp", file, opts, as_json=as_json, explain=explain, input_kind=input_kind)
+
+
+def _bp_command(
+    *,
+    file: str = FileArg,
+    as_json: bool = JsonOpt,
+    out_format: str = _POINT_FORMAT,
+    explain: bool = ExplainOpt,
+    rule: str = RuleOpt,
+    skip_op: List[str] = SkipOpt,
+    keep_op: List[str] = KeepOpt,
+    config: Optional[Path] = ConfigOpt,
+    input_kind: str = InputKindOpt,
+    quiet: bool = QuietOpt,
+) -> None:
+    as_json = output_format(out_format, as_json, ("text",)) == "json"
+    opts = _options(rule, skip_op, keep_op, None, config)
+    _one_point("bp", file, opts, as_json=as_json, explain=explain, input_kind=input_kind)
 
 
 _FP_DOC = """Print fp_point: the first compute operator of forward propagation.
@@ -200,19 +228,30 @@ _BP_DOC = """Print bp_point: the last operator of backward propagation.
     Example: pbtxt-scan bp --json graph.pbtxt
     """
 
-command("fp")(_point_command("fp", _FP_DOC))
-command("bp")(_point_command("bp", _BP_DOC))
+_fp_command.__doc__ = _FP_DOC
+_bp_command.__doc__ = _BP_DOC
+command("fp", short="Print fp_point, the first forward compute op.")(_fp_command)
+command("bp", short="Print bp_point, the last backward op.")(_bp_command)
+
+# --format on points: the outputs a profiling run is configured from.
+POINTS_FORMATS = ("text", "profiling", "env", "tf1-estimator", "tf1-session", "tf2")
 
 
-@command()
+@command(short="Print fp_point and bp_point, or the options to paste.")
 def points(
     *,
     file: str = FileArg,
-    as_json: bool = typer.Option(False, "--json", help="One object with fp and bp."),
+    as_json: bool = JsonOpt,
+    out_format: str = typer.Option(
+        "text", "--format", metavar="FORMAT",
+        help="text; profiling (the JSON for PROFILING_OPTIONS / profiling_options); env (export lines); "
+        "tf1-estimator (NPURunConfig with a ProfilingConfig); tf1-session (a tf.compat.v1.Session config's "
+        "custom_op parameter_map); tf2 (npu.global_options()); json (as --json).",
+    ),
     explain: bool = typer.Option(False, "--explain", help="Show both trails on stderr."),
     ge: Optional[str] = typer.Option(None, "--ge", metavar="PATH", help="A GE ge_proto_*_Build.txt dump or a dump folder: map both names to GE's names."),
-    out_format: str = typer.Option("text", "--format", metavar="FORMAT", help="text, profiling (the JSON for PROFILING_OPTIONS / profiling_options) or env (export lines)."),
-    output: str = typer.Option("/tmp/profiling", "--output", metavar="DIR", help="profiling: the 'output' folder."),
+    profiling_output: str = typer.Option("/tmp/profiling", "--profiling-output", metavar="DIR", help="The profiler's 'output' folder (profiling, env, tf1-*, tf2)."),
+    old_output: Optional[str] = typer.Option(None, "--output", hidden=True),
     task_trace: str = typer.Option("on", "--task-trace", metavar="TEXT", help="profiling: 'task_trace'."),
     aic_metrics: str = typer.Option("PipeUtilization", "--aic-metrics", metavar="TEXT", help="profiling: 'aic_metrics'."),
     rule: str = RuleOpt,
@@ -221,24 +260,33 @@ def points(
     name_filter: Optional[List[str]] = FilterOpt,
     config: Optional[Path] = ConfigOpt,
     source: List[str] = SourceOpt,
+    input_kind: str = InputKindOpt,
     quiet: bool = QuietOpt,
 ) -> None:
     """Print both fp_point and bp_point (and, with --ge, the names GE uses).
+
+    --format profiling, env, tf1-estimator, tf1-session or tf2 prints, ready to paste, the
+    profiling options with both points, for PROFILING_OPTIONS, a TF1 Estimator, a TF1 session
+    or TF2.
 
     Examples:
 
       pbtxt-scan points graph.pbtxt
 
       pbtxt-scan points graph.pbtxt --ge ge_dump_dir/ --format env
+
+      pbtxt-scan points graph.pbtxt --format tf1-session --profiling-output /home/me/prof
     """
     from .. import Answer, find_bp, find_fp
 
-    if out_format not in ("text", "profiling", "env"):
-        raise usage_error("choose from text, profiling, env", "--format")
+    fmt = output_format(out_format, as_json, POINTS_FORMATS)
+    if old_output is not None:
+        renamed("--output", "--profiling-output")
+        profiling_output = old_output
     opts = _options(rule, skip_op, keep_op, name_filter, config, source)
     bp_error: Optional[PbtxtError] = None
     try:
-        with open_graph(file) as g:  # one input for both searches (stdin and pipes are spooled)
+        with _open(file, input_kind) as g:  # one input for both searches (stdin and pipes are spooled)
             fa = find_fp(g, opts)
             try:
                 ba = find_bp(g, opts)
@@ -257,45 +305,28 @@ def points(
     if explain and bp_error is None:  # (a failed command says one line: the error)
         _print_explain(fa)
         _print_explain(ba)
-    if not quiet and bp_error is None:
+    if bp_error is None:
         _say_ge_rules(file, g)
-        if not as_json:
+        if fmt != "json":
             _say_doubt(file, fa)
     fp_name = fa.point.name if fa.point else None
     bp_name = ba.point.name if ba.point else None
     mapped: Any = None
     if ge is not None:
-        from .. import ge as _ge
-
-        try:
-            mapped = _ge.map_points(fp_name, bp_name, ge)
-        except PbtxtError as e:
-            raise fail(e)
-        for kind in ("fp", "bp"):
-            m = mapped.get(kind) or {}
-            tf_name = fp_name if kind == "fp" else bp_name
-            if tf_name and not m.get("ge_name"):
-                typer.echo("%s: no GE op matches %s: GE will not find this point (is it the training graph's dump?)" % (kind, tf_name), err=True)
-            elif m.get("ge_name") and m.get("ge_name") != tf_name:
-                typer.echo("%s: GE renamed %s to %s (%s)" % (kind, tf_name, m["ge_name"], m.get("kind")), err=True)
-        auto = mapped.get("auto") or {}
-        for kind in ("fp", "bp"):
-            a = auto.get(kind) or {}
-            m = mapped.get(kind) or {}
-            if a.get("name") and m.get("ge_name") and a.get("name") != m.get("ge_name"):
-                typer.echo("note: GE's own automatic %s would be %s, not %s" % (kind, a["name"], m["ge_name"]), err=True)
+        mapped = _map_on_ge(fp_name, bp_name, ge)
         fp_name = (mapped.get("fp") or {}).get("ge_name") or fp_name
         bp_name = (mapped.get("bp") or {}).get("ge_name") or bp_name
-    if out_format != "text":
-        from .. import profiling_options
-
-        popts = profiling_options(fp_name or "", bp_name or "", output=output, task_trace=task_trace, aic_metrics=aic_metrics)
-        out(_format_profiling(popts) if out_format == "profiling" else _format_env(popts))
-    elif as_json:
+    if fmt == "json":
         obj = {"fp": _answer_json(fa, g.name), "bp": _answer_json(ba, g.name)}
         if mapped is not None:
-            obj["ge"] = mapped
-        out(json.dumps(obj, ensure_ascii=False))
+            obj["ge"] = _ge_json(mapped)
+        emit(obj)
+    elif fmt != "text":
+        from .. import profiling_options
+        from ._paste import paste
+
+        popts = profiling_options(fp_name or "", bp_name or "", output=profiling_output, task_trace=task_trace, aic_metrics=aic_metrics)
+        out(paste(fmt, popts))
     else:
         for kind, ans, name in (("fp", fa, fp_name), ("bp", ba, bp_name)):
             if ans.point is None:
@@ -311,11 +342,43 @@ def points(
         raise typer.Exit(EXIT_NOT_FOUND)
 
 
-def _format_profiling(opts: Dict[str, Any]) -> str:
-    """Compact JSON to paste into ``PROFILING_OPTIONS`` / ``profiling_options``."""
-    return json.dumps(opts, ensure_ascii=False, separators=(",", ":"))
+def _map_on_ge(fp_name: Optional[str], bp_name: Optional[str], ge: str) -> Dict[str, Any]:
+    """points --ge: the names GE uses for both points, with a stderr line for each one GE renamed,
+    will not find, or would pick otherwise by itself."""
+    from .. import ge as _ge
+
+    try:
+        mapped = _ge.map_points(fp_name, bp_name, ge)
+    except PbtxtError as e:
+        raise fail(e)
+    for kind in ("fp", "bp"):
+        m = mapped.get(kind) or {}
+        tf_name = fp_name if kind == "fp" else bp_name
+        if tf_name and not m.get("ge_name"):
+            typer.echo("%s: no GE op matches %s: GE will not find this point (is it the training graph's dump?)" % (kind, tf_name), err=True)
+        elif m.get("ge_name") and m.get("ge_name") != tf_name:
+            note("%s: GE renamed %s to %s (%s)" % (kind, tf_name, m["ge_name"], m.get("kind")))
+    auto = mapped.get("ge_auto") or {}
+    for kind in ("fp", "bp"):
+        a = auto.get(kind) or {}
+        m = mapped.get(kind) or {}
+        if a.get("name") and m.get("ge_name") and a.get("name") != m.get("ge_name"):
+            note("note: GE's own automatic %s would be %s, not %s" % (kind, a["name"], m["ge_name"]))
+    return mapped
 
 
-def _format_env(opts: Dict[str, Any]) -> str:
-    """Shell lines enabling profiling with ``opts``; the JSON is quoted safely for sh/bash."""
-    return "export PROFILING_MODE=true\nexport PROFILING_OPTIONS=%s" % shlex.quote(_format_profiling(opts))
+def _ge_json(mapped: Dict[str, Any]) -> Dict[str, Any]:
+    """points --ge --json: the GE side, in the shapes resolve and ge-auto print (docs/json.md)."""
+    from ._json import ge_op, ge_pick, ge_resolution
+
+    def one(kind: str) -> Optional[Dict[str, Any]]:
+        m = mapped.get(kind)
+        if m is None:
+            return None
+        best = next((x for x in m["matches"] if x["ge_name"] == m["ge_name"] and x["kind"] == m["kind"]), None)
+        r = dict(m, file=mapped["file"])
+        return ge_resolution(r, best, None)
+
+    auto = mapped.get("ge_auto") or {}
+    return {"file": mapped["file"], "pick": ge_pick(mapped.get("pick")), "fp": one("fp"), "bp": one("bp"),
+            "ge_auto": {"fp": ge_op(auto.get("fp")), "bp": ge_op(auto.get("bp"))}}
