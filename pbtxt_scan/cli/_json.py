@@ -42,8 +42,9 @@ def ge_pick(pick: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
         return None
     files: List[Dict[str, Any]] = []
     for s in pick.get("files", ()):
-        d = {k: v for k, v in s.items() if k not in ("file", "path")}
-        d["file"] = s.get("path", s.get("file"))
+        d = {"file": s.get("path", s.get("file"))}
+        # (``ops`` is an op-type histogram elsewhere: a count of them is ``nodes``, as in stats)
+        d.update(("nodes" if k == "ops" else k, v) for k, v in s.items() if k not in ("file", "path"))
         files.append(d)
     return {"file": pick["file"], "reason": pick["reason"], "files": files}
 
