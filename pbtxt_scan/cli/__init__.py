@@ -1,7 +1,10 @@
 """The ``pbtxt-scan`` command line: a thin layer over the Python API.
 
-- ``_app``: the Typer app, exit codes, output and error helpers, shared options, the progress bar,
-  ``main``. It imports no command module.
+- ``_app``: the Typer app, exit codes, output and error helpers (``--json`` errors, ``--quiet``
+  notes), the option vocabulary every command declares from, the progress bar, ``main``. It
+  imports no command module.
+- ``_json``: the JSON objects in the one shape docs/json.md writes down.
+- ``_paste``: ``points --format``'s ready-to-paste profiling options and TF adapter snippets.
 - ``_help``: ``--help`` in click's plain form on every typer release (the command classes).
 - ``_points``: fp, bp, points: the profiling points, their rules and options, JSON answers.
 - ``_graph``: check, nodes, show, stats: whole-file commands on graphs and GE dumps.
