@@ -180,7 +180,7 @@ def _show(g: "GraphFile", name: str, as_json: bool, f: Optional[str]) -> None:
 @command(short="Print sizes, node count and the commonest op types.")
 def stats(
     file: str = FileArg,
-    top: int = typer.Option(15, "--top", "-n", metavar="INTEGER", help="How many op types to list, most common first, ties by name (0 for all)."),
+    top: int = typer.Option(15, "--top", "-n", metavar="INTEGER", help="How many op types to list (0 for all; ties by name)."),
     as_json: bool = JsonOpt,
     out_format: str = format_option("text"),
     input_kind: str = InputKindOpt,
