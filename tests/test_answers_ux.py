@@ -39,10 +39,10 @@ FP, BP = "dense/MatMul", "gradients/dense/MatMul_grad/MatMul_1"
 GE_BP = "gradients/dense/MatMul_grad/MatMul_1_1"  # GE's name for BP in both dumps (suffix)
 # The profiler's values, as Ascend documents them: aic_metrics in CANN's ProfilingAicoreMetrics
 # (ArithmeticUtilization ... MemoryUB; L2Cache, MemoryAccess, PipelineExecuteUtilization on newer
-# products), task_trace on/off (PROFILING_OPTIONS) and the l0/l1 levels.
+# products), task_trace on/off (the PROFILING_OPTIONS pages document no other value).
 AIC_METRICS = ("ArithmeticUtilization", "PipeUtilization", "Memory", "MemoryL0", "ResourceConflictRatio",
                "MemoryUB", "L2Cache", "MemoryAccess", "PipelineExecuteUtilization")
-TASK_TRACE = ("on", "off", "l0", "l1")
+TASK_TRACE = ("on", "off")
 RULES = ("auto", "dataflow", "doc")
 
 
@@ -79,7 +79,8 @@ def test_text_and_json_exit_1_too_when_ge_will_not_find_a_point(extra):
     assert r.exit_code == 1, r.stderr
     if extra:
         obj = json.loads(r.stdout)
-        assert obj["ge"]["fp"]["ge_name"] is None and obj["ge"]["bp"]["ge_name"] == GE_BP
+        # (docs/json.md: a ge_resolution's best match is null when no GE op matches)
+        assert obj["ge"]["fp"]["best"] is None and obj["ge"]["bp"]["best"]["name"] == GE_BP
 
 
 def test_points_ge_finds_keep_exit_0():
@@ -158,7 +159,6 @@ def test_an_op_type_that_matches_no_op_gets_one_warning(command, args, name, hin
 @pytest.mark.parametrize("command, args, warned", [
     ("fp", ["--name-filter", "dense"], True),  # mlp_sgd is answered by the dataflow rule
     ("fp", ["--name-filter", "dense", "--rule", "doc"], False),
-    ("bp", ["--name-filter", "dense"], True),  # bp never uses it
     ("points", ["--name-filter", "dense"], True),
     ("fp", [], False),
 ])
@@ -167,6 +167,11 @@ def test_a_name_filter_under_a_rule_that_ignores_it_is_said(command, args, warne
     assert r.exit_code == 0, r.stderr
     said = [line for line in r.stderr.splitlines() if "--name-filter is ignored" in line]
     assert len(said) == (1 if warned else 0), r.stderr
+
+
+def test_bp_has_no_name_filter_to_ignore():
+    r = run("bp", MLP, "--name-filter", "dense")  # (bp never used it: its --help no longer lists it)
+    assert r.exit_code == 2 and "--name-filter" in r.stderr, r.stderr
 
 
 # --- did you mean --------------------------------------------------------------------------

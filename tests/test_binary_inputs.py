@@ -117,7 +117,7 @@ def test_points_json(name: str, stem: str, kind: str) -> None:
         assert p["line"] is None and p["name_line"] is None and isinstance(p["offset"], int) and p["offset"] > 0
         assert list(p) == list(text[kind_])  # the same keys for text and binary
     if kind == "savedmodel":
-        assert "SavedModel: reading MetaGraph 1 of 2 (tags: train): tagged train" in r.stderr
+        assert "SavedModel: reading MetaGraph 2 of 2 (tags: train): tagged train" in r.stderr
 
 
 @pytest.mark.parametrize("name, stem, kind", TWINS, ids=IDS)
@@ -147,7 +147,7 @@ def test_points_with_ge_from_a_binary_graph() -> None:
         assert r.exit_code == 0, r.stderr
         got = json.loads(r.stdout)
         assert got["ge"] == json.loads(text.stdout)["ge"]
-        assert got["ge"]["fp"]["ge_name"] == "dense/MatMuldense/BiasAdd"
+        assert got["ge"]["fp"]["best"]["name"] == "dense/MatMuldense/BiasAdd"
         prof = json.loads(run("points", binary_path(name), "--ge", str(GE_DIR), "--format", "profiling").stdout)
         assert prof["bp_point"] == "gradients/dense/MatMul_grad/MatMul_1_1"
 
@@ -167,9 +167,9 @@ def test_nodes(name: str, stem: str, kind: str) -> None:
     assert all(n.startswith("save/") for n in names[len(top):])
     offsets = [int(row[0]) for row in rows]  # offset<TAB>name<TAB>op
     assert offsets == sorted(offsets) and len(set(offsets)) == len(offsets)
-    r = run("nodes", "--format", "function", binary_path(name))
+    r = run("nodes", "--input-kind", "function", binary_path(name))
     assert [row.split("\t")[1] for row in r.stdout.splitlines()] == fn
-    jl = [json.loads(x) for x in run("nodes", "--jsonl", binary_path(name)).stdout.splitlines()]
+    jl = [json.loads(x) for x in run("nodes", "--json", binary_path(name)).stdout.splitlines()]
     assert [o["name"] for o in jl] == names and all(o["line"] is None and o["offset"] == off for o, off in zip(jl, offsets))
 
 
@@ -178,7 +178,7 @@ def test_show(name: str, stem: str, kind: str) -> None:
     want = expected(stem)
     for kind_ in ("fp", "bp"):
         node, fn = want[kind_], want[kind_ + "_function"]
-        fmt = ["--format", "function"] if fn else []
+        fmt = ["--input-kind", "function"] if fn else []
         r = run("show", *fmt, binary_path(name), node)
         assert r.exit_code == 0, r.stderr
         first, _, rest = r.stdout.partition("\n")
@@ -321,7 +321,7 @@ def test_bp_index_is_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     for _ in range(2):
         r = run("bp", "--json", path)
         assert json.loads(r.stdout)["offset"] == 63369
-        assert "MetaGraph 1 of 2 (tags: train)" in r.stderr
+        assert "MetaGraph 2 of 2 (tags: train)" in r.stderr
     assert built == [1]
     for entry in (tmp_path / "cache").iterdir():
         entry.write_bytes(entry.read_bytes()[:-3])  # damaged: its checksum fails

@@ -36,7 +36,7 @@ def test_nodes_lists_the_recipe_example_with_editor_lines():
 
 
 def test_nodes_jsonl():
-    r = run("nodes", "--jsonl", str(MLP))
+    r = run("nodes", "--json", str(MLP))
     objs = [json.loads(line) for line in r.stdout.splitlines()]
     mm = next(o for o in objs if o["name"] == "dense/MatMul")
     assert (mm["op"], mm["line"], mm["name_line"]) == ("MatMul", 944, 945)

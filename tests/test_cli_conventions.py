@@ -38,8 +38,13 @@ def test_help_offers_shell_completion():
 
 
 def test_show_completion_prints_a_script():
-    r = run("--show-completion", "bash", env={"SHELL": "/bin/bash"})
-    assert r.exit_code == 0, r.stderr
+    # In a fresh process: typer reads _TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION when the app is
+    # built (at import), and without it asks shellingham, which names the shell pytest was started
+    # from (sh: no completion for it) whatever --show-completion says.
+    env = dict(os.environ, SHELL="/bin/bash", _TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION="1")
+    r = subprocess.run([sys.executable, "-m", "pbtxt_scan", "--show-completion", "bash"], env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
     assert "complete" in r.stdout and "PBTXT_SCAN_COMPLETE" in r.stdout.upper()
 
 

@@ -15,7 +15,7 @@ from support.cli import CliRunner
 
 from pbtxt_scan import GraphFile, ge as _ge
 from pbtxt_scan import profiling_options
-from pbtxt_scan.cli._points import _format_env, _format_profiling
+from pbtxt_scan.cli._paste import paste, profiling_json
 from pbtxt_scan.ge import _attrs, _skim
 from pbtxt_scan.cli import app
 
@@ -159,9 +159,9 @@ def test_profiling_options_and_env_quoting():
     opts = profiling_options("user's_op/Relu", None, output="/tmp/prof dir")
     assert opts == {"output": "/tmp/prof dir", "training_trace": "on", "task_trace": "on",
                     "fp_point": "user's_op/Relu", "bp_point": "", "aic_metrics": "PipeUtilization"}
-    js = _format_profiling(opts)
+    js = profiling_json(opts)
     assert " " not in js.replace("/tmp/prof dir", "") and json.loads(js) == opts
-    env = _format_env(opts).split("\n")
+    env = paste("env", opts).split("\n")
     assert env[0] == "export PROFILING_MODE=true"
     words = shlex.split(env[1])  # what the shell would see
     assert words[0] == "export" and words[1].startswith("PROFILING_OPTIONS=")
@@ -238,8 +238,9 @@ def test_cli_resolve_text():
 def test_cli_resolve_json_and_dir():
     r = run("resolve", "resnet_model/Cast", "--ge", DUMP_DIR, "--json")
     assert r.exit_code == 0, r.output
-    out = json.loads(r.stdout)
-    assert out[0]["matches"][0]["ge_name"] == "trans_Cast_4" and out[0]["matches"][0]["kind"] == "original_op_names"
+    out = [json.loads(line) for line in r.stdout.splitlines()]  # one object per name, one a line
+    assert out[0]["matches"][0]["name"] == "trans_Cast_4" and out[0]["matches"][0]["match"] == "original_op_names"
+    assert out[0]["best"] == out[0]["matches"][0]
     assert Path(out[0]["file"]).name == "ge_proto_00000042_graph_1_Build.txt"
     assert "using " in r.stderr and "ge_proto_00000042_graph_1_Build.txt" in r.stderr
 
@@ -260,7 +261,8 @@ def test_cli_ge_auto():
          "(BNTrainingUpdateGrad, id 45, line 1345)"),
     ]
     r = run("ge-auto", TRAIN, "--explain")
-    assert "dropped    ge_global_step" in r.stdout
+    assert "dropped    ge_global_step" in r.stderr  # the trail on stderr: stdout keeps the answer alone
+    assert "dropped" not in r.stdout
 
 
 def test_cli_ge_auto_json():
@@ -268,11 +270,16 @@ def test_cli_ge_auto_json():
     r = run("ge-auto", GE / "ge_onnx_00000042_graph_1_Build.pbtxt", "--json")
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
-    assert {"fp", "fp_reason", "bp", "bp_reason", "file"} <= set(out) and "explain" not in out
-    assert out["fp"] == exp["ge_auto"]["fp"] and out["bp"] == exp["ge_auto"]["bp"]
+    assert set(out) == {"fp", "bp", "file", "pick"}  # no top-level fp_reason: each point carries its reason
+    for kind in ("fp", "bp"):
+        want = exp["ge_auto"][kind]
+        assert {k: out[kind][k] for k in ("name", "op", "id", "line")} == {
+            "name": want["name"], "op": want["type"], "id": want["id"], "line": want["line"]}
+        assert out[kind]["kind"] == kind and out[kind]["reason"]
     r = run("ge-auto", DUMP_DIR, "--json", "--explain")
     out = json.loads(r.stdout)
-    assert out["bp"]["id"] == 45 and out["explain"] and Path(out["pick"]["file"]).name == TRAIN.name
+    assert out["bp"]["id"] == 45 and Path(out["pick"]["file"]).name == TRAIN.name
+    assert "explain" not in out and "dropped" in r.stderr
 
 
 def test_cli_ge_auto_nothing_found_exits_1():

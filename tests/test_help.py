@@ -95,7 +95,7 @@ def test_help_has_no_rich_markup_or_escapes():
 def test_value_options_say_what_they_take():
     stats, points, resolve = (dict(sections(help_text(c))["Options"]) for c in ("stats", "points", "resolve"))
     assert "-n, --top INTEGER" in stats and "--format FORMAT" in stats
-    assert {"--ge PATH", "--config FILE", "--rule RULE", "--skip-op OP", "--output DIR"} <= set(points)
+    assert {"--ge PATH", "--config FILE", "--rule RULE", "--skip-op OP", "--profiling-output DIR"} <= set(points)
     assert "--ge PATH" in resolve
     assert "[default: 15]" in stats["-n, --top INTEGER"]
 

@@ -86,7 +86,7 @@ def test_nodes_prints_blocks_before_the_error(tmp_path: Path) -> None:
 def test_every_command_reports_bad_input_the_same_way(tmp_path: Path) -> None:
     path = write(tmp_path, "bad.pbtxt", b"}\n" + NODE)  # before any node: `show` stops at its node
     want = path + ":1:1: unexpected '}': no message is open here (one '}' too many?)"
-    for args in (["check", path], ["nodes", path], ["nodes", "--jsonl", path], ["stats", path], ["show", path, "a"],
+    for args in (["check", path], ["nodes", path], ["nodes", "--json", path], ["stats", path], ["show", path, "a"],
                  ["show", "--json", path, "a"], ["fp", path], ["bp", path], ["points", path]):
         r = run(*args)
         assert_one_line_error(r, want)
@@ -173,11 +173,11 @@ def test_empty_and_comment_only_files(tmp_path: Path, data: bytes) -> None:
 
 def test_crlf_and_bom_give_the_same_nodes_and_lines(tmp_path: Path) -> None:
     lf = MLP.read_bytes()
-    want = run("nodes", "--jsonl", str(MLP)).stdout.splitlines()
+    want = run("nodes", "--json", str(MLP)).stdout.splitlines()
     for name, data in (("crlf", lf.replace(b"\n", b"\r\n")), ("bom", b"\xef\xbb\xbf" + lf),
                        ("both", b"\xef\xbb\xbf" + lf.replace(b"\n", b"\r\n"))):
         path = write(tmp_path, name + ".pbtxt", data)
-        r = run("nodes", "--jsonl", path)
+        r = run("nodes", "--json", path)
         assert r.exit_code == 0, r.stderr
         got = [json.loads(x) for x in r.stdout.splitlines()]
         exp = [json.loads(x) for x in want]
@@ -319,7 +319,7 @@ def test_never_writes_to_input(tmp_path: Path) -> None:
     try:
         commands = [
             ["check", g, str(ro / "g.pbtxt.gz"), str(ro / "bad.pbtxt")],
-            ["nodes", g], ["nodes", "--jsonl", str(ro / "g.pbtxt.gz")], ["nodes", ge],
+            ["nodes", g], ["nodes", "--json", str(ro / "g.pbtxt.gz")], ["nodes", ge],
             ["show", g, "dense/MatMul"], ["show", "--json", g, "dense/MatMul"],
             ["stats", g], ["stats", "--json", ge],
             ["fp", g], ["bp", g], ["points", g],

@@ -166,7 +166,7 @@ def test_points_on_a_truncated_file_keeps_the_fp(tmp_path: Path) -> None:
     assert run("fp", str(cut)).stdout == "dense/MatMul\n"
 
 
-@pytest.mark.parametrize("args", [["nodes"], ["nodes", "--jsonl"], ["fp", "--json"], ["show"], ["show", "--json"]])
+@pytest.mark.parametrize("args", [["nodes"], ["nodes", "--json"], ["fp", "--json"], ["show"], ["show", "--json"]])
 def test_names_that_are_not_utf8_print_as_escapes(tmp_path: Path, args: "list[str]") -> None:
     """Octal escapes may spell bytes that are not UTF-8 (kept as surrogates when read): printing
     such a name raised UnicodeEncodeError (found by the guard's mutations on Python 3.9)."""

@@ -28,7 +28,7 @@ from support.marks import slow_if_big
 GRAPHS = sorted((DATA / "graphs").glob("*.pbtxt"))
 GE = sorted(p for p in (DATA / "ge").rglob("*") if p.suffix in (".txt", ".pbtxt"))
 FIXTURES = GRAPHS + GE
-COMMANDS = (["stats"], ["stats", "--json", "--top", "0"], ["check"], ["nodes"], ["nodes", "--jsonl"])
+COMMANDS = (["stats"], ["stats", "--json", "--top", "0"], ["check"], ["nodes"], ["nodes", "--json"])
 
 runner = CliRunner()
 _STATS, _ROWS = _parallel.stats, _parallel.rows

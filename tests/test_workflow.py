@@ -19,7 +19,7 @@ def run(*args: str):
 
 
 def test_profiling_json_uses_the_names_ge_knows():
-    r = run("points", str(GRAPH), "--ge", str(GE_DIR), "--format", "profiling", "--output", "/data/prof")
+    r = run("points", str(GRAPH), "--ge", str(GE_DIR), "--format", "profiling", "--profiling-output", "/data/prof")
     assert r.exit_code == 0, r.stderr
     opts = json.loads(r.stdout)
     assert opts == {
@@ -47,8 +47,8 @@ def test_env_lines_are_shell_ready():
 def test_points_json_carries_both_sides():
     obj = json.loads(run("points", "--json", str(GRAPH), "--ge", str(GE_DIR)).stdout)
     assert obj["fp"]["name"] == "dense/MatMul" and obj["fp"]["line"] == 944
-    assert obj["ge"]["fp"]["ge_name"] == "dense/MatMuldense/BiasAdd"
-    assert obj["ge"]["bp"]["kind"] == "suffix"
+    assert obj["ge"]["fp"]["best"]["name"] == "dense/MatMuldense/BiasAdd"
+    assert obj["ge"]["bp"]["best"]["match"] == "suffix"
 
 
 def test_without_ge_the_tf_names_are_used():

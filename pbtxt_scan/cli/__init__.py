@@ -1,12 +1,16 @@
 """The ``pbtxt-scan`` command line: a thin layer over the Python API.
 
-- ``_app``: the Typer app, exit codes, output and error helpers, shared options, the progress bar,
-  ``main``. It imports no command module.
+- ``_app``: the Typer app, exit codes, output and error helpers (``--json`` errors, ``--quiet``
+  notes), the option vocabulary every command declares from, the progress bar, ``main``. It
+  imports no command module.
+- ``_json``: the JSON objects in the one shape docs/json.md writes down.
+- ``_paste``: ``points --format``'s ready-to-paste profiling options and TF adapter snippets.
 - ``_help``: ``--help`` in click's plain form on every typer release (the command classes).
-- ``_points``: fp, bp, points: the profiling points, their rules and options, JSON answers.
+- ``_points``: fp and bp: the profiling points, their rules and options, JSON answers.
+- ``_pair``: points: both answers, with --ge the names GE uses (a point GE will not find is left
+  ``""``), and the options to paste.
 - ``_graph``: check, nodes, show, stats: whole-file commands on graphs and GE dumps.
 - ``_ge``: resolve, ge-auto: the commands on GE Build dumps.
-- ``_ge_points``: points with --ge: the names GE uses, and a point GE will not find (left ``""``).
 - ``_checks``: what the user typed: choice values, op types and filters that have no effect, node
   names that match nothing (with close names), and stdin when no FILE is given.
 - ``_suggest``: did you mean: the few closest names, kept in bounded memory while names stream past.
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 # Importing the command modules registers their commands on `app`, in this order (--help lists them so).
 from . import _points  # noqa: F401  # isort: skip
+from . import _pair  # noqa: F401  # isort: skip
 from . import _graph  # noqa: F401  # isort: skip
 from . import _ge  # noqa: F401  # isort: skip
 from ._app import EXIT_BAD_INPUT, EXIT_NOT_FOUND, app, main

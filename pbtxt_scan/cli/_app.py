@@ -9,9 +9,10 @@ module imports none of them (``pbtxt_scan.cli`` imports them all).
 """
 from __future__ import annotations
 
+import json
 import os
 import sys
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Dict, Optional, Tuple
 
 import typer
 
@@ -25,6 +26,11 @@ EXIT_BAD_INPUT = 2
 EPILOG = (
     "Exit codes: 0 found/valid, 1 looked and found nothing, 2 usage error or unreadable/invalid input, "
     "130 interrupted."
+)
+
+ENVIRONMENT = (
+    "Environment: PBTXT_SCAN_NO_PROGRESS=1 turns off the progress bar (drawn on stderr, when it is a "
+    "terminal, for files over 64 MB)."
 )
 
 app = typer.Typer(
@@ -42,7 +48,7 @@ app = typer.Typer(
         "  pbtxt-scan check graph.pbtxt ge_proto_00000042_graph_1_Build.txt\n\n"
         "  pbtxt-scan points graph.pbtxt --ge ge_dump_dir/ --format env"
     ),
-    epilog=EPILOG,
+    epilog=EPILOG + "\n\n" + ENVIRONMENT,
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
     pretty_exceptions_enable=False,
@@ -51,9 +57,11 @@ app = typer.Typer(
 )
 
 
-def command(name: Optional[str] = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """``@command()``: register a command on ``app``, with the plain help and the exit-code epilog."""
-    return app.command(name, cls=PlainCommand, epilog=EPILOG)
+def command(name: Optional[str] = None, *, short: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``@command(short=...)``: register a command on ``app``, with the plain help and the exit-code
+    epilog. ``short``: the whole sentence the top-level command list shows (click would cut the
+    docstring's first sentence to the terminal's width, mid-word)."""
+    return app.command(name, cls=Command, epilog=EPILOG, short_help=short)
 
 
 def _version(value: bool) -> None:
@@ -71,18 +79,103 @@ def _main(
     """pbtxt-scan: fp/bp profiling points from graph.pbtxt and GE dumps."""
 
 
+# --- the modes every command shares: --json, --quiet ---------------------------------------------
+
+
+def _click(part: str) -> Any:
+    """click's ``globals`` or ``exceptions`` module: typer 0.2x carries its own copy of click
+    (``typer._click``), older typer releases use click itself."""
+    import importlib
+
+    import typer.core
+
+    return importlib.import_module(("typer._click." if hasattr(typer.core, "_click") else "click.") + part)
+
+
+def _param(name: str) -> Any:
+    """The current command's option ``name`` (None outside a command, or if it has none)."""
+    ctx = _click("globals").get_current_context(silent=True)
+    return None if ctx is None else ctx.params.get(name)
+
+
+def json_mode() -> bool:
+    """The command runs with ``--json`` (or ``--format json``): errors also come as JSON on stdout."""
+    return bool(_param("as_json") or _param("jsonl")) or _param("out_format") == "json"
+
+
+def quiet() -> bool:
+    return bool(_param("quiet"))
+
+
+class Command(PlainCommand):
+    """A command whose usage errors (a missing argument, a bad option value) also come as one
+    JSON line on stdout under ``--json``, as bad input does (:func:`fail`)."""
+
+    def make_context(self, info_name: Any, args: Any, parent: Any = None, **extra: Any) -> Any:
+        wants_json = "--json" in args or "--format=json" in args or _pair(args, "--format", "json")
+        try:
+            return super().make_context(info_name, list(args), parent=parent, **extra)
+        except _click("exceptions").UsageError as e:
+            if wants_json:
+                emit(error_object(e.format_message()))
+            raise
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except _click("exceptions").UsageError as e:
+            if json_mode():
+                emit(error_object(e.format_message()))
+            raise
+
+
+def _pair(args: Any, option: str, value: str) -> bool:
+    args = list(args)
+    return any(a == option and b == value for a, b in zip(args, args[1:]))
+
+
 # --- output and errors -----------------------------------------------------------------------
 
 
-def fail(err: PbtxtError) -> "typer.Exit":
-    """The one-line message on stderr; ``raise fail(e)`` exits 2."""
+def error_object(message: str, file: Optional[str] = None, line: Optional[int] = None,
+                 column: Optional[int] = None, offset: Optional[int] = None) -> Dict[str, Any]:
+    """An error as JSON (docs/json.md, ``error``)."""
+    return {"error": message, "file": file, "line": line, "column": column, "offset": offset}
+
+
+def say_error(err: PbtxtError) -> None:
+    """The one-line message on stderr, and under ``--json`` the same error as one JSON line on stdout."""
     typer.echo(str(err), err=True)
+    if json_mode():
+        emit(error_object(err.msg, err.path, err.line, err.column, err.offset))
+
+
+def fail(err: PbtxtError) -> "typer.Exit":
+    """:func:`say_error`; ``raise fail(e)`` exits 2."""
+    say_error(err)
     return typer.Exit(EXIT_BAD_INPUT)
 
 
 def usage_error(message: str, option: str) -> "typer.BadParameter":
     """``raise usage_error(...)``: click's usage message naming the option, exit 2."""
     return typer.BadParameter(message, param_hint=option)
+
+
+def note(text: str) -> None:
+    """A note on stderr (which file was read, a renamed point, an ambiguous answer): none under --quiet."""
+    if not quiet():
+        typer.echo(text, err=True)
+
+
+def renamed(old: str, new: str) -> None:
+    """An old spelling still accepted: one stderr line naming the new one (even under --quiet:
+    scripts must learn of it before it goes)."""
+    typer.echo("%s is the old spelling of %s, which it will stop meaning in a later release" % (old, new), err=True)
+
+
+def emit(obj: Any) -> None:
+    """One JSON object on one line of stdout."""
+    out(json.dumps(obj, ensure_ascii=False))
 
 
 def out(line: str) -> None:
@@ -111,9 +204,9 @@ def _quiet_stdout() -> None:
     os.dup2(devnull, sys.stdout.fileno())
 
 
-# --- options shared by several commands -------------------------------------------------------
+# --- the option vocabulary (docs/json.md; every command declares its options from these) -----------
 
-FORMATS = "auto, graphdef, function, ge_proto, ge_onnx"
+INPUT_KINDS = ("auto", "graphdef", "function", "ge_proto", "ge_onnx")
 
 FileArg = typer.Argument(
     ...,
@@ -122,7 +215,33 @@ FileArg = typer.Argument(
     metavar="FILE",
     show_default=False,
 )
-FormatOpt = typer.Option("auto", "--format", metavar="FORMAT", help="What the file is: %s." % FORMATS)
+JsonOpt = typer.Option(False, "--json", help="JSON: one object per line (docs/json.md).")
+QuietOpt = typer.Option(False, "--quiet", "-q", help="No notes on stderr (errors still get their one line).")
+InputKindOpt = typer.Option(
+    "auto", "--input-kind", metavar="KIND", help="What the input is: %s (auto: told by its content)." % ", ".join(INPUT_KINDS)
+)
+
+
+def format_option(*choices: str) -> Any:
+    """``--format``: which output, among ``choices`` (json: the same as --json)."""
+    return typer.Option(choices[0], "--format", metavar="FORMAT", help="Output: %s." % ", ".join(choices + ("json",)))
+
+
+def output_format(out_format: str, as_json: bool, choices: Tuple[str, ...]) -> str:
+    """The output a command was asked for: one of ``choices`` or ``json``."""
+    if out_format not in choices + ("json",):
+        raise usage_error("%s: choose from %s" % (out_format, ", ".join(choices + ("json",))), "--format")
+    if as_json and out_format not in (choices[0], "json"):
+        raise usage_error("--json and --format %s: give one of them" % out_format, "--format")
+    return "json" if as_json else out_format
+
+
+def old_format(out_format: str, input_kind: str) -> Tuple[str, str]:
+    """nodes/show/stats: ``--format KIND`` was the input kind there; take it as --input-kind, saying so."""
+    if out_format in INPUT_KINDS:
+        renamed("--format %s" % out_format, "--input-kind %s" % out_format)
+        return "text", out_format
+    return out_format, input_kind
 
 
 JobsOpt = typer.Option(
@@ -145,15 +264,15 @@ def jobs_of(jobs: Optional[int]) -> Optional[int]:
     return jobs
 
 
-def dialect(fmt: str) -> Optional[str]:
-    """The --format option as the API's dialect (None: detect it)."""
+def dialect(kind: str) -> Optional[str]:
+    """The --input-kind option as the API's dialect (None: detect it)."""
     from .. import DIALECTS
 
-    if fmt == "auto":
+    if kind == "auto":
         return None
-    if fmt not in DIALECTS:
-        raise usage_error("unknown format %r: choose from %s" % (fmt, FORMATS), "--format")
-    return fmt
+    if kind not in DIALECTS:
+        raise usage_error("unknown input kind %r: choose from %s" % (kind, ", ".join(INPUT_KINDS)), "--input-kind")
+    return kind
 
 
 # --- the input ---------------------------------------------------------------------------------
@@ -174,7 +293,7 @@ def open_graph(path: str, spool: bool = True) -> Any:
 def say_notes(g: Any) -> None:
     """The notes of an input opened by :func:`open_graph`, on stderr."""
     for text in getattr(g, "notes", ()):
-        typer.echo(text, err=True)
+        note(text)
     g.notes = []
 
 

@@ -7,7 +7,7 @@ from typing import Any, Dict, List, Optional
 import typer
 
 from .. import PbtxtError
-from ._app import EXIT_NOT_FOUND, command, fail, jobs_of, out
+from ._app import EXIT_NOT_FOUND, QuietOpt, command, emit, fail, format_option, jobs_of, note, out, output_format
 from ._suggest import Closest
 
 _GE_HELP = (
@@ -32,16 +32,18 @@ def _open(ge: str, names: Optional[List[str]] = None, jobs: Optional[int] = 1) -
 
     b, pick = open_ge(ge, names, jobs)
     if pick is not None:  # a directory: say which file was used, and why (stderr: not a result)
-        typer.echo("using %s: %s" % (pick["file"], pick["reason"]), err=True)
+        note("using %s: %s" % (pick["file"], pick["reason"]))
     return b, pick
 
 
-@command()
+@command(short="Find the GE ops a TensorFlow name became.")
 def resolve(
     names: List[str] = typer.Argument(..., help="TensorFlow node names (as in graph.pbtxt).", metavar="NAME", show_default=False),
     ge: str = typer.Option(..., "--ge", help=_GE_HELP, metavar="PATH", show_default=False),
-    as_json: bool = typer.Option(False, "--json", help="Print a JSON list: one object per name with its ranked matches."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object per name, one a line, with its ranked matches (docs/json.md)."),
+    out_format: str = format_option("text"),
     jobs: Optional[int] = _JobsOpt,
+    quiet: bool = QuietOpt,
 ) -> None:
     """Find the GE op(s) each TensorFlow name became in a GE Build dump, most trusted first.
 
@@ -60,8 +62,9 @@ def resolve(
 
       pbtxt-scan resolve dense/MatMul gradients/dense/MatMul_grad/MatMul_1 --ge ./ge_dump --json
     """
-    from ..ge import resolve as _resolve
+    from ..ge import best_match, resolve as _resolve
 
+    as_json = output_format(out_format, as_json, ("text",)) == "json"
     n_jobs = jobs_of(jobs)
     try:
         b, pick = _open(ge, names, n_jobs)
@@ -70,9 +73,10 @@ def resolve(
         raise fail(e)
     missing = [r["tf_name"] for r in results if not r["matches"]]
     if as_json:
+        from ._json import ge_resolution
+
         for r in results:
-            r["pick"] = pick
-        out(json.dumps(results, ensure_ascii=False, indent=2))
+            emit(ge_resolution(r, best_match(r), pick))
     else:
         width = max((len(m["kind"]) for r in results for m in r["matches"]), default=0)
         for r in results:
@@ -100,14 +104,16 @@ def _op_text(op: Optional[Dict[str, Any]]) -> str:
     return "%s  (%s, id %d, line %d)" % (op["name"], op["type"], op["id"], op["line"])
 
 
-@command("ge-auto")
+@command("ge-auto", short="Predict the fp and bp GE picks by itself.")
 def ge_auto(
     ge: str = typer.Argument(..., help=_GE_HELP, metavar="PATH", show_default=False),
     as_json: bool = typer.Option(
-        False, "--json", help='Print one JSON object: {"fp", "fp_reason", "bp", "bp_reason", "file", ...}.'
+        False, "--json", help='One JSON object: {"fp": {kind, name, op, id, line, reason, anchor}, "bp": {...}, "file", "pick"}.'
     ),
-    explain: bool = typer.Option(False, "--explain", help="Also show every op examined, with why it was kept or dropped."),
+    out_format: str = format_option("text"),
+    explain: bool = typer.Option(False, "--explain", help="Also show on stderr every op examined, with why it was kept or dropped."),
     jobs: Optional[int] = _JobsOpt,
+    quiet: bool = QuietOpt,
 ) -> None:
     """Predict the fp/bp GE picks by itself ("fp_point":"" / "bp_point":"") from a Build dump.
 
@@ -133,22 +139,21 @@ def ge_auto(
     except PbtxtError as e:
         raise fail(e)
     if as_json:
-        if not explain:
-            res.pop("explain")
-        res["pick"] = pick
-        out(json.dumps(res, ensure_ascii=False, indent=2))
+        from ._json import ge_pick, ge_point
+
+        emit({"fp": ge_point("fp", res, "fp_source"), "bp": ge_point("bp", res, "bp_target"), "file": res["file"],
+              "pick": ge_pick(pick)})
     else:
         out("fp  %s" % _op_text(res["fp"]))
         out("bp  %s" % _op_text(res["bp"]))
-        if explain or res["fp"] is None or res["bp"] is None:
-            out("")
-            out("fp: %s" % res["fp_reason"])
-            out("bp: %s" % res["bp_reason"])
-        if explain:
-            out("")
-            for t in res["explain"]:
-                where = "" if t["id"] is None else "  (id %d, stream %d, line %d)" % (t["id"], t["stream"], t["line"])
-                out("%s  %-9s  %s%s: %s" % (t["step"], t["verdict"], t["name"], where, t["why"]))
+    if explain or (not as_json and (res["fp"] is None or res["bp"] is None)):
+        # Why: on stderr, so FP=$(pbtxt-scan ge-auto ...) keeps the answer alone.
+        typer.echo("fp: %s" % res["fp_reason"], err=True)
+        typer.echo("bp: %s" % res["bp_reason"], err=True)
+    if explain:
+        for t in res["explain"]:
+            where = "" if t["id"] is None else "  (id %d, stream %d, line %d)" % (t["id"], t["stream"], t["line"])
+            typer.echo("%s  %-9s  %s%s: %s" % (t["step"], t["verdict"], t["name"], where, t["why"]), err=True)
     if res["fp"] is None or res["bp"] is None:
         typer.echo("%s: GE would find no %s here (it only logs a warning and traces nothing)"
                    % (b.path, " and no ".join(k for k in ("fp", "bp") if res[k] is None)), err=True)

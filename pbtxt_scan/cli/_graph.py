@@ -11,15 +11,20 @@ import typer
 from .. import PbtxtError
 if TYPE_CHECKING:
     from .. import GraphFile
-from ._app import EXIT_BAD_INPUT, EXIT_NOT_FOUND, FileArg, FormatOpt, JobsOpt, bar, command, dialect, fail, jobs_of, open_graph, out, plural, say_notes, usage_error
+from ._app import (
+    EXIT_BAD_INPUT, EXIT_NOT_FOUND, FileArg, InputKindOpt, JobsOpt, JsonOpt, QuietOpt, bar, command, dialect, emit, fail,
+    format_option, jobs_of, note, old_format, open_graph, out, output_format, plural, renamed, say_error, say_notes, usage_error,
+)
 from ._checks import node_hint
 from ._suggest import tensor_node
 
 
-@command()
+@command(short="Validate whole files against the grammar.")
 def check(
     files: List[str] = typer.Argument(..., help="Files to validate ('-' for stdin, .gz accepted).", metavar="FILE", show_default=False),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing on success."),
+    as_json: bool = JsonOpt,
+    out_format: str = format_option("text"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing on success, and no notes on stderr (errors still get their line)."),
     jobs: Optional[int] = JobsOpt,
 ) -> None:
     """Validate whole files against the protobuf text format grammar (binary graphs: the wire format).
@@ -32,6 +37,7 @@ def check(
     """
     from .. import check as _check
 
+    as_json = output_format(out_format, as_json, ("text",)) == "json"
     n_jobs = jobs_of(jobs)
     bad = False
     for path in files:
@@ -39,13 +45,17 @@ def check(
             with open_graph(path, spool=False) as g, bar(g) as on_progress:
                 st = _check(g, on_progress=on_progress, jobs=n_jobs)
         except PbtxtError as e:
-            typer.echo(str(e), err=True)
+            say_error(e)
             bad = True
             continue
         say_notes(g)
         if quiet:
             continue
-        if st.binary:
+        if as_json:
+            from ._json import check_object
+
+            emit(check_object(st))
+        elif st.binary:
             out("%s: ok (%s, %s, %s)" % (st.path, plural(st.bytes, "byte"), plural(st.nodes, "node"), st.kind))
         else:
             out("%s: ok (%s, %s)" % (st.path, plural(st.lines, "line"), plural(st.nodes, "node")))
@@ -53,16 +63,19 @@ def check(
         raise typer.Exit(EXIT_BAD_INPUT)
 
 
-@command()
+@command(short="List every node: line, name, op.")
 def nodes(
     file: str = FileArg,
-    jsonl: bool = typer.Option(False, "--jsonl", help="One JSON object per node: name, op, line, name_line, offset, inputs."),
-    fmt: str = FormatOpt,
+    as_json: bool = typer.Option(False, "--json", help="One JSON object per node: name, op, line, column, name_line, offset, end, inputs."),
+    jsonl: bool = typer.Option(False, "--jsonl", hidden=True),
+    out_format: str = format_option("text"),
+    input_kind: str = InputKindOpt,
     jobs: Optional[int] = JobsOpt,
     functions: bool = typer.Option(
         False, "--functions", help="Also list the nodes of library functions (tf.function bodies), after the graph's own, "
         "with a 4th column (JSON: function) naming the function ('-' / null for the graph's own nodes)."
     ),
+    quiet: bool = QuietOpt,
 ) -> None:
     """List every node: its line, name and op, in file order.
 
@@ -72,15 +85,19 @@ def nodes(
     On a binary graph (.pb, .meta, saved_model.pb) the first column is the node's byte offset
     (binary has no lines): offset<TAB>name<TAB>op.
 
-    Example: pbtxt-scan nodes --jsonl graph.pbtxt | grep MatMul
+    Example: pbtxt-scan nodes --json graph.pbtxt | grep MatMul
     """
     from .. import DIALECTS, NAME_AND_OP, iter_rows
 
+    if jsonl:
+        renamed("--jsonl", "--json")
+    out_format, input_kind = old_format(out_format, input_kind)
+    jsonl = output_format(out_format, as_json or jsonl, ("text",)) == "json"
     n_jobs = jobs_of(jobs)
     found = False
     try:
+        f = dialect(input_kind)
         with open_graph(file, spool=functions) as g, bar(g) as on_progress:  # (--functions: two passes)
-            f = dialect(fmt)
             d = g.dialect if f is None else DIALECTS[f]
             places = [d, DIALECTS["function"]] if functions and d.name == "graphdef" else [d]
             for place in places:
@@ -121,41 +138,50 @@ def _row_json_fn(b: Any) -> str:
     return json.dumps(d, ensure_ascii=False)
 
 
-@command()
+# show --format: text and json for now; dot (the node's neighbourhood as a graph) is to come here.
+SHOW_FORMATS = ("text",)
+
+
+@command(short="Print one node's own text, with its lines.")
 def show(
     file: str = FileArg,
     name: str = typer.Argument(..., help="The node's exact name (as in its name: field).", metavar="NAME", show_default=False),
     as_json: bool = typer.Option(False, "--json", help="Print the parsed block as JSON (every field a list, with lines)."),
-    fmt: str = FormatOpt,
+    out_format: str = format_option(*SHOW_FORMATS),
+    input_kind: str = InputKindOpt,
     function: Optional[str] = typer.Option(None, "--function", metavar="NAME", help="Look in this library function only (as fp/bp name it)."),
+    quiet: bool = QuietOpt,
 ) -> None:
     """Print a node's own text with its line numbers (or, with --json, the parsed block).
 
     A TensorFlow graph's own nodes are searched first, then the bodies of its library functions
-    (a TF2 step in a tf.function); stderr then says which function holds the node.
+    (a TF2 step in a tf.function); stderr then says which function holds the node. A tensor name
+    (dense/MatMul:0) shows the node that makes it; a name that matches nothing gets close names.
 
     A node of a binary graph is printed as text format (as tf.io.write_graph writes it), after a
     '# FILE offset N' comment; --json gives line null, its offset, and lines counted in that text.
 
     Example: pbtxt-scan show graph.pbtxt dense/MatMul
     """
+    out_format, input_kind = old_format(out_format, input_kind)
+    as_json = output_format(out_format, as_json, SHOW_FORMATS) == "json"
+    f = dialect(input_kind)
     try:
         with open_graph(file) as g:
-            _show(g, name, as_json, fmt, function)
+            _show(g, name, as_json, f, function)
     except PbtxtError as e:
         raise fail(e)
 
 
-def _show(g: "GraphFile", name: str, as_json: bool, fmt: str, function: Optional[str] = None) -> None:
+def _show(g: "GraphFile", name: str, as_json: bool, f: Optional[str], function: Optional[str]) -> None:
     from .. import DIALECTS, find_node
 
-    f = dialect(fmt)
     found = find_node(g, name, dialect=f, function=function)
     node = tensor_node(name)  # `dense/MatMul:0` names a tensor: show the node that makes it
     if found is None and node is not None:
         found = find_node(g, node, dialect=f, function=function)
         if found is not None:
-            typer.echo("%s: %r names output %s of node %s: showing that node" % (g.name, name, name.rsplit(":", 1)[1], node), err=True)
+            note("%s: %r names output %s of node %s: showing that node" % (g.name, name, name.rsplit(":", 1)[1], node))
     if found is None:
         d = g.dialect if f is None else DIALECTS[f]
         hint = node_hint(g, d.path, name)
@@ -169,10 +195,10 @@ def _show(g: "GraphFile", name: str, as_json: bool, fmt: str, function: Optional
         g.notes.append("%s: %s is in library function %s%s" % (g.name, hit.name, found.function, also))
     if as_json:
         msg = g.parse(hit)
-        obj = {"name": hit.name, "op": hit.op, "line": hit.line or None, "offset": hit.start, "function": found.function}
+        obj = {"name": hit.name, "op": hit.op, "line": hit.line or None, "offset": hit.start, "file": g.name, "function": found.function}
         try:
             obj["block"] = msg[0].value.to_data(lines=True)
-            text = json.dumps(obj, ensure_ascii=False, indent=2)
+            text = json.dumps(obj, ensure_ascii=False)
         except RecursionError:
             raise PbtxtError("nested too deeply to print as JSON (use show without --json)", hit.line, hit.column, g.name) from None
         say_notes(g)
@@ -190,13 +216,15 @@ def _show(g: "GraphFile", name: str, as_json: bool, fmt: str, function: Optional
         out("%*d  %s%s" % (width, hit.line + i, prefix, line))
 
 
-@command()
+@command(short="Print sizes, node count and the commonest op types.")
 def stats(
     file: str = FileArg,
-    top: int = typer.Option(15, "--top", "-n", metavar="INTEGER", help="How many op types to list (0 for all)."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
-    fmt: str = FormatOpt,
+    top: int = typer.Option(15, "--top", "-n", metavar="INTEGER", help="How many op types to list (0 for all; ties by name)."),
+    as_json: bool = JsonOpt,
+    out_format: str = format_option("text"),
+    input_kind: str = InputKindOpt,
     jobs: Optional[int] = JobsOpt,
+    quiet: bool = QuietOpt,
 ) -> None:
     """Bytes, lines, node count and the most common op types (validates the file on the way).
 
@@ -204,17 +232,23 @@ def stats(
     """
     from .. import stats as _stats
 
+    from ._json import stats_object
+
+    out_format, input_kind = old_format(out_format, input_kind)
+    as_json = output_format(out_format, as_json, ("text",)) == "json"
     if top < 0:
         raise usage_error("%d is negative: give 0 for every op type, or a positive count" % top, "--top")
     n_jobs = jobs_of(jobs)
+    f = dialect(input_kind)
     try:
         with open_graph(file, spool=False) as g, bar(g) as on_progress:
-            st = _stats(g, dialect(fmt), on_progress=on_progress, jobs=n_jobs)
+            st = _stats(g, f, on_progress=on_progress, jobs=n_jobs)
     except PbtxtError as e:
         raise fail(e)
     say_notes(g)
+    obj = stats_object(st, top or None)  # (the text lists the same ops, in the same order)
     if as_json:
-        out(json.dumps(st.to_json(top or None), ensure_ascii=False))
+        emit(obj)
         return
     out("file     %s" % st.path)
     out("format   %s" % (st.format if st.binary is None else "%s (%s)" % (st.format, st.kind)))
@@ -222,9 +256,7 @@ def stats(
     out("lines    %s" % ("-" if st.lines is None else st.lines))
     out("nodes    %d" % st.nodes)
     out("seconds  %.3f" % st.seconds)
-    ops = sorted(st.ops.items(), key=lambda kv: (-kv[1], kv[0]))
-    if top:
-        ops = ops[:top]
+    ops = list(obj["ops"].items())
     width = max((len(k) for k, _ in ops), default=0)
     for k, v in ops:
         out("  %-*s %d" % (width, k, v))

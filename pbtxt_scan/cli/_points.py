@@ -3,21 +3,22 @@
 from __future__ import annotations
 
 import json
-import shlex
 from pathlib import Path
-from typing import Any, Callable, Dict, List, NamedTuple, Optional
+from typing import Any, Dict, List, NamedTuple, Optional
 
 import typer
 
 from .. import PbtxtError
-from ._app import EXIT_NOT_FOUND, command, fail, open_graph, out, say_notes, usage_error
-from ._checks import check_choice, inputs_of, say_ignored_filters, say_unmatched_ops, with_source_hint
-from ._ge_points import AIC_METRICS as _AIC_METRICS, TASK_TRACE as _TASK_TRACE, on_ge as _on_ge
+from ._app import (
+    EXIT_NOT_FOUND, FileArg, InputKindOpt, JsonOpt, QuietOpt, command, dialect, emit, fail, format_option, note,
+    open_graph, out, output_format, quiet, say_notes, usage_error,
+)
+from ._checks import inputs_of, say_ignored_filters, say_unmatched_ops, with_source_hint
 
 FilesArg = typer.Argument(
     None,
-    help="Graphs (graph.pbtxt, .pb, .meta, saved_model.pb, a GE dump; '-' or none with a pipe: stdin; .gz "
-    "accepted). Several files: one answer each (text rows start with the file), exit code the worst.",
+    help="Graphs (graph.pbtxt, .pb, .meta, saved_model.pb, a folder holding one, a GE dump; '-' or none with a "
+    "pipe: stdin; .gz accepted). Several files: one answer each (text rows start with the file), exit code the worst.",
     metavar="FILE",
     show_default=False,
 )
@@ -45,7 +46,7 @@ SourceOpt = typer.Option(
     help="fp: the node (or nodes: repeat) that carries the batch, e.g. local/Placeholder or IteratorGetNext_1; "
     "fp is then the model's first op on its data. Use it when fp says it is ambiguous.",
 )
-QuietOpt = typer.Option(False, "--quiet", "-q", help="No notes on stderr (an ambiguous answer, a GE dump read with TensorFlow's rules).")
+ExplainOpt = typer.Option(False, "--explain", help="Show on stderr each node considered, its line, and why it was skipped.")
 
 CONFIG_KEYS = ("skip_ops", "keep_ops", "name_filters")
 
@@ -116,50 +117,71 @@ def _print_explain(ans: Any) -> None:
 def _say_doubt(file: str, ans: Any) -> None:
     """One stderr line for an answer that stands but is ambiguous (stdout keeps the name alone)."""
     if ans.point is not None and ans.confidence == "ambiguous":
-        typer.echo("%s: %s %s is ambiguous: %s" % (file, ans.kind, ans.point.name, ans.doubt), err=True)
+        note("%s: %s %s is ambiguous: %s" % (file, ans.kind, ans.point.name, ans.doubt))
 
 
 def _say_ge_rules(file: str, g: Any) -> None:
     """fp/bp on a GE dump apply TensorFlow's rules to GE's op names: say so, once."""
     if getattr(g.dialect, "name", "").startswith("ge"):
-        typer.echo(
+        note(
             "%s: a GE dump: fp and bp here apply TensorFlow's rules to GE's op names; "
-            "'pbtxt-scan ge-auto %s' gives GE's own choice" % (file, file),
-            err=True,
+            "'pbtxt-scan ge-auto %s' gives GE's own choice" % (file, file)
         )
 
 
-def _one_point(kind: str, file: str, opts: Any, *, as_json: bool, explain: bool, quiet: bool, prefix: bool) -> int:
+def _open(file: str, input_kind: str) -> Any:
+    """The input, read as ``--input-kind`` says (auto: as its content says)."""
+    kind = dialect(input_kind)
+    g = open_graph(file)
+    if kind is not None:
+        from .. import DIALECTS
+
+        g.dialect = DIALECTS[kind]
+    return g
+
+
+class _Asked(NamedTuple):
+    """How fp or bp answers each file it is given."""
+
+    opts: Any
+    as_json: bool
+    explain: bool
+    input_kind: str
+    prefix: bool  # several files: each text row starts with its file
+
+
+def _one_point(kind: str, file: str, asked: _Asked) -> int:
     """One file's fp or bp: its row (``FILE: NAME`` when ``prefix``) or JSON line; the exit code."""
     from .. import find_bp, find_fp
 
+    opts = asked.opts
     try:
-        with open_graph(file) as g:
+        with _open(file, asked.input_kind) as g:
             try:
                 ans = (find_fp if kind == "fp" else find_bp)(g, opts)
             except PbtxtError as e:
                 raise with_source_hint(g, e, opts.sources) from None
-            if not quiet:
+            if not quiet():
                 say_unmatched_ops(g, opts.skip_ops, opts.keep_ops)
     except PbtxtError as e:
         return failed(e)
     say_notes(g)
-    if explain:
+    if asked.explain:
         _print_explain(ans)
-    if not quiet:
-        _say_ge_rules(file, g)
+    _say_ge_rules(file, g)
+    if not quiet():
         say_ignored_filters(file, kind, ans.rule, _filters_given(opts))
-        if not as_json:
-            _say_doubt(file, ans)
+    if not asked.as_json:
+        _say_doubt(file, ans)
     if ans.point is None:
-        if as_json:
-            out(json.dumps(_answer_json(ans, g.name), ensure_ascii=False))
+        if asked.as_json:
+            emit(_answer_json(ans, g.name))
         typer.echo("%s: no %s: %s" % (file, kind, ans.reason), err=True)
         return EXIT_NOT_FOUND
-    if as_json:
-        out(json.dumps(_answer_json(ans, g.name), ensure_ascii=False))
+    if asked.as_json:
+        emit(_answer_json(ans, g.name))
     else:
-        out("%s: %s" % (file, ans.point.name) if prefix else ans.point.name)
+        out("%s: %s" % (file, ans.point.name) if asked.prefix else ans.point.name)
     return 0
 
 
@@ -180,34 +202,53 @@ def worst(codes: List[int]) -> int:
     return max(codes, default=0)
 
 
-def _point_command(kind: str, doc: str) -> Callable[..., None]:
-    """fp and bp: the same options, a different search."""
+def _each(kind: str, files: Optional[List[str]], opts: Any, *, as_json: bool, explain: bool, input_kind: str) -> None:
+    paths = inputs_of(files, kind)
+    asked = _Asked(opts, as_json, explain, input_kind, len(paths) > 1)
+    code = worst([_one_point(kind, f, asked) for f in paths])
+    if code:
+        raise typer.Exit(code)
 
-    def command(
-        *,
-        files: Optional[List[str]] = FilesArg,
-        as_json: bool = typer.Option(
-            False, "--json", help="One object per file: kind, name, op, line, name_line, offset, rule, file, function, reason, confidence, doubt, alternatives (the same keys when nothing is found, null where unknown)."
-        ),
-        explain: bool = typer.Option(
-            False, "--explain", help="Show on stderr each node considered, its line, and why it was skipped."
-        ),
-        rule: str = RuleOpt,
-        skip_op: List[str] = SkipOpt,
-        keep_op: List[str] = KeepOpt,
-        name_filter: Optional[List[str]] = FilterOpt,
-        config: Optional[Path] = ConfigOpt,
-        source: List[str] = SourceOpt,
-        quiet: bool = QuietOpt,
-    ) -> None:
-        opts = _options(rule, skip_op, keep_op, name_filter, config, source)
-        paths = inputs_of(files, kind)
-        codes = [_one_point(kind, f, opts, as_json=as_json, explain=explain, quiet=quiet, prefix=len(paths) > 1) for f in paths]
-        if worst(codes):
-            raise typer.Exit(worst(codes))
 
-    command.__doc__ = doc
-    return command
+_POINT_FORMAT = format_option("text")
+
+
+def _fp_command(
+    *,
+    files: Optional[List[str]] = FilesArg,
+    as_json: bool = JsonOpt,
+    out_format: str = _POINT_FORMAT,
+    explain: bool = ExplainOpt,
+    rule: str = RuleOpt,
+    skip_op: List[str] = SkipOpt,
+    keep_op: List[str] = KeepOpt,
+    name_filter: Optional[List[str]] = FilterOpt,
+    config: Optional[Path] = ConfigOpt,
+    source: List[str] = SourceOpt,
+    input_kind: str = InputKindOpt,
+    quiet: bool = QuietOpt,
+) -> None:
+    as_json = output_format(out_format, as_json, ("text",)) == "json"
+    opts = _options(rule, skip_op, keep_op, name_filter, config, source)
+    _each("fp", files, opts, as_json=as_json, explain=explain, input_kind=input_kind)
+
+
+def _bp_command(
+    *,
+    files: Optional[List[str]] = FilesArg,
+    as_json: bool = JsonOpt,
+    out_format: str = _POINT_FORMAT,
+    explain: bool = ExplainOpt,
+    rule: str = RuleOpt,
+    skip_op: List[str] = SkipOpt,
+    keep_op: List[str] = KeepOpt,
+    config: Optional[Path] = ConfigOpt,
+    input_kind: str = InputKindOpt,
+    quiet: bool = QuietOpt,
+) -> None:
+    as_json = output_format(out_format, as_json, ("text",)) == "json"
+    opts = _options(rule, skip_op, keep_op, None, config)
+    _each("bp", files, opts, as_json=as_json, explain=explain, input_kind=input_kind)
 
 
 _FP_DOC = """Print fp_point: the first compute operator of forward propagation.
@@ -241,148 +282,7 @@ _BP_DOC = """Print bp_point: the last operator of backward propagation.
     Example: pbtxt-scan bp --json graph.pbtxt
     """
 
-command("fp")(_point_command("fp", _FP_DOC))
-command("bp")(_point_command("bp", _BP_DOC))
-
-
-class _PointsRun(NamedTuple):
-    """What ``points`` does with each file (its options, once checked)."""
-
-    opts: Any
-    as_json: bool
-    explain: bool
-    quiet: bool
-    ge: Optional[str]
-    out_format: str
-    output: str
-    task_trace: str
-    aic_metrics: str
-
-
-@command()
-def points(
-    *,
-    files: Optional[List[str]] = FilesArg,
-    as_json: bool = typer.Option(False, "--json", help="One object per file with fp and bp."),
-    explain: bool = typer.Option(False, "--explain", help="Show both trails on stderr."),
-    ge: Optional[str] = typer.Option(None, "--ge", metavar="PATH", help="A GE ge_proto_*_Build.txt dump or a dump folder: map both names to GE's names (a name GE will not find: exit 1, and the profiling options leave it \"\")."),
-    out_format: str = typer.Option("text", "--format", metavar="FORMAT", help="text, profiling (the JSON for PROFILING_OPTIONS / profiling_options) or env (export lines); profiling and env take one file."),
-    output: str = typer.Option("/tmp/profiling", "--output", metavar="DIR", help="profiling: the 'output' folder."),
-    task_trace: str = typer.Option("on", "--task-trace", metavar="TEXT", help="profiling: 'task_trace': %s." % ", ".join(_TASK_TRACE)),
-    aic_metrics: str = typer.Option("PipeUtilization", "--aic-metrics", metavar="TEXT", help="profiling: 'aic_metrics': %s." % ", ".join(_AIC_METRICS)),
-    rule: str = RuleOpt,
-    skip_op: List[str] = SkipOpt,
-    keep_op: List[str] = KeepOpt,
-    name_filter: Optional[List[str]] = FilterOpt,
-    config: Optional[Path] = ConfigOpt,
-    source: List[str] = SourceOpt,
-    quiet: bool = QuietOpt,
-) -> None:
-    """Print both fp_point and bp_point (and, with --ge, the names GE uses).
-
-    With --ge, a point no GE op matches is one GE will not find: the command exits 1, says so on
-    stderr, and --format profiling/env leave that point "" (GE then picks its own).
-
-    Examples:
-
-      pbtxt-scan points graph.pbtxt
-
-      pbtxt-scan points graph.pbtxt --ge ge_dump_dir/ --format env
-
-      pbtxt-scan points rank0/graph.pbtxt rank1/graph.pbtxt --json
-    """
-    if out_format not in ("text", "profiling", "env"):
-        raise usage_error("choose from text, profiling, env", "--format")
-    check_choice(task_trace, _TASK_TRACE, "--task-trace")
-    check_choice(aic_metrics, _AIC_METRICS, "--aic-metrics")
-    run = _PointsRun(_options(rule, skip_op, keep_op, name_filter, config, source), as_json, explain, quiet, ge,
-                     out_format, output, task_trace, aic_metrics)
-    paths = inputs_of(files, "points")
-    if len(paths) > 1 and out_format != "text":
-        raise usage_error("one file for --format %s (it prints one PROFILING_OPTIONS); got %d" % (out_format, len(paths)), "--format")
-    codes = [_points_of(f, run, prefix=len(paths) > 1) for f in paths]
-    if worst(codes):
-        raise typer.Exit(worst(codes))
-
-
-def _points_of(file: str, run: _PointsRun, *, prefix: bool) -> int:
-    """One file's points: its rows (each ``FILE: `` first when ``prefix``) or JSON line; the exit code."""
-    from .. import Answer, find_bp, find_fp
-
-    opts = run.opts
-    bp_error: Optional[PbtxtError] = None
-    try:
-        with open_graph(file) as g:  # one input for both searches (stdin and pipes are spooled)
-            try:
-                fa = find_fp(g, opts)
-            except PbtxtError as e:
-                raise with_source_hint(g, e, opts.sources) from None
-            try:
-                ba = find_bp(g, opts)
-            except PbtxtError as e:
-                if fa.point is None:
-                    raise
-                # A file cut short (training still writing it): the fp found before the cut is
-                # still right, so print it, then the error.
-                bp_error, ba = e, Answer("bp", None, fa.rule, str(e), [])
-            if not run.quiet and bp_error is None:
-                say_unmatched_ops(g, opts.skip_ops, opts.keep_ops)
-    except PbtxtError as e:
-        return failed(e)
-    ge = run.ge
-    if bp_error is not None:
-        ge = None  # (and no notes, no trails: a failure is one line on stderr)
-    else:
-        say_notes(g)
-    if run.explain and bp_error is None:  # (a failed command says one line: the error)
-        _print_explain(fa)
-        _print_explain(ba)
-    if not run.quiet and bp_error is None:
-        _say_ge_rules(file, g)
-        say_ignored_filters(file, "fp", fa.rule, _filters_given(opts))
-        if not run.as_json:
-            _say_doubt(file, fa)
-    fp_name = fa.point.name if fa.point else None
-    bp_name = ba.point.name if ba.point else None
-    mapped: Any = None
-    unusable = False
-    if ge is not None:
-        try:
-            mapped, fp_name, bp_name, unusable = _on_ge(fp_name, bp_name, ge)
-        except PbtxtError as e:
-            return failed(e)
-    lead = "%s: " % file if prefix else ""
-    if run.out_format != "text":
-        from .. import profiling_options
-
-        popts = profiling_options(fp_name or "", bp_name or "", output=run.output, task_trace=run.task_trace, aic_metrics=run.aic_metrics)
-        out(_format_profiling(popts) if run.out_format == "profiling" else _format_env(popts))
-    elif run.as_json:
-        obj = {"fp": _answer_json(fa, g.name), "bp": _answer_json(ba, g.name)}
-        if mapped is not None:
-            obj["ge"] = mapped
-        out(json.dumps(obj, ensure_ascii=False))
-    else:
-        for kind, ans, name in (("fp", fa, fp_name), ("bp", ba, bp_name)):
-            if ans.point is None:
-                out("%s%s_point  -  (%s)" % (lead, kind, ans.reason))
-            else:
-                where = ans.point.where
-                if ans.point.function:
-                    where += " in function %s" % ans.point.function
-                out("%s%s_point  %s  (%s, %s, rule %s)" % (lead, kind, name or '""', ans.point.op, where, ans.rule))
-    if bp_error is not None:
-        return failed(bp_error)
-    if fa.point is None or ba.point is None or unusable:
-        return EXIT_NOT_FOUND
-    return 0
-
-
-def _format_profiling(opts: Dict[str, Any]) -> str:
-    """Compact JSON to paste into ``PROFILING_OPTIONS`` / ``profiling_options``."""
-    return json.dumps(opts, ensure_ascii=False, separators=(",", ":"))
-
-
-def _format_env(opts: Dict[str, Any]) -> str:
-    """Shell lines enabling profiling with ``opts``; the JSON is quoted safely for sh/bash."""
-    return "export PROFILING_MODE=true\nexport PROFILING_OPTIONS=%s" % shlex.quote(_format_profiling(opts))
+_fp_command.__doc__ = _FP_DOC
+_bp_command.__doc__ = _BP_DOC
+command("fp", short="Print fp_point, the first forward compute op.")(_fp_command)
+command("bp", short="Print bp_point, the last backward op.")(_bp_command)

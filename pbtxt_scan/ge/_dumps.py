@@ -197,7 +197,8 @@ def map_points(fp_name: Optional[str], bp_name: Optional[str], ge: Union[GeBuild
 
     Returns ``{"file", "pick", "fp", "bp", "ge_auto": {"fp", "bp"}}``; ``fp``/``bp`` are ``None``
     when no name was given, else ``{"tf_name", "ge_name", "kind", "line", "task", "accepted_as_is",
-    "matches"}`` with ``ge_name``/``kind``/``line`` ``None`` when nothing matched.
+    "accepted_via", "matches"}`` (``matches``: :func:`resolve`'s, most trusted first) with
+    ``ge_name``/``kind``/``line`` ``None`` when nothing matched.
     """
     names = [n for n in (fp_name, bp_name) if n]
     b, pick = open_ge(ge, names)
@@ -211,7 +212,7 @@ def map_points(fp_name: Optional[str], bp_name: Optional[str], ge: Union[GeBuild
         m = best_match(r)
         return {"tf_name": tf, "ge_name": m["ge_name"] if m else None, "kind": m["kind"] if m else None,
                 "line": m["line"] if m else None, "task": m["task"] if m else None,
-                "accepted_as_is": r["accepted_as_is"], "matches": len(r["matches"])}
+                "accepted_as_is": r["accepted_as_is"], "accepted_via": r["accepted_via"], "matches": r["matches"]}
 
     return {"file": b.path, "pick": pick, "fp": one(fp_name), "bp": one(bp_name),
             "ge_auto": {"fp": auto["fp"], "bp": auto["bp"]}}

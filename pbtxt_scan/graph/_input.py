@@ -279,6 +279,11 @@ class GraphFile:
     def dialect(self) -> Dialect:
         return self.lane.dialect  # type: ignore[no-any-return]
 
+    @dialect.setter
+    def dialect(self, d: Dialect) -> None:
+        """Read the file as ``d`` rather than as its content was taken (the CLI's --input-kind)."""
+        self.lane._dialect = d
+
     def blocks(
         self,
         block_path: Sequence[str],

@@ -32,7 +32,10 @@ class Stats(NamedTuple):
 
     def to_json(self, top: Optional[int] = None) -> Dict[str, Any]:
         d = self._asdict()
-        d["ops"] = dict(collections.Counter(self.ops).most_common(top))
+        # Most common first, ties by name (as the CLI lists them): Counter.most_common breaks ties
+        # by first appearance, which differs between a file and its parts read in parallel.
+        ops = sorted(self.ops.items(), key=lambda kv: (-kv[1], kv[0]))
+        d["ops"] = dict(ops if top is None else ops[:top])
         return d
 
 

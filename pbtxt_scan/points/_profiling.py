@@ -13,7 +13,7 @@ AIC_METRICS = (
     "ArithmeticUtilization", "PipeUtilization", "Memory", "MemoryL0", "ResourceConflictRatio", "MemoryUB",
     "L2Cache", "MemoryAccess", "PipelineExecuteUtilization",
 )
-TASK_TRACE = ("on", "off", "l0", "l1")
+TASK_TRACE = ("on", "off")  # (the PROFILING_OPTIONS pages document these; another value reads as off)
 TRAINING_TRACE = ("on", "off")
 
 

@@ -139,7 +139,8 @@ class WireLane(Lane):
         tags = ", ".join(info.get("tags") or ()) or "none"
         on_note(
             "%s: SavedModel: reading MetaGraph %d%s (tags: %s): %s"
-            % (self.store.name, info["meta_graph"], " of %d" % n if n else "", tags, info.get("why") or "")
+            # (counted from 1 for people: "MetaGraph 1 of 1", not "0 of 1")
+            % (self.store.name, info["meta_graph"] + 1, " of %d" % n if n else "", tags, info.get("why") or "")
         )
 
     def _paths(self, block_path: Sequence[str]) -> None:

@@ -79,7 +79,7 @@ COMMANDS: List[List[str]] = [
     ["bp", "--json", "--explain", "{f}"],
     ["points", "--json", "--explain", "{f}"],
     ["points", "--format", "env", "{f}"],
-    ["nodes", "--jsonl", "{f}"],
+    ["nodes", "--json", "{f}"],
     ["show", "{f}", "a"],
     ["show", "--json", "{f}", "n"],
     ["stats", "--json", "{f}"],
