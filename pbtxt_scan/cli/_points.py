@@ -10,7 +10,7 @@ import typer
 
 from .. import PbtxtError
 from ._app import (
-    EXIT_NOT_FOUND, FileArg, InputKindOpt, JsonOpt, QuietOpt, command, dialect, emit, fail, format_option, note,
+    EXIT_NOT_FOUND, InputKindOpt, JsonOpt, QuietOpt, command, dialect, emit, fail, format_option, note,
     open_graph, out, output_format, quiet, say_notes, usage_error,
 )
 from ._checks import inputs_of, say_ignored_filters, say_unmatched_ops, with_source_hint
