@@ -164,15 +164,17 @@ class _Job:
     """One command over one file: what every worker needs (made before the fork, so nothing of it
     is pickled per task), and the scans the parent makes itself."""
 
-    __slots__ = ("g", "path", "heads", "row", "on_progress", "wire")
+    __slots__ = ("g", "path", "heads", "row", "on_progress", "wire", "tsv")
 
-    def __init__(self, g: GraphFile, path: Tuple[str, ...], heads: FrozenSet[str], row: Optional[Row], on_progress: Progress) -> None:
+    def __init__(self, g: GraphFile, path: Tuple[str, ...], heads: FrozenSet[str], row: Optional[Row], on_progress: Progress, *,
+                 tsv: bool = False) -> None:
         self.g = g
         self.path = tuple(path)
         self.heads = heads
         self.row = row  # None: count nodes and ops; else format each block as a row
         self.on_progress = on_progress  # (the parent's only: a worker never calls it)
         self.wire = not g.lane.text  # a binary GraphDef: chunks are folded by wire._wire_whole
+        self.tsv = tsv  # ``row`` is ``_paths.row_tsv``, which the wire fold formats itself
 
     # In the workers.
 
@@ -238,10 +240,8 @@ class _Job:
         """A binary GraphDef's top-level fields from the split point ``start`` to ``end`` (None:
         the end of the file) folded (``wire._wire_whole``): the whole chunk as one result, or
         (``end`` None, the parent's) a result per run of nodes. Lines: none (binary)."""
-        from ._paths import row_tsv
-
         row = self.row
-        fold = Fold(row=row, tsv=row is None or row is row_tsv, validate=row is None)
+        fold = Fold(row=row, tsv=row is None or self.tsv, validate=row is None)
         f = self.g.reader(0, end)
         f.seek(start)
         at = start
@@ -366,14 +366,15 @@ def stats(
 
 def rows(
     g: GraphFile, path: Tuple[str, ...], heads: FrozenSet[str], row: Row, jobs: int, on_progress: Progress = None, *,
-    split_bytes: Optional[int] = None, profile: Optional[Dict[str, float]] = None,
+    split_bytes: Optional[int] = None, profile: Optional[Dict[str, float]] = None, tsv: bool = False,
 ) -> Optional[Iterator[str]]:
     """The rows ``row(block)`` of every block at ``path`` in file order, as texts of many rows
-    joined by newlines; None: take the single-process path. (Keywords: as for :func:`stats`.)"""
+    joined by newlines; None: take the single-process path. (``tsv``: ``row`` is
+    ``_paths.row_tsv``; the other keywords: as for :func:`stats`.)"""
     bounds = plan(g, jobs, split_bytes=split_bytes, path=path)
     if bounds is None:
         return None
-    return _texts(chunks(_Job(g, path, heads, row, on_progress), bounds, jobs, profile=profile))
+    return _texts(chunks(_Job(g, path, heads, row, on_progress, tsv=tsv), bounds, jobs, profile=profile))
 
 
 def _texts(results: Iterator[Chunk]) -> Iterator[str]:

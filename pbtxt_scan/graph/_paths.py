@@ -69,7 +69,7 @@ def iter_rows(
     n_jobs = usable_cores() if jobs is None else jobs
     with opened(path, spool=False) as g:
         d = g.dialect if dialect is None or dialect == "auto" else named(dialect)
-        texts = _parallel.rows(g, d.path, heads, row, n_jobs, on_progress) if n_jobs != 1 else None
+        texts = _parallel.rows(g, d.path, heads, row, n_jobs, on_progress, tsv=row is row_tsv) if n_jobs != 1 else None
         if texts is None and row is row_tsv and not g.lane.text:
             texts = _wire_rows(g, d.path, heads, on_progress)
         if texts is not None:

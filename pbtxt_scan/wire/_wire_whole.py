@@ -25,6 +25,7 @@ point then fails (its last node runs past its end), and the parent reads on alon
 """
 from __future__ import annotations
 
+import re
 from typing import Any, BinaryIO, Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
 from .._model import Block
@@ -33,6 +34,9 @@ from ._wire_read import DEFAULT_CHUNK, _Reader
 from ._wire_walk import _INLINE_MAX, Site, _block, _graph, _kind_of, _sites, _want, _which
 
 _RUN = 4  # nodes a split point must start
+# A node's name (a short one) and then its op, an identifier: what a library's FunctionDef (its
+# OpDef first, whose name and ArgDefs read as a NodeDef's name and op) does not look like.
+_OP = re.compile(rb"[A-Za-z_][A-Za-z0-9_>./-]*")
 _SMALL = 1 << 16  # nodes up to this size are checked whole when a split point is verified
 _LOOK = 1 << 16  # bytes read at a time when looking for a split point
 
@@ -214,11 +218,21 @@ def _starts_nodes(read_at: Callable[[int, int], bytes], p: int, size: int) -> bo
         if n < 2 or p + k + n > size:
             return False
         body = read_at(p + k, min(n, _SMALL))
-        if body[:1] != b"\x0a" or (n <= _SMALL and not message_ok(body, 0, n, "NodeDef", 0)):
+        if not _named(body) or (n <= _SMALL and not message_ok(body, 0, n, "NodeDef", 0)):
             return False
         nodes += 1
         p += k + n
     return True
+
+
+def _named(body: bytes) -> bool:
+    """Whether a NodeDef's bytes start with a name (under 128 bytes) and then an op name."""
+    if body[:1] != b"\x0a" or len(body) < 2 or body[1] >= 0x80:
+        return False
+    e = 2 + body[1]
+    if body[e : e + 1] != b"\x12" or len(body) < e + 2:
+        return False
+    return _OP.fullmatch(body, e + 2, e + 2 + body[e + 1]) is not None and body[e + 1] < 0x80
 
 
 def _length(buf: bytes, i: int) -> Tuple[int, int]:
