@@ -45,6 +45,17 @@ graph block with its label, and chunks are chained by their end states). ``--job
 (stdin, pipes, gzip), platforms without ``fork`` and files under two chunks take the
 single-process path itself.
 
+Binary GraphDefs (``wire._wire_whole``): a split point is the tag of a top-level ``node`` field
+(``0x0a``, then its length) that starts a run of nodes read through their length prefixes. The
+same argument, in the wire format: a protobuf message is parsed left to right, field by field, so
+if chunks ``0..i-1`` each parse as whole top-level fields ending exactly at their ends, the
+file's own parse is at a field boundary at chunk ``i``'s start, and the single-process walk from
+there (``_graph`` to the end of the file) is the file's walk from there: the same nodes, the same
+first error at the same offset. A point that only looks like a node start (bytes inside a tensor's
+content) makes the chunk before it fail (a field runs past its end), and the parent goes on alone.
+Only a GraphDef splits (its top level is the nodes'); MetaGraphDefs, SavedModels, function nodes
+and streams take the single-process path. Rows have no line numbers to count first.
+
 The input is opened once: the parent's :class:`GraphFile` plans the chunks (``parallel._plan``);
 the workers are forked from it (``parallel._pool``, serving a :class:`_Job`) and read their byte
 ranges with ``os.pread`` on the inherited file descriptor (``pread`` does not move the shared file
