@@ -106,8 +106,7 @@ def test_jobs_n_equals_jobs_1(path: Path, cmd: List[str], monkeypatch: pytest.Mo
     assert bounds is not None and len(bounds) > 2  # it really splits
     want = _run(cmd + [str(path)], 1, 500, monkeypatch)
     assert want[2] == 0
-    for jobs in (2, 3):
-        assert _run(cmd + [str(path)], jobs, 500, monkeypatch) == want, (cmd, jobs)
+    assert _run(cmd + [str(path)], 3, 500, monkeypatch) == want, cmd  # (2 jobs: test_errors_inside_attrs_jobs_2)
 
 
 def test_split_points_are_node_starts() -> None:
