@@ -84,6 +84,7 @@ from ..parallel import _plan
 from ..parallel._pool import Pool, PoolError, can_fork
 from ..source._source import DEFAULT_CHUNK
 from ..text._backward import OPENER
+from ..wire._lane import WireLane
 from ..wire._wire_read import GRAPHDEF, NODE_PATH
 from ..wire._wire_whole import Fold, fold_wire, split_finder
 
@@ -115,10 +116,12 @@ def plan(g: GraphFile, jobs: int, *, split_bytes: Optional[int] = None, path: Tu
     A binary graph splits only as a GraphDef, at its nodes (``path``: ``node``; see the docstring)."""
     if jobs <= 1 or not g.regular or not g.size or not can_fork():
         return None
-    if not g.lane.text:
+    if isinstance(g.lane, WireLane):
         if g.binary != GRAPHDEF or tuple(path) != NODE_PATH:
             return None
         return _plan.plan(g.size, jobs, split_finder(g.read_at, g.size), window=_WINDOW, split_bytes=split_bytes)
+    if not g.lane.text:  # (a graph inside a text container: its blocks sit below the top level)
+        return None
 
     def finder(t: int, limit: int) -> Optional[int]:
         return _plan.search(g.read_at, t, limit, _opener, over=_LINE)
@@ -184,7 +187,7 @@ class _Job:
         self.heads = heads
         self.row = row  # None: count nodes and ops; else format each block as a row
         self.on_progress = on_progress  # (the parent's only: a worker never calls it)
-        self.wire = not g.lane.text  # a binary GraphDef: chunks are folded by wire._wire_whole
+        self.wire = isinstance(g.lane, WireLane)  # a binary GraphDef: chunks are folded by wire._wire_whole
         self.tsv = tsv  # ``row`` is ``_paths.row_tsv``, which the wire fold formats itself
 
     # In the workers.

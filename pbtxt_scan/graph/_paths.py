@@ -6,6 +6,7 @@ from typing import Callable, FrozenSet, Iterator, List, NamedTuple, Optional, Se
 from ._dialect import DIALECTS, NAME_AND_OP, TF_HEADS, Dialect, named
 from .._errors import PbtxtError
 from ._input import GraphFile, Source, opened
+from ..wire._lane import WireLane
 from .._model import FUNCTION_NODES, Block, Message
 from ..source._source import DEFAULT_CHUNK, display_name
 
@@ -70,7 +71,7 @@ def iter_rows(
     with opened(path, spool=False) as g:
         d = g.dialect if dialect is None or dialect == "auto" else named(dialect)
         texts = _parallel.rows(g, d.path, heads, row, n_jobs, on_progress, tsv=row is row_tsv) if n_jobs != 1 else None
-        if texts is None and row is row_tsv and not g.lane.text:
+        if texts is None and row is row_tsv and isinstance(g.lane, WireLane):
             texts = _wire_rows(g, d.path, heads, on_progress)
         if texts is not None:
             yield from texts
@@ -140,9 +141,11 @@ def _wire_rows(g: GraphFile, path: Sequence[str], heads: FrozenSet[str], on_prog
     """:func:`row_tsv` rows of a binary graph, a text per run of nodes (``wire._wire_whole``)."""
     from ..wire._wire_whole import Fold
 
+    lane = g.lane
+    assert isinstance(lane, WireLane)
     fold = Fold(row=row_tsv)
     try:
-        for _ in g.lane.fold(path, fold, heads, on_progress=on_progress):  # type: ignore[attr-defined]
+        for _ in lane.fold(path, fold, heads, on_progress=on_progress):
             if fold.rows:
                 yield fold.take()
     except PbtxtError:
