@@ -5,6 +5,7 @@ Public API (everything else is private and may change):
 - :func:`iter_nodes` / :func:`iter_blocks`: blocks with byte offsets, lines and head fields
 - :func:`parse_block` / :func:`parse_text`: the Lark grammar's parse into plain data
 - :func:`iter_rows`: a text row per operator block, formatted on several cores where the file allows
+  (:func:`row_tsv`: the listing's usual row, made straight from a binary node's bytes)
 - :func:`check`, :func:`stats`: whole-file validation and statistics
 - :func:`points`, :func:`find_fp`, :func:`find_bp` with :class:`Options`: the profiler's fp_point and
   bp_point, each as an :class:`Answer` (a :class:`Point`, or why none; :func:`explain` gives its
@@ -36,6 +37,7 @@ from ._api import (
     iter_blocks,
     iter_nodes,
     iter_rows,
+    row_tsv,
     parse_block,
     read_block_bytes,
     stats,
@@ -113,6 +115,7 @@ __all__ = [
     "iter_blocks",
     "iter_nodes",
     "iter_rows",
+    "row_tsv",
     "parse_block",
     "parse_text",
     "points",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .graph._dialect import DIALECTS, NAME_AND_OP, Dialect, dialect_of_head
 from .graph._input import GraphFile, opened
-from .graph._paths import Found, detect_dialect, find_node, iter_blocks, iter_nodes, iter_rows, parse_block, read_block_bytes
+from .graph._paths import Found, detect_dialect, find_node, iter_blocks, iter_nodes, iter_rows, parse_block, read_block_bytes, row_tsv
 from .graph._stats import Stats, check, stats
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "iter_blocks",
     "iter_nodes",
     "iter_rows",
+    "row_tsv",
     "opened",
     "parse_block",
     "read_block_bytes",

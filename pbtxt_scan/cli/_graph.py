@@ -87,7 +87,7 @@ def nodes(
 
     Example: pbtxt-scan nodes --json graph.pbtxt | grep MatMul
     """
-    from .. import DIALECTS, NAME_AND_OP, iter_rows
+    from .. import DIALECTS, NAME_AND_OP, iter_rows, row_tsv
 
     if jsonl:
         renamed("--jsonl", "--json")
@@ -102,7 +102,7 @@ def nodes(
             places = [d, DIALECTS["function"]] if functions and d.name == "graphdef" else [d]
             for place in places:
                 heads = place.heads if jsonl else NAME_AND_OP
-                row = (_row_json if jsonl else _row_tsv) if not functions else (_row_json_fn if jsonl else _row_tsv_fn)
+                row = (_row_json if jsonl else row_tsv) if not functions else (_row_json_fn if jsonl else _row_tsv_fn)
                 texts = iter_rows(g, row, dialect=place, heads=heads, jobs=n_jobs, on_progress=on_progress)
                 with contextlib.closing(texts):  # (closed early, e.g. by `| head`: workers stop at once)
                     for text in texts:  # (the rows of many nodes at a time, in file order)
@@ -116,10 +116,6 @@ def nodes(
         raise typer.Exit(EXIT_NOT_FOUND)
 
 
-def _row_tsv(b: Any) -> str:
-    return "%d\t%s\t%s" % (b.line or b.start, b.name, b.op)  # binary: the offset
-
-
 def _row_json(b: Any) -> str:
     return json.dumps(b.to_json(), ensure_ascii=False)
 
@@ -129,7 +125,9 @@ def _function_of(b: Any) -> Optional[str]:
 
 
 def _row_tsv_fn(b: Any) -> str:
-    return "%s\t%s" % (_row_tsv(b), _function_of(b) or "-")
+    from .. import row_tsv
+
+    return "%s\t%s" % (row_tsv(b), _function_of(b) or "-")
 
 
 def _row_json_fn(b: Any) -> str:

@@ -45,6 +45,17 @@ graph block with its label, and chunks are chained by their end states). ``--job
 (stdin, pipes, gzip), platforms without ``fork`` and files under two chunks take the
 single-process path itself.
 
+Binary GraphDefs (``wire._wire_whole``): a split point is the tag of a top-level ``node`` field
+(``0x0a``, then its length) that starts a run of nodes read through their length prefixes. The
+same argument, in the wire format: a protobuf message is parsed left to right, field by field, so
+if chunks ``0..i-1`` each parse as whole top-level fields ending exactly at their ends, the
+file's own parse is at a field boundary at chunk ``i``'s start, and the single-process walk from
+there (``_graph`` to the end of the file) is the file's walk from there: the same nodes, the same
+first error at the same offset. A point that only looks like a node start (bytes inside a tensor's
+content) makes the chunk before it fail (a field runs past its end), and the parent goes on alone.
+Only a GraphDef splits (its top level is the nodes'); MetaGraphDefs, SavedModels, function nodes
+and streams take the single-process path. Rows have no line numbers to count first.
+
 The input is opened once: the parent's :class:`GraphFile` plans the chunks (``parallel._plan``);
 the workers are forked from it (``parallel._pool``, serving a :class:`_Job`) and read their byte
 ranges with ``os.pread`` on the inherited file descriptor (``pread`` does not move the shared file
@@ -73,11 +84,14 @@ from ..parallel import _plan
 from ..parallel._pool import Pool, PoolError, can_fork
 from ..source._source import DEFAULT_CHUNK
 from ..text._backward import OPENER
+from ..wire._lane import WireLane
+from ..wire._wire_read import GRAPHDEF, NODE_PATH
+from ..wire._wire_whole import Fold, fold_wire, split_finder
 
 _WINDOW = 1 << 20  # bytes searched after each target offset for a split point
 _LINE = 512  # room for the opener line itself past the window
 
-Fold = Callable[[Block], str]
+Row = Callable[[Block], str]
 Progress = Optional[Callable[[int], None]]
 
 
@@ -96,10 +110,17 @@ class Chunk(NamedTuple):
 # --- the plan (parent, before forking) --------------------------------------------------------
 
 
-def plan(g: GraphFile, jobs: int, *, split_bytes: Optional[int] = None) -> Optional[List[int]]:
+def plan(g: GraphFile, jobs: int, *, split_bytes: Optional[int] = None, path: Tuple[str, ...] = NODE_PATH) -> Optional[List[int]]:
     """Chunk boundaries ``[0, b1, ..., size]``, or None for the single-process path.
-    ``split_bytes``: chunks of about this size (the tests' small files), not the planner's."""
-    if jobs <= 1 or not g.regular or not g.size or not g.lane.text or not can_fork():  # (binary: no text to split)
+    ``split_bytes``: chunks of about this size (the tests' small files), not the planner's.
+    A binary graph splits only as a GraphDef, at its nodes (``path``: ``node``; see the docstring)."""
+    if jobs <= 1 or not g.regular or not g.size or not can_fork():
+        return None
+    if isinstance(g.lane, WireLane):
+        if g.binary != GRAPHDEF or tuple(path) != NODE_PATH:
+            return None
+        return _plan.plan(g.size, jobs, split_finder(g.read_at, g.size), window=_WINDOW, split_bytes=split_bytes)
+    if not g.lane.text:  # (a graph inside a text container: its blocks sit below the top level)
         return None
 
     def finder(t: int, limit: int) -> Optional[int]:
@@ -157,14 +178,17 @@ class _Job:
     """One command over one file: what every worker needs (made before the fork, so nothing of it
     is pickled per task), and the scans the parent makes itself."""
 
-    __slots__ = ("g", "path", "heads", "row", "on_progress")
+    __slots__ = ("g", "path", "heads", "row", "on_progress", "wire", "tsv")
 
-    def __init__(self, g: GraphFile, path: Tuple[str, ...], heads: FrozenSet[str], row: Optional[Fold], on_progress: Progress) -> None:
+    def __init__(self, g: GraphFile, path: Tuple[str, ...], heads: FrozenSet[str], row: Optional[Row], on_progress: Progress, *,
+                 tsv: bool = False) -> None:
         self.g = g
         self.path = tuple(path)
         self.heads = heads
         self.row = row  # None: count nodes and ops; else format each block as a row
         self.on_progress = on_progress  # (the parent's only: a worker never calls it)
+        self.wire = isinstance(g.lane, WireLane)  # a binary GraphDef: chunks are folded by wire._wire_whole
+        self.tsv = tsv  # ``row`` is ``_paths.row_tsv``, which the wire fold formats itself
 
     # In the workers.
 
@@ -183,6 +207,11 @@ class _Job:
         from ..text._canonical import scan_canonical
 
         start, end, line = task
+        if self.wire:
+            try:
+                return list(self.wire_fold(start, end))[0]
+            except PbtxtError:
+                return None
         end_state: Dict[str, int] = {}
         f = _PRead(self.g.fileno(), start, end)
         blocks = scan_canonical(f, self.path, self.heads, chunk_size=DEFAULT_CHUNK, display=self.g.name, end_state=end_state, start_offset=start, start_line=line)
@@ -221,6 +250,21 @@ class _Job:
             raise
         yield Chunk(start, end, n, dict(ops), "\n".join(rows), end_state["lines"] - line + 1, end_state["bytes"])
 
+    def wire_fold(self, start: int, end: Optional[int]) -> Iterator[Chunk]:
+        """A binary GraphDef's top-level fields from the split point ``start`` to ``end`` (None:
+        the end of the file) folded (``wire._wire_whole``): the whole chunk as one result, or
+        (``end`` None, the parent's) a result per run of nodes. Lines: none (binary)."""
+        row = self.row
+        fold = Fold(row=row, tsv=row is None or self.tsv, validate=row is None)
+        f = self.g.reader(0, end)
+        f.seek(start)
+        at = start
+        for _ in fold_wire(f, self.path, fold, self.heads, chunk=True, end=end):
+            if end is None and fold.rows:
+                yield Chunk(at, fold.last, fold.nodes, {}, fold.take(), 0, 0)
+                at, fold.nodes = fold.last, 0
+        yield Chunk(at, end if end is not None else -1, fold.nodes, fold.histogram(), fold.take(), 0, end if end is not None else self.g.size)
+
     # In the parent.
 
     def sequential(self, start: int, line: int) -> Iterator[Chunk]:
@@ -229,6 +273,15 @@ class _Job:
         from ..text._canonical import scan_canonical
 
         g = self.g
+        if self.wire:
+            try:
+                for c in self.wire_fold(start, None):
+                    yield c
+                    if self.on_progress is not None and c.end > 0:
+                        self.on_progress(c.end)
+            except PbtxtError as e:
+                raise (g.changed() or e.with_path(g.name)) from None
+            return
         end_state: Dict[str, int] = {}
         blocks = scan_canonical(g.reader(start), self.path, self.heads, chunk_size=DEFAULT_CHUNK, display=g.name, end_state=end_state, start_offset=start, start_line=line)
         try:
@@ -269,7 +322,7 @@ def chunks(job: _Job, bounds: List[int], jobs: int, *, profile: Optional[Dict[st
     try:
         with Pool(min(jobs, len(ranges)), [job.count, job.scan]) as pool:
             prof["fork"] = time.perf_counter() - t0
-            if job.row is not None:
+            if job.row is not None and not job.wire:
                 t0 = time.perf_counter()
                 lines = [1]
                 for n in pool.map(job.count, ranges, ahead=len(ranges)):
@@ -295,7 +348,7 @@ def chunks(job: _Job, bounds: List[int], jobs: int, *, profile: Optional[Dict[st
         # (the same error, or the rest of the file when the split was wrong).
         start = ranges[done][0]
         prof["sequential_from"] = start
-        yield from job.sequential(start, lines[done] if lines else job.line_at(start))
+        yield from job.sequential(start, lines[done] if lines else 0 if job.wire else job.line_at(start))
     err = job.g.changed()
     if err is not None:
         raise err
@@ -307,10 +360,10 @@ def chunks(job: _Job, bounds: List[int], jobs: int, *, profile: Optional[Dict[st
 def stats(
     g: GraphFile, path: Tuple[str, ...], heads: FrozenSet[str], jobs: int, on_progress: Progress = None, *,
     split_bytes: Optional[int] = None, profile: Optional[Dict[str, float]] = None,
-) -> Optional[Tuple[int, Dict[str, int], int, int]]:
+) -> Optional[Tuple[int, Dict[str, int], int, Optional[int]]]:
     """(nodes, op histogram, bytes, lines) on ``jobs`` processes; None: take the single-process
     path. (``split_bytes``: see :func:`plan`; ``profile``: see :func:`chunks`.)"""
-    bounds = plan(g, jobs, split_bytes=split_bytes)
+    bounds = plan(g, jobs, split_bytes=split_bytes, path=path)
     if bounds is None:
         return None
     n = 0
@@ -322,19 +375,20 @@ def stats(
             ops[k] += v
         lines += c.lines
         size = max(size, c.bytes)
-    return n, dict(ops), size, lines
+    return n, dict(ops), size, None if g.binary else lines
 
 
 def rows(
-    g: GraphFile, path: Tuple[str, ...], heads: FrozenSet[str], row: Fold, jobs: int, on_progress: Progress = None, *,
-    split_bytes: Optional[int] = None, profile: Optional[Dict[str, float]] = None,
+    g: GraphFile, path: Tuple[str, ...], heads: FrozenSet[str], row: Row, jobs: int, on_progress: Progress = None, *,
+    split_bytes: Optional[int] = None, profile: Optional[Dict[str, float]] = None, tsv: bool = False,
 ) -> Optional[Iterator[str]]:
     """The rows ``row(block)`` of every block at ``path`` in file order, as texts of many rows
-    joined by newlines; None: take the single-process path. (Keywords: as for :func:`stats`.)"""
-    bounds = plan(g, jobs, split_bytes=split_bytes)
+    joined by newlines; None: take the single-process path. (``tsv``: ``row`` is
+    ``_paths.row_tsv``; the other keywords: as for :func:`stats`.)"""
+    bounds = plan(g, jobs, split_bytes=split_bytes, path=path)
     if bounds is None:
         return None
-    return _texts(chunks(_Job(g, path, heads, row, on_progress), bounds, jobs, profile=profile))
+    return _texts(chunks(_Job(g, path, heads, row, on_progress, tsv=tsv), bounds, jobs, profile=profile))
 
 
 def _texts(results: Iterator[Chunk]) -> Iterator[str]:

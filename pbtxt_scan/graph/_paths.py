@@ -6,6 +6,7 @@ from typing import Callable, FrozenSet, Iterator, List, NamedTuple, Optional, Se
 from ._dialect import DIALECTS, NAME_AND_OP, TF_HEADS, Dialect, named
 from .._errors import PbtxtError
 from ._input import GraphFile, Source, opened
+from ..wire._lane import WireLane
 from .._model import FUNCTION_NODES, Block, Message
 from ..source._source import DEFAULT_CHUNK, display_name
 
@@ -42,6 +43,13 @@ def iter_nodes(
         yield from g.blocks(d.path, d.heads if heads is None else heads, chunk_size, on_progress)
 
 
+def row_tsv(b: Block) -> str:
+    """The usual row of a listing: the block's line (binary: its byte offset), name and op,
+    tab-separated. :func:`iter_rows` knows it: on a binary graph it formats these rows straight
+    from the node's bytes."""
+    return "%d\t%s\t%s" % (b.line or b.start, b.name, b.op)
+
+
 def iter_rows(
     path: Source,
     row: Callable[[Block], str],
@@ -62,7 +70,9 @@ def iter_rows(
     n_jobs = usable_cores() if jobs is None else jobs
     with opened(path, spool=False) as g:
         d = g.dialect if dialect is None or dialect == "auto" else named(dialect)
-        texts = _parallel.rows(g, d.path, heads, row, n_jobs, on_progress) if n_jobs != 1 else None
+        texts = _parallel.rows(g, d.path, heads, row, n_jobs, on_progress, tsv=row is row_tsv) if n_jobs != 1 else None
+        if texts is None and row is row_tsv and isinstance(g.lane, WireLane):
+            texts = _wire_rows(g, d.path, heads, on_progress)
         if texts is not None:
             yield from texts
             return
@@ -127,6 +137,25 @@ def find_node(
     return None
 
 
+def _wire_rows(g: GraphFile, path: Sequence[str], heads: FrozenSet[str], on_progress: Optional[Callable[[int], None]]) -> Iterator[str]:
+    """:func:`row_tsv` rows of a binary graph, a text per run of nodes (``wire._wire_whole``)."""
+    from ..wire._wire_whole import Fold
+
+    lane = g.lane
+    assert isinstance(lane, WireLane)
+    fold = Fold(row=row_tsv)
+    try:
+        for _ in lane.fold(path, fold, heads, on_progress=on_progress):
+            if fold.rows:
+                yield fold.take()
+    except PbtxtError:
+        if fold.rows:  # the rows before the error first
+            yield fold.take()
+        raise
+    if fold.rows:
+        yield fold.take()
+
+
 def detect_dialect(path: Source) -> Dialect:
     """Tell a TF GraphDef from a GE ge_proto or ge_onnx dump by its first fields."""
     with opened(path, spool=False) as g:
@@ -152,4 +181,4 @@ def parse_block(path: Source, block: Block, max_bytes: Optional[int] = None) -> 
         return g.parse(block, max_bytes)
 
 
-__all__ = ["NAME_AND_OP", "Found", "find_node", "iter_blocks", "iter_nodes", "iter_rows", "detect_dialect", "read_block_bytes", "parse_block"]
+__all__ = ["NAME_AND_OP", "Found", "find_node", "iter_blocks", "iter_nodes", "iter_rows", "row_tsv", "detect_dialect", "read_block_bytes", "parse_block"]

@@ -10,6 +10,8 @@ from ._input import Source, opened
 from ..parallel._cores import usable_cores
 from ..source._source import DEFAULT_CHUNK
 from ..wire._binary import describe
+from ..wire._lane import WireLane
+from ..wire._wire_whole import Fold
 
 
 class Stats(NamedTuple):
@@ -67,10 +69,17 @@ def stats(
             got = _parallel.stats(g, d.path, NAME_AND_OP, jobs, on_progress)
             if got is not None:
                 n, ops, nbytes, lines = got
-                return Stats(g.name, d.name, nbytes, lines, n, ops, time.perf_counter() - t0)
+                return Stats(g.name, d.name, nbytes, lines, n, ops, time.perf_counter() - t0, g.binary)
+        end_state: Dict[str, int] = {}
+        if isinstance(g.lane, WireLane):
+            # A binary graph: node count, op histogram and validation from one fold over the
+            # length prefixes (``wire._wire_whole``), no block made for most nodes.
+            fold = Fold(validate=True)
+            for _ in g.lane.fold(d.path, fold, NAME_AND_OP, on_progress=on_progress, end_state=end_state):
+                pass
+            return Stats(g.name, d.name, end_state["bytes"], None, fold.nodes, fold.histogram(), time.perf_counter() - t0, g.binary)
         ops: Dict[str, int] = collections.Counter()
         n = 0
-        end_state: Dict[str, int] = {}
         for b in g.blocks(d.path, NAME_AND_OP, chunk_size, on_progress, end_state, validate=True):
             n += 1
             ops[b.op or "?"] += 1

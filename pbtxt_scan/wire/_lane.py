@@ -9,6 +9,8 @@ text (:class:`pbtxt_scan.source._lane.Lane`).
 ``parse``              the grammar's parse of that text (so ``show --json``, the placeholder rule
                        and everything that reads attrs work unchanged)
 ``rescan``             the NodeDef's heads read again (``_wire.reread_block``)
+``fold``               whole-file commands (``nodes``, ``stats``, ``check``): only what each
+                       needs read (``_wire_whole``)
 =====================  =====================================================================
 
 The rules, the GE mapping and the CLI see the same :class:`Block` objects as from text. Binary
@@ -18,7 +20,7 @@ the first byte of the serialized NodeDef, counted in the decompressed file); ans
 """
 from __future__ import annotations
 
-from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Sequence
+from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence
 
 from . import _wire
 from ._binary import SAVEDMODEL, describe
@@ -70,6 +72,38 @@ class WireLane(Lane):
         self._note()
         if end_state is not None:
             end_state["bytes"] = self.store.bytes_read()
+            end_state["lines"] = None
+
+    def fold(
+        self,
+        block_path: Sequence[str],
+        fold: Any,
+        heads: FrozenSet[str],
+        *,
+        on_progress: Optional[Callable[[int], None]] = None,
+        end_state: Optional[Dict[str, Any]] = None,
+    ) -> Iterator[None]:
+        """A whole-file command's pass (``_wire_whole.fold_wire``): ``fold`` (a
+        ``_wire_whole.Fold``) gets every node, read as far as the command needs; yields after
+        each run of nodes. Errors and ``end_state`` as for :meth:`blocks`."""
+        from ._wire_whole import fold_wire
+
+        store = self.store
+        self._paths(block_path)
+        try:
+            for _ in fold_wire(store.reader(), block_path, fold, heads, kind=self.kind, info=self.info):
+                self._note()
+                if on_progress is not None:
+                    on_progress(fold.last)
+                yield None
+            self._note()
+        except PbtxtError as e:
+            raise (store.changed() or e.with_path(store.name)) from None
+        err = store.changed()
+        if err is not None:
+            raise err
+        if end_state is not None:
+            end_state["bytes"] = store.bytes_read()
             end_state["lines"] = None
 
     def backward(self, block_path: Sequence[str], heads: FrozenSet[str], cache: Any) -> Iterator[Block]:

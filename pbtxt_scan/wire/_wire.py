@@ -25,6 +25,9 @@ API (everything is importable from here; the work lives in ``_wire_read`` (reade
 - ``node_to_text(data, field="node", indent=0, base=0) -> str``: one NodeDef (the bytes
   ``[block.start, block.end)``) as ``text_format`` prints it; it parses with ``parse_text``.
   ``check_node(data, base=0)`` validates one NodeDef down to its attr values.
+- ``_wire_whole.fold_wire(f, path, fold, heads)``: whole-file commands (``nodes``, ``stats``,
+  ``check``): a :class:`~pbtxt_scan.wire._wire_whole.Fold` gets every node, read only as far as the
+  command needs; ``_wire_whole.split_finder`` gives a GraphDef's split points for ``--jobs``.
 - ``python -m pbtxt_scan.wire._wire [--backward] [--functions] FILE``: ``offset<TAB>name<TAB>op``.
 
 Field numbers, each checked against TensorFlow's own ``.proto`` files (repo ``tensorflow/tensorflow``,

@@ -45,7 +45,10 @@ def _sites(r: _Reader, kind: str, which: Sequence[Any], meta_graph: Optional[int
     """Walk to every node field of the wanted paths (``which[0]`` graph nodes, ``which[1]``
     function nodes) in file order, calling ``which[2](r, site, tag offset, payload start, payload
     end)`` (``site``: a :class:`Site`) with the reader at the payload; yields what it returns
-    unless ``None``. It may read the node; the walk skips what is left."""
+    unless ``None``. It may read the node; the walk skips what is left. ``which[3]``, if given, is
+    a whole-file fold's ``bulk(buf, i, limit, base)``: it takes the graph nodes held whole in
+    ``buf[i:limit]`` (``buf[0]`` is at offset ``base``) up to the first it leaves to ``which[2]``
+    and returns where it stopped; the walk yields ``None`` after each such run."""
     end = None  # the top level runs to the end of the file (checked against ``r.size``)
     if kind == GRAPHDEF:
         _note(info, WireInfo(GRAPHDEF))
@@ -66,6 +69,7 @@ def _graph(r: _Reader, end: Optional[int], which: Sequence[bool]) -> Iterator[An
     """The GraphDef level: the hot loop (millions of ``node`` fields), written out by hand."""
     want_nodes, want_lib = which[0], which[1]
     visit = which[2]  # type: ignore[misc]
+    bulk = which[3] if len(which) > 3 and want_nodes else None  # type: ignore[misc]
     site = Site(0, end if end is not None else -1)
     while True:
         # 1. the next tag, a single byte for every field GraphDef has
@@ -84,6 +88,14 @@ def _graph(r: _Reader, end: Optional[int], which: Sequence[bool]) -> Iterator[An
         t = buf[i]
         # 2. node (field 1, length-delimited), by far the most common: its length, then yield
         if t == 0x0A:
+            if bulk is not None:
+                # 2a. a whole-file fold takes every node it can read straight from the buffer
+                # (``_wire_whole``), and stops before any other: that one is read below
+                j = bulk(buf, i, len(buf) if end is None else min(len(buf), end - r.base), r.base)
+                if j != i:
+                    r.i = j
+                    yield None
+                    continue
             off = r.base + i
             n = buf[i + 1] if i + 1 < len(buf) else 0x80
             if n < 0x80:
