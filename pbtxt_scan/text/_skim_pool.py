@@ -27,8 +27,9 @@ of whole strings (``\\n``, ``\\123``, ``\\x4f``, ``\\u00e9``...). So:
    1), so that quote is not escaped and no quote before it is bare: it closes the literal, and
    the line goes on exactly as ``body_end`` would say (the caller checks what follows).
 
-Cuts are chosen so that they are usually valid: the nominal cut ``p`` (a multiple of ``WINDOW``
-from the first byte) moves right to the first ``q`` whose byte ``q - 1`` is not a backslash and
+Cuts are chosen so that they are usually valid: the nominal cut ``p`` (a multiple of the window
+from the first byte; a line that ends within two windows is cut in equal halves,
+``Skimmer._split``) moves right to the first ``q`` whose byte ``q - 1`` is not a backslash and
 whose byte ``q`` is not a UTF-8 continuation byte (so a part is valid UTF-8 alone exactly when the
 line is there; ASCII parts, the usual, are judged with one ``isascii``). Both neighbours compute
 ``q`` from the same file bytes; the parent also checks that each window starts where the one
@@ -55,6 +56,8 @@ from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 from ..parallel._cores import usable_cores
 from ..parallel._pool import can_fork, fork, stop
 from ..language._skip import valid_piece
+from ._pipes import read_exact as _read_exact
+from ._pipes import ready as _ready
 
 WINDOW = 2 << 20  # bytes a process checks at a time (a line is taken in parallel past one window)
 MAX_WORKERS = 7  # forked workers at most, beside the parent
@@ -191,10 +194,11 @@ class Claims:
 class _Literal:
     """One literal's windows: window ``k`` (at ``s + k x window``) is request ``base + k``."""
 
-    __slots__ = ("base", "s", "end", "quote", "sent", "done")
+    __slots__ = ("base", "s", "end", "quote", "sent", "done", "size")
 
     def __init__(self, base: int, s: int, end: int, quote: int) -> None:
         self.base, self.s, self.end, self.quote = base, s, end, quote
+        self.size = WINDOW  # (its windows' size: ``Skimmer._split``)
         self.sent = 1  # windows requested (window 0 is the parent's)
         self.done: Dict[int, Verdict] = {}  # verdicts that came early
 
@@ -277,12 +281,14 @@ class Skimmer:
         point the serial road reached with nothing pending). Returns ``(at, True)``: the closing
         quote is at ``at`` and the body before it is valid; or ``(at, False)``: the body is valid
         up to ``at`` (with nothing pending), the serial road goes on from there."""
-        delta, size = self.delta, self.window
+        delta = self.delta
         s = start + delta
         lit = _Literal(self.seq, s, self.end + delta, quote)
         end = lit.end
+        size, stop, first = self._split(s, end)
+        lit.size = size
+        at = s
         a0 = Ask(s, s + size, end, quote, True)
-        at, first = _read(self.fd, a0, self.slack)
         # A line that ends in the parent's first window (or its slack) wakes no worker.
         alone = first.find(b"\n") >= 0 or s + size >= end or not self._start() or not self.n
         ahead = 2 * (self.n + 1)  # windows requested beyond the one stitched next
@@ -291,7 +297,7 @@ class Skimmer:
         claims = self.claims
         try:
             while True:
-                while not alone and lit.sent <= k + ahead and s + lit.sent * size < end:
+                while not alone and lit.sent <= k + ahead and s + lit.sent * size < stop:
                     p = s + lit.sent * size
                     assert claims is not None  # (made by _start)
                     claims.claim(lit.base + lit.sent, 0)
@@ -323,9 +329,21 @@ class Skimmer:
             if claims is not None and not self.broken:
                 claims.set_floor(self.seq)  # what is still queued is stale
 
+    def _split(self, s: int, end: int) -> Tuple[int, int, bytes]:
+        """A literal's windows from ``s``: ``(size, stop, first)`` (none requested from ``stop`` on;
+        window 0's bytes and slack). A frozen graph's kernels are ~2.4 MB lines: a 2 MB window left
+        the worker 0.4 of them, so a line that ends within two windows is cut evenly instead."""
+        size, slack = self.window, self.slack
+        probe = os.pread(self.fd, max(0, min(2 * size + slack, end - s)), s)
+        nl = probe.find(b"\n")  # (halves whatever the workers: the same verdicts with or without them)
+        if nl < size + slack:
+            return size, end, probe[: size + slack]
+        size = max(slack, -(-(nl + 1) // 2))
+        return size, s + nl + 1, probe[: size + slack]
+
     def _window(self, lit: _Literal, k: int) -> Verdict:
-        p = lit.s + k * self.window
-        return window(self.fd, Ask(p, p + self.window, lit.end, lit.quote, False), self.slack)
+        p = lit.s + k * lit.size
+        return window(self.fd, Ask(p, p + lit.size, lit.end, lit.quote, False), self.slack)
 
     def _next(self, lit: _Literal, k: int) -> Optional[Verdict]:
         """Window ``k``'s verdict; or None after checking some later window (``k`` is being
@@ -352,22 +370,6 @@ class Skimmer:
                     lit.done[got - lit.base] = (v, lo, hi)
         self.claims.claim(seq, _PARENT)
         return self._window(lit, k)
-
-
-def _ready(fd: int) -> bool:
-    import select
-
-    return bool(select.select([fd], [], [], 0)[0])
-
-
-def _read_exact(fd: int, n: int) -> bytes:
-    out = b""
-    while len(out) < n:
-        data = os.read(fd, n - len(out))
-        if not data:
-            raise EOFError
-        out += data
-    return out
 
 
 def serve(fd: int, req: int, rep: int, claims: Claims, me: int, *, slack: int) -> None:  # pragma: no cover - (in the child)
