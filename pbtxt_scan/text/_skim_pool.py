@@ -330,9 +330,8 @@ class Skimmer:
                 claims.set_floor(self.seq)  # what is still queued is stale
 
     def _split(self, s: int, end: int) -> Tuple[int, int, bytes]:
-        """A literal's windows from ``s``: ``(size, stop, first)`` (none requested from ``stop`` on;
-        window 0's bytes and slack). A frozen graph's kernels are ~2.4 MB lines: a 2 MB window left
-        the worker 0.4 of them, so a line that ends within two windows is cut evenly instead."""
+        """``(size, stop, first)``: a literal's windows from ``s``, none asked for from ``stop`` on,
+        window 0's bytes. (A 2.4 MB kernel line in 2 MB windows left a worker 0.4 MB: halve it.)"""
         size, slack = self.window, self.slack
         probe = os.pread(self.fd, max(0, min(2 * size + slack, end - s)), s)
         nl = probe.find(b"\n")  # (halves whatever the workers: the same verdicts with or without them)
