@@ -230,3 +230,18 @@ def test_the_one_pass_check_reads_every_byte_after_a_backslash_as_the_terminal()
                     continue
                 if _tf_escapes(body, q):
                     assert STRING.fullmatch(qb + body + qb), body
+
+
+@settings(max_examples=examples(2), deadline=None)
+@given(parts=st.lists(st.sampled_from(_PIECES + _SPECIALS + _ODD + ["\\400", "\\777", "\\1", "\\12a"]), max_size=80),
+       pad=st.integers(0, 300))
+def test_unescape_reads_long_bodies_as_its_loop(parts: "list[str]", pad: int) -> None:
+    """``_grammar.unescape``'s C road for long bodies gives the bytes its escape loop gives."""
+    from pbtxt_scan.language._grammar import _unescape, unescape
+
+    body = "a" * pad + "".join(parts).replace("\n", "")
+    try:
+        want = _unescape(body)
+    except ValueError:  # (\U00110000: beyond Unicode; the grammar never lets it through)
+        return
+    assert unescape(body) == want, body

@@ -20,7 +20,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                    help="output file (default: $PBTXT_SCAN_BENCH_DIR or /tmp/pbtxt-scan-bench/)")
     p.add_argument("--const-line", default="50000000",
                    help="const kind: escaped characters per big tensor_content line (default 50e6)")
-    p.add_argument("--const-shape", choices=("lines", "nodes"), default="lines",
+    p.add_argument("--const-shape", choices=("lines", "nodes"), default="lines", metavar="SHAPE",
                    help="const kind: 'lines' (few lines of --const-line each) or 'nodes' (many 256x1024 "
                         "float32 Consts, ~2.4 MB each, each with its own content)")
     p.add_argument("--json", action="store_true", help="print metadata as JSON on stdout")

@@ -1,7 +1,9 @@
-"""The two pipe reads of the skim pool (``_skim_pool``): whether a reply is waiting, and one whole
-fixed-size record."""
+"""The reads of the skim pool (``_skim_pool``): whether a reply is waiting, one whole fixed-size
+record, and where a line ends in the input (looked up in a map: a read would copy bytes that the
+workers read again)."""
 from __future__ import annotations
 
+import mmap
 import os
 import select
 
@@ -20,3 +22,14 @@ def read_exact(fd: int, n: int) -> bytes:
             raise EOFError
         out += data
     return out
+
+
+def newline(fd: int, s: int, n: int) -> int:
+    """The first newline in the file's ``n`` bytes from ``s`` (from ``s``; -1: none), in a map."""
+    at = s - s % mmap.ALLOCATIONGRANULARITY
+    try:
+        with mmap.mmap(fd, s - at + n, access=mmap.ACCESS_READ, offset=at) as m:
+            nl = m.find(b"\n", s - at)
+    except (OSError, ValueError):  # (n <= 0, or the file shrank: window 0 finds out)
+        return -1
+    return nl - (s - at) if nl >= 0 else -1

@@ -17,9 +17,7 @@ of whole strings (``\\n``, ``\\123``, ``\\x4f``, ``\\u00e9``...). So:
    ``\\123``), but what it takes are digits, plain bytes in ``B``'s own parse: same verdict.
 2. The converse needs no proof: a window that does not validate *alone* (a ``\\u`` escape cut in
    two, a cut after a lone backslash) is only "not plainly valid", and sends the rest of the line
-   to the exact serial road (``_canonical._long_line``: ``body_end``, then the terminal's regex,
-   then the general scanner from the line's start), so error messages and positions are those of
-   the serial path, byte for byte. Since the part before a window's start is in ``L``, the serial
+   to the exact serial road (``_canonical._long_line``), so errors are the serial path's. Since the part before a window's start is in ``L``, the serial
    road resumed there reaches the verdict it would have reached from the line's start (by 1, and
    because what an escape can take over the cut is plain on its own).
 3. The closing quote: the window holding the line's first newline ``n`` validates its part up to
@@ -28,8 +26,8 @@ of whole strings (``\\n``, ``\\123``, ``\\x4f``, ``\\u00e9``...). So:
    the line goes on exactly as ``body_end`` would say (the caller checks what follows).
 
 Cuts are chosen so that they are usually valid: the nominal cut ``p`` (a multiple of the window
-from the first byte; a line that ends within two windows is cut in equal halves,
-``Skimmer._split``) moves right to the first ``q`` whose byte ``q - 1`` is not a backslash and
+from the first byte; a line that ends within two windows is cut in halves: a 2.4 MB kernel line
+in 2 MB windows left a worker 0.4 MB, ``Skimmer._split``) moves right to the first ``q`` whose byte ``q - 1`` is not a backslash and
 whose byte ``q`` is not a UTF-8 continuation byte (so a part is valid UTF-8 alone exactly when the
 line is there; ASCII parts, the usual, are judged with one ``isascii``). Both neighbours compute
 ``q`` from the same file bytes; the parent also checks that each window starts where the one
@@ -56,6 +54,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 from ..parallel._cores import usable_cores
 from ..parallel._pool import can_fork, fork, stop
 from ..language._skip import valid_piece
+from ._pipes import newline as _newline
 from ._pipes import read_exact as _read_exact
 from ._pipes import ready as _ready
 
@@ -330,15 +329,12 @@ class Skimmer:
                 claims.set_floor(self.seq)  # what is still queued is stale
 
     def _split(self, s: int, end: int) -> Tuple[int, int, bytes]:
-        """``(size, stop, first)``: a literal's windows from ``s``, none asked for from ``stop`` on,
-        window 0's bytes. (A 2.4 MB kernel line in 2 MB windows left a worker 0.4 MB: halve it.)"""
+        """``(size, stop, first)``: windows from ``s``, none asked for from ``stop`` on; window 0."""
         size, slack = self.window, self.slack
-        probe = os.pread(self.fd, max(0, min(2 * size + slack, end - s)), s)
-        nl = probe.find(b"\n")  # (halves whatever the workers: the same verdicts with or without them)
-        if nl < size + slack:
-            return size, end, probe[: size + slack]
-        size = max(slack, -(-(nl + 1) // 2))
-        return size, s + nl + 1, probe[: size + slack]
+        nl = _newline(self.fd, s, min(2 * size + slack, end - s))  # (halves whatever the workers)
+        if nl >= size + slack:
+            size, end = max(slack, -(-(nl + 1) // 2)), s + nl + 1
+        return size, end, os.pread(self.fd, max(0, min(size + slack, self.end + self.delta - s)), s)
 
     def _window(self, lit: _Literal, k: int) -> Verdict:
         p = lit.s + k * lit.size
