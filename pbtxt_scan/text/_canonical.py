@@ -267,11 +267,12 @@ class _Walker(Batches):
         frm = self.buf.find(b"\n", self.pos) + self.base  # the opener's own newline (an empty block)
         while True:
             buf = self.buf
-            i = buf.find(closer, frm - self.base, self.lim)
+            ahead = buf.rfind(b"\n", self.pos, self.lim) + 1  # (the opener's newline is there)
+            long_tail = self.lim - ahead >= min(_LONG, self.big)  # (no closer in it: not searched)
+            i = buf.find(closer, frm - self.base, ahead if long_tail else self.lim)
             if i >= 0:
                 break
-            ahead = buf.rfind(b"\n", self.pos, self.lim) + 1  # (the opener's newline is there)
-            if self.lim - ahead >= min(_LONG, self.big):
+            if long_tail:
                 # A line longer than _LONG (or than a block may be, before 3.11) is coming: enter
                 # the block (_long_line streams that line) rather than read and search up to _BIG
                 # of it here, and in every batch that looks for a closer in the buffer it would
