@@ -268,11 +268,10 @@ class _Walker(Batches):
         while True:
             buf = self.buf
             ahead = buf.rfind(b"\n", self.pos, self.lim) + 1  # (the opener's newline is there)
-            long_tail = self.lim - ahead >= min(_LONG, self.big)  # (no closer in it: not searched)
-            i = buf.find(closer, frm - self.base, ahead if long_tail else self.lim)
+            i = buf.find(closer, frm - self.base, ahead)  # (no closer in the last, unended line)
             if i >= 0:
                 break
-            if long_tail:
+            if self.lim - ahead >= min(_LONG, self.big):
                 # A line longer than _LONG (or than a block may be, before 3.11) is coming: enter
                 # the block (_long_line streams that line) rather than read and search up to _BIG
                 # of it here, and in every batch that looks for a closer in the buffer it would
@@ -282,7 +281,7 @@ class _Walker(Batches):
                 return False
             if self.base + self.lim - start_abs > self.big:
                 return False
-            frm = max(frm, self.base + self.lim - len(closer) + 1)
+            frm = max(frm, self.base + ahead - len(closer) + 1)
             if not self._more():
                 return False
         start = self.pos
