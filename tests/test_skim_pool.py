@@ -161,8 +161,9 @@ def test_a_dead_worker_sends_the_line_the_serial_road(tmpfile: _File) -> None:
 def test_a_backslash_run_longer_than_the_slack_stops_soundly(tmpfile: _File) -> None:
     """(Found by hypothesis.) Ten escaped backslashes in a row, windows of 4 and a slack of 8: no
     place to cut, so the verdict stops short of the closing quote, at a valid prefix; the caller
-    then reads the rest serially."""
-    data = b'x: "a' + b"\\\\" * 5 + b'"\ny: 1\n'
+    then reads the rest serially. (The line is longer than two windows and their slack: a
+    shorter one is cut in halves, ``Skimmer._split``.)"""
+    data = b'x: "' + b"a" * 29 + b"\\\\" * 5 + b'"\ny: 1\n'
     at, closed = _verdict(tmpfile, data, 4, 8)
     _check(data, at, closed)
     assert not closed
@@ -210,3 +211,18 @@ def test_a_worker_skips_the_windows_past_the_end_it_found(tmpfile: _File) -> Non
             os.close(req_w)
         os.close(rep_r)
         os.waitpid(pid, 0)
+
+
+def test_a_line_within_two_windows_is_cut_in_halves(tmpfile: _File) -> None:
+    """A frozen graph's ~2.4 MB kernel lines with 2 MB windows: two equal windows (not 2 MB and
+    0.4 MB), none asked for past the line's newline, and the verdict the same as one window's."""
+    data = b'x: "' + b"\\101a" * 30 + b'"\ny: 1\n'
+    tmpfile.put(data)
+    nl = data.index(b"\n") - 4
+    sk = Skimmer(tmpfile.fd, 0, len(data), 0, window=96, slack=8)
+    size, stop, first = sk._split(4, len(data))
+    assert (size, stop, first) == (-(-(nl + 1) // 2), 4 + nl + 1, data[4 : 4 + size + 8])
+    assert _verdict(tmpfile, data, 96, 8) == _verdict(tmpfile, data, 4096, 8) == (nl + 3, True)
+    # a line that ends in window 0 (or its slack), or past two windows, keeps the window
+    assert sk._split(4, 4 + 50)[0] == 96
+    assert Skimmer(tmpfile.fd, 0, len(data), 0, window=40, slack=8)._split(4, len(data))[:2] == (40, len(data))

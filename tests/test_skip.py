@@ -162,7 +162,86 @@ def test_the_decoder_speaks_as_expected() -> None:
 
 
 def test_dense_specials_are_left_to_the_regex() -> None:
-    """Hex escapes on every byte: declined at once (the terminal's regex is faster there)."""
-    text = b'"' + b"\\x41\\x7f" * 20000 + b'"\n'
+    """Hex escapes the decoder does not take (one digit) on every byte: declined at once (the
+    terminal's regex is faster there). Two-digit ones it decodes: skipped whole by its one pass."""
+    text = b'"' + b"\\x4 \\x7g" * 20000 + b'"\n'
     assert _verdict(text) == (1, False)
     assert STRING.match(text).end() == len(text) - 1  # (valid all the same)
+    text = b'"' + b"\\x41\\x7f" * 20000 + b'"\n'
+    assert _verdict(text) == (len(text) - 2, True)
+
+
+# --- the one decoder pass over the body itself (``_skip._tf_escapes``, step 5) ---------------------
+
+# What TensorFlow's CEscape writes for each byte (both printers: octal, \n \r \t \" \' \\).
+_TF_NAMED = {9: b"\\t", 10: b"\\n", 13: b"\\r", 34: b'\\"', 39: b"\\'", 92: b"\\\\"}
+_TF_ESC = [_TF_NAMED.get(b) or (bytes((b,)) if 32 <= b < 127 else b"\\%03o" % b) for b in range(256)]
+# and the forms that decode to a newline or that the decoder does not know as the grammar does
+_ODD = ["\\012", "\\x0a", "\\x0A", "\\12", "\\?", "\\v", "n", "\\\\n", "\\\\\\n", "\\777", "\\400"]
+
+
+def _tf_body(raw: bytes) -> bytes:
+    return b"".join(_TF_ESC[b] for b in raw)
+
+
+@settings(max_examples=examples(3), deadline=None)
+@given(parts=st.lists(st.sampled_from(_PIECES + _SPECIALS + _ODD), max_size=40), quote=st.sampled_from(['"', "'"]))
+def test_the_one_pass_check_says_valid_only_where_the_terminal_does(parts: "list[str]", quote: str) -> None:
+    from pbtxt_scan.language._skip import _tf_escapes
+
+    body = "".join(parts).replace("\n", "").replace("\x00", "").encode("utf-8")  # (the caller's part)
+    q = quote.encode("ascii")
+    if _tf_escapes(body, ord(quote)):
+        assert STRING.fullmatch(q + body + q), body
+
+
+@settings(max_examples=examples(1), deadline=None)
+@given(raw=st.binary(max_size=300), cuts=st.lists(st.integers(0, 1300), min_size=2, max_size=6),
+       quote=st.sampled_from(['"', "'"]))
+def test_the_one_pass_check_takes_what_tensorflow_writes_wherever_it_is_cut(
+        raw: bytes, cuts: "list[int]", quote: str) -> None:
+    """TF's escaping of any bytes passes it whole (so real tensors stay on the fast step), and a
+    window cut anywhere, inside an escape too, passes only where it is a valid body alone."""
+    from pbtxt_scan.language._skip import _tf_escapes
+
+    body = _tf_body(raw)
+    q = quote.encode("ascii")
+    assert _tf_escapes(body, ord(quote))
+    cuts = sorted(min(c, len(body)) for c in cuts)
+    for a, b in zip(cuts, cuts[1:]):
+        piece = body[a:b]
+        if _tf_escapes(piece, ord(quote)):
+            assert STRING.fullmatch(q + piece + q), piece
+
+
+def test_the_one_pass_check_reads_every_byte_after_a_backslash_as_the_terminal() -> None:
+    """Exhaustive over one and two escapes: ``\\a``, ``\\\\a``, ``\\ab`` for every byte a, b."""
+    from pbtxt_scan.language._skip import _tf_escapes
+
+    import random
+
+    every = bytes(range(256)) + bytes(random.Random(5).getrandbits(8) for _ in range(4096))
+    for q in b"\"'":
+        assert _tf_escapes(_tf_body(every), q)  # (what TF writes for every byte stays on it)
+        qb = bytes((q,))
+        for a in range(256):
+            for body in (bytes((0x5C, a)), bytes((0x5C, 0x5C, a)), bytes((a, 0x5C, a))):
+                if 0x0A in body or 0 in body:
+                    continue
+                if _tf_escapes(body, q):
+                    assert STRING.fullmatch(qb + body + qb), body
+
+
+@settings(max_examples=examples(2), deadline=None)
+@given(parts=st.lists(st.sampled_from(_PIECES + _SPECIALS + _ODD + ["\\400", "\\777", "\\1", "\\12a"]), max_size=80),
+       pad=st.integers(0, 300))
+def test_unescape_reads_long_bodies_as_its_loop(parts: "list[str]", pad: int) -> None:
+    """``_grammar.unescape``'s C road for long bodies gives the bytes its escape loop gives."""
+    from pbtxt_scan.language._grammar import _unescape, unescape
+
+    body = "a" * pad + "".join(parts).replace("\n", "")
+    try:
+        want = _unescape(body)
+    except ValueError:  # (\U00110000: beyond Unicode; the grammar never lets it through)
+        return
+    assert unescape(body) == want, body

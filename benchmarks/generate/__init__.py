@@ -43,7 +43,7 @@ GENERATORS = KINDS + ("binary",)
 
 
 def generate(kind: str, path: Optional[str], size_bytes: "int | str", seed: int = 0,
-             const_line_bytes: int = DEFAULT_CONST_LINE) -> Dict[str, Any]:
+             const_line_bytes: int = DEFAULT_CONST_LINE, const_shape: str = "lines") -> Dict[str, Any]:
     """Write a ``kind`` file of about ``size_bytes`` to ``path``; return its metadata."""
     if kind not in GENERATORS:
         raise ValueError("kind must be one of %s" % (GENERATORS,))
@@ -55,7 +55,7 @@ def generate(kind: str, path: Optional[str], size_bytes: "int | str", seed: int 
     t0 = time.perf_counter()
     tmp = path + ".tmp-gen"
     w = Writer(tmp)
-    options = {"line_bytes": const_line_bytes} if kind == "const" else {}
+    options: Dict[str, Any] = {"line_bytes": const_line_bytes, "shape": const_shape} if kind == "const" else {}
     try:
         info = _TEXT[kind](w, size, seed, **options)
     finally:

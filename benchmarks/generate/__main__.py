@@ -20,9 +20,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                    help="output file (default: $PBTXT_SCAN_BENCH_DIR or /tmp/pbtxt-scan-bench/)")
     p.add_argument("--const-line", default="50000000",
                    help="const kind: escaped characters per big tensor_content line (default 50e6)")
+    p.add_argument("--const-shape", choices=("lines", "nodes"), default="lines", metavar="SHAPE",
+                   help="const kind: 'lines' (few lines of --const-line each) or 'nodes' (many 256x1024 "
+                        "float32 Consts, ~2.4 MB each, each with its own content)")
     p.add_argument("--json", action="store_true", help="print metadata as JSON on stdout")
     a = p.parse_args(argv)
-    meta = generate(a.kind, a.output, a.size, a.seed, parse_size(a.const_line))
+    meta = generate(a.kind, a.output, a.size, a.seed, parse_size(a.const_line), a.const_shape)
     if a.json:
         json.dump(meta, sys.stdout, indent=2)
         sys.stdout.write("\n")

@@ -27,6 +27,8 @@ def _make_escape_table() -> Dict[int, str]:
 
 
 _ESC_TABLE = _make_escape_table()
+# the same as a 256-entry list (``str.translate`` reads a list faster than a dict)
+ESC_LIST = [_ESC_TABLE.get(b, chr(b)) for b in range(256)]
 
 
 def cescape(data: bytes) -> str:

@@ -7,13 +7,16 @@ in ``_terminals``, checked against the grammar by a test), so the two cannot dri
 """
 from __future__ import annotations
 
+import codecs
 import functools
 import re
+import warnings
 from pathlib import Path
 from typing import Any, Dict, List
 
 from .._errors import IncompleteInputError, PbtxtError
 from .._model import Field, Message
+from ._skip import _TF_FIRST as _decoder_warns
 
 _HERE = Path(__file__).resolve().parent
 
@@ -82,6 +85,20 @@ def unescape(body: str) -> bytes:
     """The bytes a string literal's body (between its quotes) stands for."""
     if "\\" not in body:
         return body.encode("utf-8", "surrogateescape")
+    if len(body) > 256 and "\n" not in body and _decoder_warns:
+        # A tensor's body (fp reads the small Consts' values): the bytes-escape decoder, in C, reads
+        # every escape TF writes as below (octal greedy to 3 digits, \x with 2 hex digits, the
+        # named ones), and warns (an error here) or raises at any other: those take the loop.
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                return codecs.escape_decode(body.encode("utf-8", "surrogateescape"))[0]  # type: ignore[attr-defined, no-any-return]
+        except (ValueError, Warning):
+            pass
+    return _unescape(body)
+
+
+def _unescape(body: str) -> bytes:
     out = bytearray()
     pos = 0
     for m in _ESC.finditer(body):

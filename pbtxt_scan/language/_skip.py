@@ -29,6 +29,18 @@ reached with three whole-buffer C passes (``bytes.translate``, ``codecs.escape_d
    decoder stops at one, the grammar's own sub-pattern checks it and the decoding goes on after
    (up to one a KiB: denser, the caller's regex is faster).
 
+5. Before all that, one pass of the decoder over the body itself (``_tf_escapes``), with two
+   byte-for-byte replacements and no class map: what TensorFlow writes (octal, ``\\n \\r \\t
+   \\" \\' \\\\``) passes it. Each ``n`` becomes ``v`` (the same verdict: both are simple
+   letters, both plain) so that no escape the writers use decodes to a newline; the literal's
+   quote becomes a newline, which decodes to nothing after a backslash (a line continuation) and
+   stays a newline where it was bare. The body holds no newline of its own (the caller looked),
+   so: the decoder takes every escape it knows as the grammar does (octal greedy up to 3 digits,
+   ``\\x`` with 2 hex digits), warns at any other (made an error here), raises at a trailing
+   backslash; a newline in its output is a bare quote (or a ``\\012`` or ``\\x0a``: the slow
+   check then decides). It costs about a third less than the class map and its decoding, and a
+   ``False`` from it only sends the body on to step 3.
+
 Anything that is not plainly valid returns early: the caller then takes the exact, slow road
 (the terminal's regex, or the general scanner), which gives the same error message as before. So
 this function may only ever say "valid up to here" where the grammar agrees: the tests prove it
@@ -38,6 +50,7 @@ from __future__ import annotations
 
 import codecs
 import re
+import warnings
 from typing import Dict, Tuple
 
 _BS = 0x5C
@@ -69,9 +82,60 @@ def _table(quote: int) -> bytes:
 _classes: Dict[int, bytes] = {q: _table(q) for q in (0x22, 0x27)}
 
 
+def _tf_escapes(buf: bytes, quote: int, i: int = 0, end: "int | None" = None) -> bool:
+    """Step 5: True if ``buf[i:end]`` (no newline, no NUL: the caller's) is plainly a valid body,
+    by one decoder pass; False is only "not plainly" (step 3 decides)."""
+    if end is None:
+        end = len(buf)
+    if end - i >= len(buf) - 8192:  # (most of the buffer: map it whole rather than copy the slice first)
+        x = memoryview(buf.translate(_tf_maps[quote]))[i:end]
+    else:
+        x = memoryview(buf[i:end].translate(_tf_maps[quote]))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            out = _decode(x)[0]
+    except (ValueError, Warning):
+        return False
+    return b"\n" not in out
+
+
+def _tf_map(quote: int) -> bytes:
+    """Step 5's byte map: ``n`` -> ``v``, the literal's quote -> newline, the rest as it is."""
+    out = bytearray(range(256))
+    out[ord("n")] = ord("v")
+    out[quote] = 0x0A
+    return bytes(out)
+
+
+_tf_maps: Dict[int, bytes] = {q: _tf_map(q) for q in (0x22, 0x27)}
+
+
+def _decoder_warns() -> bool:
+    """Whether this Python's decoder stops at an escape it does not know (step 5 relies on it)."""
+    for bad in (b"\\q", b"\\?", b"\\8", b"\\u0041"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            try:
+                _decode(bad)
+            except Warning:
+                continue
+        return False
+    return True
+
+
+_TF_FIRST = _decoder_warns()
+
+
 def _escapes_ok(buf: bytes, i: int, end: int, quote: int) -> bool:
     """Whether ``buf[i:end]`` is a valid body: every escape valid, every ``quote`` escaped, and
-    no escape running past ``end`` (step 3 and 4). NUL and newlines are the caller's."""
+    no escape running past ``end`` (step 3 to 5). NUL and newlines are the caller's."""
+    if _TF_FIRST and _tf_escapes(buf, quote, i, end):
+        return True
+    return _old(buf, i, end, quote)
+
+
+def _old(buf: bytes, i: int, end: int, quote: int) -> bool:
     if end - i >= len(buf) - 8192:  # (most of the buffer: map it whole rather than copy the slice first)
         view = memoryview(buf.translate(_classes[quote]))[i:end]
     else:

@@ -267,10 +267,10 @@ class _Walker(Batches):
         frm = self.buf.find(b"\n", self.pos) + self.base  # the opener's own newline (an empty block)
         while True:
             buf = self.buf
-            i = buf.find(closer, frm - self.base, self.lim)
+            ahead = buf.rfind(b"\n", self.pos, self.lim) + 1  # (the opener's newline is there)
+            i = buf.find(closer, frm - self.base, ahead)  # (no closer in the last, unended line)
             if i >= 0:
                 break
-            ahead = buf.rfind(b"\n", self.pos, self.lim) + 1  # (the opener's newline is there)
             if self.lim - ahead >= min(_LONG, self.big):
                 # A line longer than _LONG (or than a block may be, before 3.11) is coming: enter
                 # the block (_long_line streams that line) rather than read and search up to _BIG
@@ -281,7 +281,7 @@ class _Walker(Batches):
                 return False
             if self.base + self.lim - start_abs > self.big:
                 return False
-            frm = max(frm, self.base + self.lim - len(closer) + 1)
+            frm = max(frm, self.base + ahead - len(closer) + 1)
             if not self._more():
                 return False
         start = self.pos

@@ -17,9 +17,7 @@ of whole strings (``\\n``, ``\\123``, ``\\x4f``, ``\\u00e9``...). So:
    ``\\123``), but what it takes are digits, plain bytes in ``B``'s own parse: same verdict.
 2. The converse needs no proof: a window that does not validate *alone* (a ``\\u`` escape cut in
    two, a cut after a lone backslash) is only "not plainly valid", and sends the rest of the line
-   to the exact serial road (``_canonical._long_line``: ``body_end``, then the terminal's regex,
-   then the general scanner from the line's start), so error messages and positions are those of
-   the serial path, byte for byte. Since the part before a window's start is in ``L``, the serial
+   to the exact serial road (``_canonical._long_line``), so errors are the serial path's. Since the part before a window's start is in ``L``, the serial
    road resumed there reaches the verdict it would have reached from the line's start (by 1, and
    because what an escape can take over the cut is plain on its own).
 3. The closing quote: the window holding the line's first newline ``n`` validates its part up to
@@ -27,8 +25,9 @@ of whole strings (``\\n``, ``\\123``, ``\\x4f``, ``\\u00e9``...). So:
    1), so that quote is not escaped and no quote before it is bare: it closes the literal, and
    the line goes on exactly as ``body_end`` would say (the caller checks what follows).
 
-Cuts are chosen so that they are usually valid: the nominal cut ``p`` (a multiple of ``WINDOW``
-from the first byte) moves right to the first ``q`` whose byte ``q - 1`` is not a backslash and
+Cuts are chosen so that they are usually valid: the nominal cut ``p`` (a multiple of the window
+from the first byte; a line that ends within two windows is cut in halves: a 2.4 MB kernel line
+in 2 MB windows left a worker 0.4 MB, ``Skimmer._split``) moves right to the first ``q`` whose byte ``q - 1`` is not a backslash and
 whose byte ``q`` is not a UTF-8 continuation byte (so a part is valid UTF-8 alone exactly when the
 line is there; ASCII parts, the usual, are judged with one ``isascii``). Both neighbours compute
 ``q`` from the same file bytes; the parent also checks that each window starts where the one
@@ -55,6 +54,9 @@ from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 from ..parallel._cores import usable_cores
 from ..parallel._pool import can_fork, fork, stop
 from ..language._skip import valid_piece
+from ._pipes import newline as _newline
+from ._pipes import read_exact as _read_exact
+from ._pipes import ready as _ready
 
 WINDOW = 2 << 20  # bytes a process checks at a time (a line is taken in parallel past one window)
 MAX_WORKERS = 7  # forked workers at most, beside the parent
@@ -191,10 +193,11 @@ class Claims:
 class _Literal:
     """One literal's windows: window ``k`` (at ``s + k x window``) is request ``base + k``."""
 
-    __slots__ = ("base", "s", "end", "quote", "sent", "done")
+    __slots__ = ("base", "s", "end", "quote", "sent", "done", "size")
 
     def __init__(self, base: int, s: int, end: int, quote: int) -> None:
         self.base, self.s, self.end, self.quote = base, s, end, quote
+        self.size = WINDOW  # (its windows' size: ``Skimmer._split``)
         self.sent = 1  # windows requested (window 0 is the parent's)
         self.done: Dict[int, Verdict] = {}  # verdicts that came early
 
@@ -277,12 +280,14 @@ class Skimmer:
         point the serial road reached with nothing pending). Returns ``(at, True)``: the closing
         quote is at ``at`` and the body before it is valid; or ``(at, False)``: the body is valid
         up to ``at`` (with nothing pending), the serial road goes on from there."""
-        delta, size = self.delta, self.window
+        delta = self.delta
         s = start + delta
         lit = _Literal(self.seq, s, self.end + delta, quote)
         end = lit.end
+        size, stop, first = self._split(s, end)
+        lit.size = size
+        at = s
         a0 = Ask(s, s + size, end, quote, True)
-        at, first = _read(self.fd, a0, self.slack)
         # A line that ends in the parent's first window (or its slack) wakes no worker.
         alone = first.find(b"\n") >= 0 or s + size >= end or not self._start() or not self.n
         ahead = 2 * (self.n + 1)  # windows requested beyond the one stitched next
@@ -291,7 +296,7 @@ class Skimmer:
         claims = self.claims
         try:
             while True:
-                while not alone and lit.sent <= k + ahead and s + lit.sent * size < end:
+                while not alone and lit.sent <= k + ahead and s + lit.sent * size < stop:
                     p = s + lit.sent * size
                     assert claims is not None  # (made by _start)
                     claims.claim(lit.base + lit.sent, 0)
@@ -323,9 +328,17 @@ class Skimmer:
             if claims is not None and not self.broken:
                 claims.set_floor(self.seq)  # what is still queued is stale
 
+    def _split(self, s: int, end: int) -> Tuple[int, int, bytes]:
+        """``(size, stop, first)``: windows from ``s``, none asked for from ``stop`` on; window 0."""
+        size, slack = self.window, self.slack
+        nl = _newline(self.fd, s, min(2 * size + slack, end - s))  # (halves whatever the workers)
+        if nl >= size + slack:
+            size, end = max(slack, -(-(nl + 1) // 2)), s + nl + 1
+        return size, end, os.pread(self.fd, max(0, min(size + slack, self.end + self.delta - s)), s)
+
     def _window(self, lit: _Literal, k: int) -> Verdict:
-        p = lit.s + k * self.window
-        return window(self.fd, Ask(p, p + self.window, lit.end, lit.quote, False), self.slack)
+        p = lit.s + k * lit.size
+        return window(self.fd, Ask(p, p + lit.size, lit.end, lit.quote, False), self.slack)
 
     def _next(self, lit: _Literal, k: int) -> Optional[Verdict]:
         """Window ``k``'s verdict; or None after checking some later window (``k`` is being
@@ -352,22 +365,6 @@ class Skimmer:
                     lit.done[got - lit.base] = (v, lo, hi)
         self.claims.claim(seq, _PARENT)
         return self._window(lit, k)
-
-
-def _ready(fd: int) -> bool:
-    import select
-
-    return bool(select.select([fd], [], [], 0)[0])
-
-
-def _read_exact(fd: int, n: int) -> bytes:
-    out = b""
-    while len(out) < n:
-        data = os.read(fd, n - len(out))
-        if not data:
-            raise EOFError
-        out += data
-    return out
 
 
 def serve(fd: int, req: int, rep: int, claims: Claims, me: int, *, slack: int) -> None:  # pragma: no cover - (in the child)
