@@ -214,20 +214,6 @@ def test_unspooled_stream_refuses_a_second_look() -> None:
         g.read(blocks[len(blocks) // 2])  # (past the first bytes kept for detection)
 
 
-def test_spool_fills_only_as_far_as_read() -> None:
-    """fp on a stream stops at its answer: the spool holds little more than what was read."""
-    import io
-
-    from pbtxt_scan import GraphFile
-
-    body = MLP.read_bytes() * 20
-    g = GraphFile(io.BufferedReader(io.BytesIO(body)), "<pipe>", spool=True)  # type: ignore[arg-type]
-    first = next(iter(g.nodes()))
-    assert first.name
-    assert g._stored <= (1 << 20) + (1 << 16) < len(body)
-    assert g.read(first) == body[first.start : first.end]
-
-
 @pytest.mark.skipif(shutil.which("sh") is None, reason="needs a shell")
 def test_fp_from_a_shell_pipe(tmp_path: Path) -> None:
     r = subprocess.run(

@@ -22,7 +22,7 @@ _JobsOpt = typer.Option(
     "-j",
     metavar="INTEGER",
     help="Processes: split the dump at its op blocks and load the parts in parallel, with the same output "
-    "(default: every usable core; 1: one process; stdin, pipes and .gz use one).",
+    "(default: every usable core; 1: one process; stdin, pipes and .gz too: they are copied to a temporary file first).",
     show_default=False,
 )
 

@@ -29,7 +29,9 @@ Every worker scans with the fast path (``_fast.Walker``): its states at a chunk'
 are a frame stack; after-field state and the last field name do not matter there, as the next
 token, ``op``, is a field name in any state and resets both.
 
-The cut is planned by ``parallel._plan`` and the workers forked by ``parallel._pool``, serving a
+The cut is placed at op openers about equal in walk cost (bytes, plus :data:`LINE_COST` a
+line: a dump's weights are few long lines, its small ops many short ones), its sizes are
+``parallel._plan``'s, and the workers are forked by ``parallel._pool``, serving a
 :class:`_Job` (the file, dialect and settings, made before the fork: nothing is pickled).
 
 Memory: per worker, the scanner's buffers and one chunk's records; in the parent, the records
@@ -37,6 +39,7 @@ Memory: per worker, the scanner's buffers and one chunk's records; in the parent
 """
 from __future__ import annotations
 
+import bisect
 from typing import Any, List, NamedTuple, Optional, Tuple
 
 from .._errors import PbtxtError
@@ -47,6 +50,17 @@ from ..parallel._pool import Pool, PoolError, can_fork
 from ..source._source import DEFAULT_CHUNK
 from ._fast import walk
 from ._ops import _op_attrs, _record, ops_from
+
+
+# The walk's cost is mostly per line, not per byte: a weight's long line is passed at C speed, an
+# op's short lines one Python step each. Measured on the ge benchmark (40 MB: 24 weight-laden
+# layers, then 181 small optimizer and gradient ops in its last 0.5 MB, 28 K of its 50 K lines):
+# about 31 ms a MB of weights and 14 us a line, so a line counts as 512 bytes. Cut by bytes, that
+# dump's last chunk held more than half the work, alone on one worker at the end (--jobs 2 was
+# slower than one process); cut by this cost, the tail is shared out like the rest.
+LINE_COST = 512
+_SLICE = 1 << 16  # the cost is summed per slice of the file (the cut is placed to within one)
+_READ = 4 << 20
 
 
 class _Inherited(str):
@@ -73,16 +87,51 @@ class _Result(NamedTuple):
 
 
 def plan(g: GraphFile, path: Tuple[str, ...], jobs: int, *, split_bytes: Optional[int] = None) -> Optional[List[int]]:
-    """Chunk boundaries ``[0, b1, ..., size]`` at op openers, or None for one process.
-    ``split_bytes``: chunks of about this size (the tests' small files), not the planner's."""
+    """Chunk boundaries ``[0, b1, ..., size]`` at op openers, about equal in walk cost (bytes
+    plus :data:`LINE_COST` a line), or None for one process. ``split_bytes``: chunks of about this
+    many bytes instead (the tests' small files)."""
     if jobs <= 1 or len(path) != 2 or not g.regular or not g.size or not g.lane.text or not g.offset_free or not can_fork():
         return None
     opener = b"\n  " + path[1].encode("ascii") + b" {\n"
+    size = g.size
 
     def finder(t: int, limit: int) -> Optional[int]:  # (an op may be megabytes long: window by window)
         return _plan.search(g.read_at, t, limit, lambda data: data.find(opener), over=len(opener))
 
-    return _plan.plan(g.size, jobs, finder, split_bytes=split_bytes)
+    if split_bytes is not None:
+        return _plan.plan(size, jobs, finder, split_bytes=split_bytes)
+    costs = costs_of(g)
+    split = _plan.chunk_bytes(costs[-1], jobs)  # (in cost units: the planner's sizes, as if every line were a byte)
+    bounds = [0]
+    want = split
+    while True:
+        k = bisect.bisect_left(costs, want)  # the first slice whose end reaches the target
+        if k >= len(costs):
+            break
+        b = finder(max(k * _SLICE, bounds[-1] + 1), size)
+        if b is None:
+            break
+        bounds.append(b)
+        want = costs[b // _SLICE] + split
+    if len(bounds) < 2:
+        return None
+    bounds.append(size)
+    return bounds
+
+
+def costs_of(g: GraphFile) -> List[int]:
+    """The walk's cost from the file's start to the end of each :data:`_SLICE` bytes: one pass at
+    memory speed (a newline count), which also brings the file into the page cache the workers read."""
+    out: List[int] = []
+    total = pos = 0
+    while True:
+        data = g.read_at(pos, _READ)
+        for i in range(0, len(data), _SLICE):
+            total += min(_SLICE, len(data) - i) + LINE_COST * data.count(b"\n", i, i + _SLICE)
+            out.append(total)
+        if len(data) < _READ:
+            return out or [0]
+        pos += len(data)
 
 
 def _graph_frame(name: str, label: Optional[str]) -> Frame:

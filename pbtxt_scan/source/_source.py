@@ -4,17 +4,23 @@ The tool never writes to, renames or locks what it reads: files are opened ``rb`
 """
 from __future__ import annotations
 
+import errno
 import functools
 import gzip
 import io
 import os
 import sys
+import tempfile
 import zlib
 from typing import BinaryIO, Iterator, Optional, Tuple, Union
 
 from .._errors import PbtxtError
 
 DEFAULT_CHUNK = 1 << 20  # 1 MiB: large enough for C-speed scanning, small enough for a flat RSS
+# Copying a stream to its spool: few system calls a GB (a pipe gives 64 KiB a read, so one
+# readinto loops inside C), and still a small fixed part of the RSS.
+SPOOL_CHUNK = 4 << 20
+_FULL = (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG)
 BOM = b"\xef\xbb\xbf"
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -72,6 +78,9 @@ class _ReadOnly(io.RawIOBase):
         return True
 
     def readinto(self, b: "bytearray | memoryview") -> int:  # type: ignore[override]
+        into = getattr(self._src, "readinto", None)
+        if into is not None:  # (straight into the caller's buffer: a spool copies 4 MiB at a time)
+            return into(b) or 0  # type: ignore[no-any-return]
         data = self._src.read(len(b))  # type: ignore[attr-defined]
         b[: len(data)] = data
         return len(data)
@@ -112,6 +121,72 @@ class _GzipReader(io.RawIOBase):
         self._gz.close()
         self._raw.close()
         super().close()
+
+
+def spool(src: BinaryIO, name: str, head: bytes = b"") -> BinaryIO:
+    """``head`` and then the rest of the stream ``src``, copied to an anonymous temporary file in
+    ``tempfile.gettempdir()`` (``TMPDIR``), positioned at 0: a stream read like a regular file.
+
+    The file has no name on disk from the start where the system allows it (Linux, POSIX), so
+    nothing is left behind by an error, Ctrl-C or a kill; it is gone once closed. A full folder is
+    one :class:`PbtxtError` that names it and says how to pick another.
+    """
+    folder = tempfile.gettempdir()
+    try:
+        out = _temporary()
+    except OSError as e:
+        raise PbtxtError(
+            "cannot make a temporary file in %s to read the input through: %s (set TMPDIR to another folder)"
+            % (folder, e.strerror or e),
+            path=name,
+        ) from None
+    try:
+        _copy(src, out, head, name, folder)
+        out.seek(0)
+    except BaseException:
+        out.close()
+        raise
+    return out
+
+
+def _temporary() -> BinaryIO:
+    """An unbuffered (``FileIO``: reads go straight to ``pread``) anonymous temporary file."""
+    return tempfile.TemporaryFile(prefix="pbtxt-scan-spool-", buffering=0)  # type: ignore[return-value]
+
+
+def _copy(src: BinaryIO, out: BinaryIO, head: bytes, name: str, folder: str) -> None:
+    buf = bytearray(SPOOL_CHUNK)
+    view = memoryview(buf)
+    stored = 0
+    readinto = getattr(src, "readinto", None)
+    data: "bytes | memoryview" = head
+    while True:
+        if data:
+            try:
+                while data:  # (a raw file may write less than it was given)
+                    n = out.write(data)
+                    stored += n
+                    data = data[n:]
+            except OSError as e:
+                full = e.errno in _FULL
+                why = "no room left in the temporary folder" if full else "cannot write to the temporary folder"
+                raise PbtxtError(
+                    "%s %s after copying %d MB of the input there (%s): set TMPDIR to a folder with room%s"
+                    % (why, folder, stored >> 20, e.strerror or e, ", or pass a file" if name == "<stdin>" else ""),
+                    path=name,
+                ) from None
+        try:
+            if readinto is not None:
+                n = readinto(view)
+                data = view[:n] if n else b""
+            else:
+                data = src.read(SPOOL_CHUNK)
+        except PbtxtError as e:
+            raise e.with_path(name) from None
+        except OSError as e:
+            raise PbtxtError("read error: %s" % (e.strerror or e), path=name) from None
+        if not data:
+            return
 
 
 def iter_chunks(f: BinaryIO, size: int = DEFAULT_CHUNK) -> Iterator[bytes]:

@@ -37,8 +37,6 @@ class View(io.RawIOBase):
             if whence != 2 or end is None:
                 raise io.UnsupportedOperation("seek to the end of a stream not read to its end")
             pos = end + offset
-        if not self._g.regular:
-            self._g.read_at(max(pos - 1, 0), 1)  # a stream is spooled as far as that
         size = self._g.known_size()
         if size is not None and pos > size:
             pos = max(size, self._start)
