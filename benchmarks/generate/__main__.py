@@ -20,14 +20,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                    help="output file (default: $PBTXT_SCAN_BENCH_DIR or /tmp/pbtxt-scan-bench/)")
     p.add_argument("--const-line", default="50000000",
                    help="const kind: escaped characters per big tensor_content line (default 50e6)")
-    p.add_argument("--shape", default="dense", choices=("dense", "copies"),
-                   help="binary kind: the dense graph's nodes, or a real transformer training graph followed by "
+    p.add_argument("--shape", default="dense", metavar="SHAPE",
+                   help="binary kind: dense (default), the dense graph's nodes, or copies, a real transformer training graph followed by "
                         "renamed copies of its nodes (concatenated GraphDef messages)")
     p.add_argument("--twin", default=None, help="binary --shape copies: also write the text twin (the same nodes) here")
     p.add_argument("--json", action="store_true", help="print metadata as JSON on stdout")
     a = p.parse_args(argv)
     if a.kind != "binary" and (a.shape != "dense" or a.twin):
         p.error("--shape and --twin are options of the binary kind")
+    if a.shape not in ("dense", "copies"):
+        p.error("--shape: dense or copies, not %r" % a.shape)
     meta = generate(a.kind, a.output, a.size, a.seed, parse_size(a.const_line), shape=a.shape, twin=a.twin)
     if a.json:
         json.dump(meta, sys.stdout, indent=2)

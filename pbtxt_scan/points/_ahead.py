@@ -156,13 +156,10 @@ class _Ahead:
 
 
 def ahead_of(g: "GraphFile") -> Optional[_Ahead]:
-    """The byte searches fp reads ahead with, or ``None`` where there can be none."""
+    """The byte searches fp reads ahead with in a text graph, or ``None`` where there can be none
+    (a binary graph's: ``_wire_ahead.wire_ahead``)."""
     import shutil
 
-    if not g.lane.text:
-        from ._wire_ahead import wire_ahead
-
-        return wire_ahead(g)
     pattern = _pattern(_OP_WORDS, ["library"])
     ops = needle_hits(g, pattern)
     names = needle_hits(g, _pattern(_GRAD_WORDS))
