@@ -171,3 +171,25 @@ def test_fp_on_a_binary_copies_graph_is_its_text_twins(tmp_path):
     want = json.loads((ROOT / "tests/data/graphs/bert_unused_feature.expected.json").read_text())["fp"]
     assert outs[0]["name"] == outs[1]["name"] == want
     assert outs[0]["confidence"] == outs[1]["confidence"]
+
+
+@pytest.mark.memory
+@needs_grep
+def test_fp_on_a_big_binary_copies_graph_keeps_to_its_text_twin(tmp_path):
+    """Opt-in (writes 768 MB): on 256 MB of binary copies, fp stays under 100 MB and within twice
+    its text twin's time (plus a second for the start), with the same answer."""
+    from support.hostile import run_measured
+
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.generate import generate
+
+    pb, txt = tmp_path / "copies.pb", tmp_path / "copies.pbtxt"
+    meta = generate("binary", str(pb), 256 << 20, shape="copies", twin=str(txt))
+    runs = {}
+    for f in (txt, pb):
+        p, seconds, rss_mb = run_measured(tmp_path, "fp", "--json", str(f), timeout=600)
+        assert p.returncode == 0, p.stderr
+        runs[f.suffix] = (json.loads(p.stdout)["name"], seconds, rss_mb)
+    assert runs[".pb"][0] == runs[".pbtxt"][0] == meta["expected"]["fp"]
+    assert runs[".pb"][2] <= 100, runs
+    assert runs[".pb"][1] <= 2 * runs[".pbtxt"][1] + 1.0, runs
