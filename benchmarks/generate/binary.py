@@ -1,4 +1,6 @@
-"""Kind ``binary``: a binary GraphDef (protobuf wire format) of the same nodes as the ``dense`` kind.
+"""Kind ``binary``: a binary GraphDef (protobuf wire format) of the same nodes as the ``dense`` kind,
+or (``--shape copies``, ``_copies``) a real transformer training graph followed by renamed copies of
+its nodes as concatenated GraphDef messages, with its text twin.
 
 Usage::
 
