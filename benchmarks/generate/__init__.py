@@ -5,6 +5,7 @@ Usage::
     python -m benchmarks.generate dense --size 1GB --seed 0 -o /tmp/pbtxt-scan-bench/dense.pbtxt
     python -m benchmarks.generate const --size 200MB --json
     python -m benchmarks.generate ge    --size 1GB
+    python -m benchmarks.generate binary --shape copies --size 1GB -o copies.pb --twin copies.pbtxt
 
 or from Python::
 
@@ -43,15 +44,17 @@ GENERATORS = KINDS + ("binary",)
 
 
 def generate(kind: str, path: Optional[str], size_bytes: "int | str", seed: int = 0,
-             const_line_bytes: int = DEFAULT_CONST_LINE, const_shape: str = "lines") -> Dict[str, Any]:
-    """Write a ``kind`` file of about ``size_bytes`` to ``path``; return its metadata."""
+             const_line_bytes: int = DEFAULT_CONST_LINE, const_shape: str = "lines", *, shape: str = "dense",
+             twin: Optional[str] = None) -> Dict[str, Any]:
+    """Write a ``kind`` file of about ``size_bytes`` to ``path``; return its metadata. ``const_shape``:
+    the const kind's; ``shape`` and ``twin``: the binary kind's (``binary.generate``)."""
     if kind not in GENERATORS:
         raise ValueError("kind must be one of %s" % (GENERATORS,))
     size = parse_size(size_bytes)
     if path is None:
         path = default_output_path(kind, size, seed)
     if kind == "binary":
-        return binary.generate(path, size, seed)
+        return binary.generate(path, size, seed, shape=shape, twin=twin)
     t0 = time.perf_counter()
     tmp = path + ".tmp-gen"
     w = Writer(tmp)

@@ -1,4 +1,6 @@
-"""Kind ``binary``: a binary GraphDef (protobuf wire format) of the same nodes as the ``dense`` kind.
+"""Kind ``binary``: a binary GraphDef (protobuf wire format) of the same nodes as the ``dense`` kind,
+or (``--shape copies``, ``_copies``) a real transformer training graph followed by renamed copies of
+its nodes as concatenated GraphDef messages, with its text twin.
 
 Usage::
 
@@ -21,6 +23,7 @@ import struct
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
+from . import _copies
 from ._stamp import Tmpl, Writer
 from .dense import DenseGraph
 
@@ -314,24 +317,50 @@ def _ratio(seed: int) -> float:
     return w.bytes / float(tw.bytes)
 
 
-def generate(path: str, size: int, seed: int = 0) -> Dict[str, Any]:
-    """Write a binary GraphDef of about ``size`` bytes holding the nodes of a ``dense`` graph;
-    returns ``generate``'s metadata. ``text_bytes`` is the size of the text graph of the
-    same nodes (``generate dense --size <text_bytes> --seed <seed>`` writes it)."""
+SHAPES = ("dense", "copies")
+
+
+def generate(path: str, size: int, seed: int = 0, *, shape: str = "dense", twin: Optional[str] = None) -> Dict[str, Any]:
+    """Write a binary GraphDef of about ``size`` bytes; returns ``generate``'s metadata.
+
+    ``shape`` ``dense``: the nodes of a ``dense`` graph; ``text_bytes`` is the size of the text
+    graph of the same nodes (``generate dense --size <text_bytes> --seed <seed>`` writes it).
+    ``copies``: a real transformer training graph followed by renamed copies of its nodes, as
+    concatenated GraphDef messages (``_copies``); ``twin``, if given, gets the text of the same
+    nodes. Line numbers in ``expected`` are the twin's (binary has none)."""
+    if shape not in SHAPES:
+        raise ValueError("binary: shape must be one of %s" % (SHAPES,))
+    if twin is not None and shape != "copies":
+        raise ValueError("binary: a text twin is written for the copies shape (dense has the dense kind)")
     t0 = time.perf_counter()
-    target = int(size / _ratio(seed))
     tmp = path + ".tmp-gen"
     d = os.path.dirname(os.path.abspath(path))
     os.makedirs(d, exist_ok=True)
     w = BinaryWriter(tmp)
+    tw = Writer(twin + ".tmp-gen") if twin is not None else None
     try:
-        info = DenseGraph(seed).write(w, target)
+        if shape == "copies":
+            info = _copies.write(w, size, tw)
+            target = tw.bytes if tw is not None else None
+        else:
+            target = int(size / _ratio(seed))
+            info = DenseGraph(seed).write(w, target)
     finally:
         w.close()
+        if tw is not None:
+            tw.close()
     os.replace(tmp, path)
+    if tw is not None and twin is not None:
+        os.replace(twin + ".tmp-gen", twin)
     dt = time.perf_counter() - t0
     e = info["expected"]
-    e["fp_line"] = e["bp_line"] = 0  # binary has no lines
-    return {"kind": "binary", "path": os.path.abspath(path), "target_bytes": size, "bytes": w.bytes, "lines": 0,
-            "nodes": w.nodes, "seed": seed, "layers": info["layers"], "expected": e, "text_bytes": target,
+    meta = {"kind": "binary", "shape": shape, "path": os.path.abspath(path), "target_bytes": size, "bytes": w.bytes,
+            "lines": 0, "nodes": w.nodes, "seed": seed, "expected": e, "text_bytes": target,
             "seconds": round(dt, 3), "mb_per_s": round(w.bytes / (1 << 20) / dt, 1) if dt > 0 else None}
+    if shape == "copies":
+        meta.update(copies=info["copies"], graph=info["graph"], twin=os.path.abspath(twin) if twin else None,
+                    twin_lines=tw.lines if tw is not None else None)
+    else:
+        e["fp_line"] = e["bp_line"] = 0  # binary has no lines
+        meta["layers"] = info["layers"]
+    return meta

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from ..graph._input import GraphFile
 
 Hits = Callable[[int], Iterator[Tuple[int, bytes]]]  # a byte search from an offset on
+OpsIn = Callable[[int, int], Iterator[Tuple[int, Optional[str]]]]  # the ops judged in a range
 
 
 class _Hit(NamedTuple):
@@ -81,20 +82,14 @@ class _Ahead:
     ``_needles._OP_WORDS``); ``names``: every place a top-level node's name may be in a gradients
     scope. Their hits come from :func:`needle_hits` (C speed), each judged by its line
     (:func:`judge_line`): a line that surely sets no such op (or name) is passed over; any other
-    counts. ``ops_in``: the ops search over a range only (fp's look for a copy of the model).
+    counts. ``ops_in``: the ops search over a range only (fp's look for a copy of the model), as
+    ``(offset, op)`` of each hit (``None``: surely no op there; ``"?"``: cannot tell).
+    A binary graph's searches are ``_wire_ahead``'s: the same hits, verified by length prefixes.
     """
 
-    __slots__ = ("_g", "_ops", "_names", "_ops_in", "_op_lines", "_pending", "read_all")
+    __slots__ = ("_ops", "_names", "_ops_in", "_op_lines", "_pending", "read_all")
 
-    def __init__(
-        self,
-        ops: _Search,
-        names: _Search,
-        *,
-        ops_in: Optional[Callable[[int, int], Iterator[Tuple[int, bytes]]]] = None,
-        g: Optional["GraphFile"] = None,
-    ) -> None:
-        self._g = g
+    def __init__(self, ops: _Search, names: _Search, *, ops_in: Optional[OpsIn] = None) -> None:
         self._ops = ops
         self._names = names
         self._ops_in = ops_in
@@ -124,19 +119,13 @@ class _Ahead:
         return None
 
     def input_within(self, start: int, end: int, wanted: Callable[[str], bool]) -> Optional[int]:
-        """Where the first node in ``[start, end)`` whose op may pass ``wanted`` (a line that
-        cannot be judged counts) is, or ``None`` if there is surely none there. One bounded search."""
-        if self._ops_in is None or self._g is None or start >= end:
+        """Where the first node in ``[start, end)`` whose op may pass ``wanted`` (a node whose op
+        cannot be told counts) is, or ``None`` if there is surely none there. One bounded search."""
+        if self._ops_in is None or start >= end:
             return None
         hits = self._ops_in(start, end)
-        last = -1
         try:
-            for off, text in hits:
-                if off <= last or text == b"library":  # (the library's opener: no node here)
-                    continue
-                ctx = line_context(self._g, off)
-                last = ctx.end
-                op = ctx.judged().op
+            for off, op in hits:
                 if op == "?" or (op is not None and wanted(op)):
                     return off
         except _SearchFailed:
@@ -167,7 +156,8 @@ class _Ahead:
 
 
 def ahead_of(g: "GraphFile") -> Optional[_Ahead]:
-    """The byte searches fp reads ahead with, or ``None`` where there can be none."""
+    """The byte searches fp reads ahead with in a text graph, or ``None`` where there can be none
+    (a binary graph's: ``_wire_ahead.wire_ahead``)."""
     import shutil
 
     pattern = _pattern(_OP_WORDS, ["library"])
@@ -179,9 +169,24 @@ def ahead_of(g: "GraphFile") -> Optional[_Ahead]:
     return _Ahead(
         _Search(ops, lambda off: line_context(g, off)),
         _Search(names, lambda off: line_context(g, off)),
-        ops_in=lambda start, end: _grep_range(grep, g, start, min(end, g.size or end), pattern),
-        g=g,
+        ops_in=lambda start, end: _text_ops(g, _grep_range(grep, g, start, min(end, g.size or end), pattern)),
     )
+
+
+def _text_ops(g: "GraphFile", hits: Iterator[Tuple[int, bytes]]) -> Iterator[Tuple[int, Optional[str]]]:
+    """Each hit's op, judged by its line (one a line; the library's opener sets none)."""
+    last = -1
+    try:
+        for off, text in hits:
+            if off <= last or text == b"library":  # (the library's opener: no node here)
+                continue
+            ctx = line_context(g, off)
+            last = ctx.end
+            yield off, ctx.judged().op
+    finally:
+        close = getattr(hits, "close", None)
+        if close is not None:
+            close()
 
 
 def needle_hits(g: "GraphFile", pattern: str) -> Optional[Hits]:

@@ -133,9 +133,20 @@ def _differentiated(g: GraphFile, names: List[str], start: int, *, search: bool 
     found: Set[str] = set()
 
     def note(text: str, rx: "re.Pattern[str]") -> None:
+        # Which names a match is a gradient of (``t`` ends with ``/<n>_grad/``: every "/"-suffix
+        # of what precedes ``_grad/``; or ``t`` is ``gradient_tape/<n>/``), looked up rather than
+        # compared with every name: a file of copies has a match per copy and 100+ names.
         for m in rx.finditer(text):
             t = m.group(0)
-            found.update(n for n in want if t.endswith("/%s_grad/" % n) or t == "gradient_tape/%s/" % n)
+            if t.startswith("gradient_tape/") and t[14:-1] in want:
+                found.add(t[14:-1])
+            if t.endswith("_grad/"):
+                head = t[:-6]
+                k = head.find("/")
+                while k >= 0:
+                    if head[k + 1 :] in want:
+                        found.add(head[k + 1 :])
+                    k = head.find("/", k + 1)
 
     if not search or needle_hits(g, "gradients/") is None:
         if not g.can_seek:
