@@ -19,10 +19,8 @@ Public API (everything else is private and may change):
 """
 from __future__ import annotations
 
-__version__ = "0.1.0"
+__version__ = "0.2.0.dev0"
 
-import sys
-import types
 from typing import Any
 
 from ._api import (
@@ -64,27 +62,6 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> Any:
     return sorted(set(globals()) | set(_RULES_API))
-
-
-class _Package(types.ModuleType):
-    """The function ``pbtxt_scan.points`` shares its name with the subpackage ``pbtxt_scan.points``
-    (the rules). Importing a subpackage sets that name on its parent, which would hide the
-    function once the rules load; as a data descriptor on the module's class (the documented
-    way to customize a module's attributes), ``points`` stays the function. The subpackage is
-    reached through imports (``from pbtxt_scan.points import _rules``), as every module does."""
-
-    @property
-    def points(self) -> Any:
-        from ._api_points import points
-
-        return points
-
-    @points.setter
-    def points(self, value: Any) -> None:
-        pass  # importlib binding the subpackage: it stays in sys.modules
-
-
-sys.modules[__name__].__class__ = _Package
 
 __all__ = [
     "__version__",

@@ -29,10 +29,10 @@ from typing import Any, Iterator, List, NamedTuple, Optional
 
 from ._errors import PbtxtError
 from .graph._input import GraphFile
-from .points._profiling import AIC_METRICS, TASK_TRACE, profiling_options
-from .points._rules import RULES, Answer, Options, Point, format_trail
-from .points._rules import find_bp as _find_bp
-from .points._rules import find_fp as _find_fp
+from .fpbp._profiling import AIC_METRICS, TASK_TRACE, profiling_options
+from .fpbp._rules import RULES, Answer, Options, Point, format_trail
+from .fpbp._rules import find_bp as _find_bp
+from .fpbp._rules import find_fp as _find_fp
 
 _COPY_CHUNK = 1 << 20
 

@@ -372,7 +372,7 @@ def test_bad_bytes_raise_the_one_error_naming_the_input_and_leave_no_file():
 
 
 def test_points_stays_the_function_when_the_rules_are_imported():
-    code = ("import pbtxt_scan.points._rules, pbtxt_scan\n"
+    code = ("import pbtxt_scan.fpbp._rules, pbtxt_scan\n"
             "from pbtxt_scan import points\n"
             "assert callable(pbtxt_scan.points) and points is pbtxt_scan.points\n"
             "print(pbtxt_scan.points(%r).fp_name)\n" % str(MLP))

@@ -9,7 +9,7 @@ import pytest
 from support.layouts import _reprint
 
 from pbtxt_scan.graph import _cache
-from pbtxt_scan.points._rules import find_bp
+from pbtxt_scan.fpbp._rules import find_bp
 
 GRAPHS = Path(__file__).parent / "data" / "graphs"
 GAN = GRAPHS / "gan_two_optimizers.pbtxt"  # big enough that an edit in the middle is outside the hashed head and tail

@@ -15,7 +15,7 @@ import pytest
 from support.copies import renamed_copies
 from support.data import GRAPHS
 
-from pbtxt_scan.points._rules import find_fp
+from pbtxt_scan.fpbp._rules import find_fp
 
 FIXTURE = GRAPHS / "estimator_queue.pbtxt"
 EXPECTED = json.loads((GRAPHS / "estimator_queue.expected.json").read_text())

@@ -14,7 +14,7 @@ from support.cli import CliRunner
 from support.data import GRAPHS
 from support.graphs import _node
 
-from pbtxt_scan.points._rules import Options, find_fp
+from pbtxt_scan.fpbp._rules import Options, find_fp
 from pbtxt_scan.cli import app
 
 CASES = sorted(p for p in GRAPHS.glob("*.expected.json") if "fp_confidence" in json.loads(p.read_text()))

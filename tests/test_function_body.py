@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pbtxt_scan.points._body import FUNCTION_NODES, _Args, training_function
+from pbtxt_scan.fpbp._body import FUNCTION_NODES, _Args, training_function
 from pbtxt_scan.graph._input import GraphFile
 from pbtxt_scan._model import Block, Head
 

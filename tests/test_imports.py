@@ -38,7 +38,7 @@ LAYERS = [
     {"pbtxt_scan.language", "pbtxt_scan.source", "pbtxt_scan.parallel"},
     {"pbtxt_scan.text", "pbtxt_scan.wire"},
     {"pbtxt_scan.graph"},
-    {"pbtxt_scan.points", "pbtxt_scan.ge"},
+    {"pbtxt_scan.fpbp", "pbtxt_scan.ge"},
     {"pbtxt_scan"},
     {"pbtxt_scan.cli"},
     {"pbtxt_scan.__main__"},
@@ -84,9 +84,9 @@ def test_every_module_is_in_a_layer():
 
 
 def test_the_layer_check_sees_an_upward_import():
-    graph = {"pbtxt_scan.text._lexer": {"pbtxt_scan.points._fp"}, "pbtxt_scan.points._fp": {"pbtxt_scan.text._lexer"}}
-    assert layer_violations(graph) == ["pbtxt_scan.text._lexer imports pbtxt_scan.points._fp"]
-    assert layer_violations({"pbtxt_scan.ge._load": {"pbtxt_scan.points._fp"}}) == ["pbtxt_scan.ge._load imports pbtxt_scan.points._fp"]
+    graph = {"pbtxt_scan.text._lexer": {"pbtxt_scan.fpbp._fp"}, "pbtxt_scan.fpbp._fp": {"pbtxt_scan.text._lexer"}}
+    assert layer_violations(graph) == ["pbtxt_scan.text._lexer imports pbtxt_scan.fpbp._fp"]
+    assert layer_violations({"pbtxt_scan.ge._load": {"pbtxt_scan.fpbp._fp"}}) == ["pbtxt_scan.ge._load imports pbtxt_scan.fpbp._fp"]
     assert layer_violations({"pbtxt_scan.cli._app": {"pbtxt_scan.graph._input"}}) == [
         "pbtxt_scan.cli._app imports pbtxt_scan.graph._input (the command line goes through the public API)"
     ]
@@ -131,16 +131,15 @@ def test_the_public_api_is_whole_and_the_rules_load_on_first_use():
 
     code = (
         "import sys, pbtxt_scan as ps\n"
-        "assert 'pbtxt_scan.points._fp' not in sys.modules\n"
+        "assert 'pbtxt_scan.fpbp._fp' not in sys.modules\n"
         "missing = [n for n in ps.__all__ if not hasattr(ps, n)]\n"
         "assert not missing and set(ps.__all__) <= set(dir(ps)), missing\n"
         # find_fp, find_bp and points are the public API's wrappers (they take bytes and file
-        # objects too), and the rules they call load with them; `points` stays the function even
-        # though the rules' subpackage shares its name.
+        # objects too), and the rules they call load with them.
         "assert ps.find_fp.__module__ == ps.points.__module__ == 'pbtxt_scan._api_points'\n"
-        "assert 'pbtxt_scan.points._fp' in sys.modules and callable(ps.points)\n"
-        "from pbtxt_scan.points import _rules\n"
-        "assert ps.points.__name__ == 'points' and _rules.find_fp.__module__ == 'pbtxt_scan.points._fp'\n"
+        "assert 'pbtxt_scan.fpbp._fp' in sys.modules and callable(ps.points)\n"
+        "from pbtxt_scan.fpbp import _rules\n"
+        "assert ps.points.__name__ == 'points' and _rules.find_fp.__module__ == 'pbtxt_scan.fpbp._fp'\n"
         "print('ok')\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(ROOT.parent))

@@ -182,7 +182,7 @@ def test_gzip_bp_decompresses_once(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
     monkeypatch.setattr(_source, "open_binary", counting)
     monkeypatch.setattr("pbtxt_scan.graph._input.open_binary", counting)
-    from pbtxt_scan.points._rules import find_bp
+    from pbtxt_scan.fpbp._rules import find_bp
 
     ans = find_bp(str(gz))
     assert ans.point is not None and ans.point.name == "gradients/dense/MatMul_grad/MatMul_1"

@@ -9,7 +9,7 @@ import pytest
 from support.cli import CliRunner
 from support.layouts import _reprint
 
-from pbtxt_scan.points._rules import Options, find_bp, find_fp, in_gradients_scope
+from pbtxt_scan.fpbp._rules import Options, find_bp, find_fp, in_gradients_scope
 from pbtxt_scan.cli import app
 
 GRAPHS = Path(__file__).parent / "data" / "graphs"

@@ -94,7 +94,7 @@ def test_fp_on_a_fed_graph_builds_no_lark_parser() -> None:
     graph = DATA / "graphs" / "mlp_sgd.pbtxt"
     code = (
         "import sys\n"
-        "from pbtxt_scan.points._rules import find_fp\n"
+        "from pbtxt_scan.fpbp._rules import find_fp\n"
         "ans = find_fp(sys.argv[1])\n"
         "print(ans.point.name, 'lark' in sys.modules)\n"
     )
