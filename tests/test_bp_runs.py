@@ -174,6 +174,7 @@ def test_a_use_spelled_otherwise_is_seen(tmp_path, spelling):
     _check(out, "unused_saliency")
 
 
+@pytest.mark.slow  # (over a second: the slow step runs it)
 def test_past_a_dead_candidate_bp_reads_back_a_bounded_stretch(tmp_path):
     # A live gradient far before the dead ones: further back than the bound (as far again as the
     # read so far, at least _NET_BLOCKS blocks), so bp stops and answers the dead candidate, saying

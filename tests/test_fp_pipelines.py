@@ -40,6 +40,7 @@ def test_fp_is_the_first_copys_and_ambiguous(tmp_path, first):
     assert {"copy_1/" + EXPECTED["fp"], "copy_2/" + EXPECTED["fp"]} <= others
 
 
+@pytest.mark.slow  # (over a second: the slow step runs it)
 def test_copies_far_below_the_answer_change_nothing(tmp_path):
     # 40 copies (6 MB) reach past where fp looks for another copy of the model (as far again as
     # its answer lies, at least 4 MiB); 40 more after them must not change the answer, its doubt

@@ -14,6 +14,7 @@ from pbtxt_scan.graph._input import GraphFile
 from pbtxt_scan.parallel._pool import can_fork
 
 
+@pytest.mark.slow  # (over a second: the slow step runs it)
 @pytest.mark.skipif(not can_fork(), reason="no fork: one process")
 def test_an_op_dense_tail_is_shared_out(tmp_path: Path) -> None:
     p = tmp_path / "ge_proto_00000001_graph_1_Build.txt"

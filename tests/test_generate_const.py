@@ -8,6 +8,8 @@ import struct
 import subprocess
 import sys
 
+import pytest
+
 from benchmarks.generate import generate
 
 # CEscape written out independently of the generator: named escapes, printable as is, else octal
@@ -18,6 +20,7 @@ def _cescape(raw: bytes) -> bytes:
     return b"".join(_NAMED.get(b) or (bytes((b,)) if 0x20 <= b <= 0x7E else b"\\%03o" % b) for b in raw)
 
 
+@pytest.mark.slow  # (over a second: the slow step runs it)
 def test_the_nodes_shape_is_tensorflows(tmp_path) -> None:
     path = tmp_path / "c.pbtxt"
     meta = generate("const", str(path), 12 << 20, seed=1, const_shape="nodes")

@@ -295,6 +295,7 @@ def test_error_messages(text: str, line: int, col: int, message: str) -> None:
     assert str(ei.value) == "<input>:%d:%d: %s" % (line, col, message)
 
 
+@pytest.mark.slow  # (over a second: the slow step runs it)
 def test_deep_nesting_parses_without_recursion() -> None:
     # LALR is iterative: 100,000 open messages need no Python recursion.
     n = 100_000

@@ -201,6 +201,7 @@ def test_crlf_error_positions_match_lf(tmp_path: Path) -> None:
 DEPTH = 200_000
 
 
+@pytest.mark.slow  # (over a second: the slow step runs it)
 def test_deep_nesting_no_recursion_error(tmp_path: Path) -> None:
     # The scanner keeps an explicit stack; 200,000 open messages are just list items.
     path = write(tmp_path, "deep.pbtxt", b"a {" * DEPTH + b"}" * DEPTH)
