@@ -52,3 +52,13 @@ def test_copies_far_below_the_answer_change_nothing(tmp_path):
             for x in answers)
     assert a == b
     assert a[:2] == (EXPECTED["fp"], EXPECTED["fp_line"])
+
+
+def test_the_doubt_names_a_few_inputs_however_many_copies(tmp_path):
+    # A file of copies has an input per copy: the stderr line (and the JSON doubt) names the first
+    # few and counts the rest, so it stays one readable line.
+    ans = find_fp(_copies(tmp_path, [None] + ["copy_%d/" % k for k in range(1, 12)]))
+    assert ans.confidence == "ambiguous"
+    listed = ans.doubt[ans.doubt.index("(") + 1 : ans.doubt.index(")")]
+    assert listed.endswith(", and 7 more") and listed.count(",") == 5, ans.doubt
+    assert ans.doubt.startswith("12 inputs (")

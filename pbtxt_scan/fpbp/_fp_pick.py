@@ -109,7 +109,9 @@ def _copies(g: GraphFile, cands: List[_Candidate], *, search: bool = True) -> _C
         alts.append(Alternative(_point("fp", c.block, "dataflow", g.name, None), why))
     if trained is not None and all(t for _c, t in tagged):
         return _Copies(pick, "certain", "", alts)
-    srcs = ", ".join(c.flow.source for c in cands)
+    named = [c.flow.source for c in cands[:_NAMED_INPUTS]]
+    more = len(cands) - len(named)
+    srcs = ", ".join(named) + (", and %d more" % more if more else "")  # (a file of copies has hundreds)
     if trained is None:
         doubt = "%d inputs (%s) feed copies of the model and no byte search could tell which one is trained: the first in file order; name one with --source" % (len(cands), srcs)
     elif not trained:
@@ -117,6 +119,9 @@ def _copies(g: GraphFile, cands: List[_Candidate], *, search: bool = True) -> _C
     else:
         doubt = "%d inputs (%s) feed copies of the model; %s's copy is the one with gradients; name another with --source" % (len(cands), srcs, pick.flow.source)
     return _Copies(pick, "ambiguous", doubt, alts)
+
+
+_NAMED_INPUTS = 5  # the inputs a doubt names: one line on stderr, whatever the copies
 
 
 def _differentiated(g: GraphFile, names: List[str], start: int, *, search: bool = True) -> Optional[Set[str]]:
