@@ -116,8 +116,10 @@ def _options_in(text: str) -> dict:
     import ast
 
     for node in ast.walk(ast.parse(text)):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and "fp_point" in node.value:
-            return json.loads(node.value)
+        # (Python 3.7 parses a string literal as ast.Str, whose text is .s; later ones as ast.Constant)
+        value = getattr(node, "value", getattr(node, "s", None)) if type(node).__name__ in ("Constant", "Str") else None
+        if isinstance(value, str) and "fp_point" in value:
+            return json.loads(value)
     raise AssertionError(text)
 
 
