@@ -15,8 +15,8 @@ from .. import PbtxtError
 from ._app import EXIT_NOT_FOUND, InputKindOpt, JsonOpt, QuietOpt, command, emit, note, out, output_format, quiet, renamed, say_notes, usage_error
 from ._checks import check_choice, inputs_of, say_ignored_filters, say_unmatched_ops, with_source_hint
 from ._points import (
-    ConfigOpt, FilesArg, FilterOpt, KeepOpt, RuleOpt, SkipOpt, SourceOpt, _answer_json, _filters_given, _open, _options,
-    _print_explain, _say_doubt, _say_ge_rules, failed, worst,
+    ConfigOpt, FilesArg, FilterOpt, KeepOpt, RuleOpt, SkipOpt, SourceOpt, answer_json, filters_given, open_input, options_of,
+    print_explain, say_doubt, say_ge_rules, failed, worst,
 )
 
 # The profiler's values (pbtxt_scan.AIC_METRICS / TASK_TRACE), named here so --help lists them
@@ -98,7 +98,7 @@ def points(
         profiling_output = old_output
     check_choice(task_trace, TASK_TRACE, "--task-trace")
     check_choice(aic_metrics, AIC_METRICS, "--aic-metrics")
-    run = _PointsRun(_options(rule, skip_op, keep_op, name_filter, config, source), fmt, explain, ge, input_kind,
+    run = _PointsRun(options_of(rule, skip_op, keep_op, name_filter, config, source), fmt, explain, ge, input_kind,
                      profiling_output, task_trace, aic_metrics)
     paths = inputs_of(files, "points")
     if len(paths) > 1 and fmt not in ("text", "json"):
@@ -115,7 +115,7 @@ def _points_of(file: str, run: _PointsRun, *, prefix: bool) -> int:
     opts = run.opts
     bp_error: Optional[PbtxtError] = None
     try:
-        with _open(file, run.input_kind) as g:  # one input for both searches (stdin and pipes are spooled)
+        with open_input(file, run.input_kind) as g:  # one input for both searches (stdin and pipes are spooled)
             try:
                 fa = find_fp(g, opts)
             except PbtxtError as e:
@@ -138,14 +138,14 @@ def _points_of(file: str, run: _PointsRun, *, prefix: bool) -> int:
     else:
         say_notes(g)
     if run.explain and bp_error is None:  # (a failed command says one line: the error)
-        _print_explain(fa)
-        _print_explain(ba)
+        print_explain(fa)
+        print_explain(ba)
     if bp_error is None:
-        _say_ge_rules(file, g)
+        say_ge_rules(file, g)
         if not quiet():
-            say_ignored_filters(file, "fp", fa.rule, _filters_given(opts))
+            say_ignored_filters(file, "fp", fa.rule, filters_given(opts))
         if run.fmt != "json":
-            _say_doubt(file, fa)
+            say_doubt(file, fa)
     fp_name = fa.point.name if fa.point else None
     bp_name = ba.point.name if ba.point else None
     mapped: Any = None
@@ -167,7 +167,7 @@ def _print_points(run: _PointsRun, name: str, answers: Tuple[Any, Any], names: T
     """The output ``--format`` asks for, of both answers and the names to use (GE's, with --ge)."""
     fa, ba = answers
     if run.fmt == "json":
-        obj = {"fp": _answer_json(fa, name), "bp": _answer_json(ba, name)}
+        obj = {"fp": answer_json(fa, name), "bp": answer_json(ba, name)}
         if mapped is not None:
             obj["ge"] = _ge_json(mapped)
         emit(obj)

@@ -51,7 +51,7 @@ ExplainOpt = typer.Option(False, "--explain", help="Show on stderr each node con
 CONFIG_KEYS = ("skip_ops", "keep_ops", "name_filters")
 
 
-def _options(
+def options_of(
     rule: str, skip: List[str], keep: List[str], filters: Optional[List[str]], config: Optional[Path], sources: Optional[List[str]] = None
 ) -> Any:
     from .. import RULES, Options
@@ -86,7 +86,7 @@ def _read_config(config: Path) -> Dict[str, List[str]]:
     return cfg
 
 
-def _answer_json(ans: Any, name: str) -> Any:
+def answer_json(ans: Any, name: str) -> Any:
     """The answer as JSON: the same keys found or not (null where unknown), plus the reason
     (``name``: the input as answers call it, ``<stdin>`` for ``-``)."""
     from .. import Point
@@ -101,7 +101,7 @@ def _answer_json(ans: Any, name: str) -> Any:
     return d
 
 
-def _print_explain(ans: Any) -> None:
+def print_explain(ans: Any) -> None:
     from .. import explain
 
     typer.echo("%s (rule %s):" % (ans.kind, ans.rule), err=True)
@@ -114,13 +114,13 @@ def _print_explain(ans: Any) -> None:
         typer.echo("  alternative %s (%s, %s): %s" % (a.point.name, a.point.op, a.point.where, a.reason), err=True)
 
 
-def _say_doubt(file: str, ans: Any) -> None:
+def say_doubt(file: str, ans: Any) -> None:
     """One stderr line for an answer that stands but is ambiguous (stdout keeps the name alone)."""
     if ans.point is not None and ans.confidence == "ambiguous":
         note("%s: %s %s is ambiguous: %s" % (file, ans.kind, ans.point.name, ans.doubt))
 
 
-def _say_ge_rules(file: str, g: Any) -> None:
+def say_ge_rules(file: str, g: Any) -> None:
     """fp/bp on a GE dump apply TensorFlow's rules to GE's op names: say so, once."""
     if getattr(g.dialect, "name", "").startswith("ge"):
         note(
@@ -129,7 +129,7 @@ def _say_ge_rules(file: str, g: Any) -> None:
         )
 
 
-def _open(file: str, input_kind: str) -> Any:
+def open_input(file: str, input_kind: str) -> Any:
     """The input, read as ``--input-kind`` says (auto: as its content says)."""
     kind = dialect(input_kind)
     g = open_graph(file)
@@ -156,7 +156,7 @@ def _one_point(kind: str, file: str, asked: _Asked) -> int:
 
     opts = asked.opts
     try:
-        with _open(file, asked.input_kind) as g:
+        with open_input(file, asked.input_kind) as g:
             try:
                 ans = (find_fp if kind == "fp" else find_bp)(g, opts)
             except PbtxtError as e:
@@ -167,25 +167,25 @@ def _one_point(kind: str, file: str, asked: _Asked) -> int:
         return failed(e)
     say_notes(g)
     if asked.explain:
-        _print_explain(ans)
-    _say_ge_rules(file, g)
+        print_explain(ans)
+    say_ge_rules(file, g)
     if not quiet():
-        say_ignored_filters(file, kind, ans.rule, _filters_given(opts))
+        say_ignored_filters(file, kind, ans.rule, filters_given(opts))
     if not asked.as_json:
-        _say_doubt(file, ans)
+        say_doubt(file, ans)
     if ans.point is None:
         if asked.as_json:
-            emit(_answer_json(ans, g.name))
+            emit(answer_json(ans, g.name))
         typer.echo("%s: no %s: %s" % (file, kind, ans.reason), err=True)
         return EXIT_NOT_FOUND
     if asked.as_json:
-        emit(_answer_json(ans, g.name))
+        emit(answer_json(ans, g.name))
     else:
         out("%s: %s" % (file, ans.point.name) if asked.prefix else ans.point.name)
     return 0
 
 
-def _filters_given(opts: Any) -> Any:
+def filters_given(opts: Any) -> Any:
     """The --name-filter values (or the config's), ``None`` when the rule's own are in use."""
     from .. import Options
 
@@ -229,7 +229,7 @@ def _fp_command(
     quiet: bool = QuietOpt,
 ) -> None:
     as_json = output_format(out_format, as_json, ("text",)) == "json"
-    opts = _options(rule, skip_op, keep_op, name_filter, config, source)
+    opts = options_of(rule, skip_op, keep_op, name_filter, config, source)
     _each("fp", files, opts, as_json=as_json, explain=explain, input_kind=input_kind)
 
 
@@ -247,7 +247,7 @@ def _bp_command(
     quiet: bool = QuietOpt,
 ) -> None:
     as_json = output_format(out_format, as_json, ("text",)) == "json"
-    opts = _options(rule, skip_op, keep_op, None, config)
+    opts = options_of(rule, skip_op, keep_op, None, config)
     _each("bp", files, opts, as_json=as_json, explain=explain, input_kind=input_kind)
 
 
