@@ -9,7 +9,7 @@ A test whose examples cost more or less than most runs a share of the profile's 
 
 Markers (``pyproject.toml`` deselects both by default):
   ``slow``    inputs of 7-60 MB built on the spot, sleeps, long chains of real processes, and
-              the many-ways agreement tests on the fixtures over 60 KB (``support.marks``): what
+              the many-ways agreement tests on the fixtures over 40 KB (``support.marks``): what
               made the suite take minutes; CI runs them on one Python (``-m slow``);
   ``memory``  opt-in peak-RSS test on a generated 500 MB file (``-m memory``).
 """

@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from support.marks import quick_first
 from support.pipes import _feed
 
 DATA = Path(__file__).parent / "data"
@@ -114,7 +115,7 @@ def _run(*args: str, **kw: object) -> "subprocess.CompletedProcess[str]":
 
 
 @pytest.mark.skipif(not os.path.isdir("/dev/fd"), reason="needs /dev/fd (process substitution)")
-@pytest.mark.parametrize("command", ["fp", "bp", "points", "stats", "nodes", "show"])
+@pytest.mark.parametrize("command", quick_first(["fp", "bp", "points", "stats", "nodes", "show"]))
 def test_dev_fd_pipe_reads_like_the_file(tmp_path: Path, command: str) -> None:
     """`pbtxt-scan bp <(cat graph.pbtxt)`: a pipe passed by path is read once, like stdin."""
     extra = ["dense/MatMul"] if command == "show" else []

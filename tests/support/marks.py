@@ -15,9 +15,9 @@ from typing import Any, List, Sequence
 
 import pytest
 
-# bytes: 21 of the 28 graphs are larger (tests/data/graphs), none of the GE dumps; test_scanner already
+# bytes: most of the graphs are larger (tests/data/graphs), none of the GE dumps; test_scanner already
 # kept its chunk size 7 to the fixtures under this size.
-BIG_FIXTURE = 60_000
+BIG_FIXTURE = 40_000
 
 
 def slow_if_big(fixtures: Sequence[Any], size_of: Any = None) -> List[Any]:
@@ -31,3 +31,10 @@ def slow_if_big(fixtures: Sequence[Any], size_of: Any = None) -> List[Any]:
         else:
             out.append(f)
     return out
+
+
+def quick_first(values: Sequence[Any], n: int = 2) -> List[Any]:
+    """``values`` for ``parametrize`` with all but the first ``n`` marked ``slow``: a test that runs
+    every command through a real process keeps two of them in the quick set (every Python), and
+    the ``slow`` run in CI runs them all."""
+    return [v if i < n else pytest.param(v, marks=pytest.mark.slow) for i, v in enumerate(values)]
