@@ -310,6 +310,9 @@ def _block(r: _Reader, site: Site, off: int, start: int, end: int) -> Block:
     i = r.i
     if n <= len(r.buf) - i or (n <= _INLINE_MAX and r.fill(n) >= n):
         i = r.i
+        # (the node's bytes taken now: the careful path below may refill r.buf, and i would then
+        # point at other bytes)
+        data = r.buf[i : i + n] if r.validate else b""
         try:
             heads = _node_fast(r.buf, i, i + n, want)
         except _Bad:
@@ -317,7 +320,7 @@ def _block(r: _Reader, site: Site, off: int, start: int, end: int) -> Block:
         if r.validate:
             from ._wire_text import check_node
 
-            check_node(r.buf[i : i + n], start)
+            check_node(data, start)
     else:
         heads = _node_careful(r, start, end, want)
     which = site.which
