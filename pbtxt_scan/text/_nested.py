@@ -52,15 +52,26 @@ class NestedTextLane(TextLane):
     ) -> Iterator[Block]:
         start, end = self._meta_graph()
         inner = self._whole.forward(self.prefix + tuple(block_path), heads, chunk_size=chunk_size, end_state=end_state, validate=validate)
-        for b in inner:
-            if b.start >= start and (end is None or b.start < end):
-                yield self._inner(b, block_path)
+        try:
+            for b in inner:
+                if end is not None and b.start >= end:
+                    break  # (blocks come in file order: the MetaGraph read is over)
+                if b.start >= start:
+                    yield self._inner(b, block_path)
+        finally:
+            inner.close()  # type: ignore[attr-defined]
 
     def backward(self, block_path: Sequence[str], heads: FrozenSet[str], cache: Any) -> Iterator[Block]:
         start, end = self._meta_graph()
-        for b in self._whole.backward(self.prefix + tuple(block_path), heads, cache):
-            if b.start >= start and (end is None or b.start < end):
-                yield self._inner(b, block_path)
+        inner = self._whole.backward(self.prefix + tuple(block_path), heads, cache)
+        try:
+            for b in inner:
+                if b.start < start:
+                    break  # (backward: the MetaGraph read is over)
+                if end is None or b.start < end:
+                    yield self._inner(b, block_path)
+        finally:
+            inner.close()  # type: ignore[attr-defined]
 
     def _inner(self, b: Block, block_path: Sequence[str]) -> Block:
         return b._replace(path=tuple(block_path), parents=b.parents[len(self.prefix) :])
