@@ -30,8 +30,7 @@ class Closest:
 
     def __init__(self, wanted: str, k: int = 3, cutoff: float = 0.6, *, pool: int = POOL) -> None:
         self.wanted = wanted
-        m = _OUTPUT.match(wanted)
-        self._node = m.group(1) if m else None
+        self._node = tensor_node(wanted)
         self._low = wanted.lower()
         self._chars = [(c, self._low.count(c)) for c in sorted(set(self._low))]
         self.k, self.cutoff = k, cutoff
