@@ -22,20 +22,14 @@ Example (before the session or the NPU adapter starts, which reads the variables
 from __future__ import annotations
 
 import contextlib
-import os
-import shutil
-import tempfile
+import io
 from typing import Any, Iterator, List, NamedTuple, Optional
 
-from ._errors import PbtxtError
 from .graph._input import GraphFile
 from .fpbp._profiling import AIC_METRICS, TASK_TRACE, profiling_options
 from .fpbp._rules import RULES, Answer, Options, Point, format_trail
 from .fpbp._rules import find_bp as _find_bp
 from .fpbp._rules import find_fp as _find_fp
-
-_COPY_CHUNK = 1 << 20
-
 
 def explain(answer: Answer) -> List[str]:
     """The answer's trail as lines: each node considered, where, and why it was taken or skipped
@@ -88,51 +82,22 @@ def points(src: Any, opts: Options = Options()) -> Points:
 
 @contextlib.contextmanager
 def _graph(src: Any) -> Iterator[GraphFile]:
-    """``src`` as an open GraphFile: itself, a path opened, or bytes / a file object copied to an
-    unlinked temporary file and opened from there."""
+    """``src`` as an open GraphFile: itself, a path opened, or bytes / a binary file object read
+    as a stream is (``GraphFile.of_stream``: a regular file in place, else through a spool)."""
     if isinstance(src, GraphFile):
         yield src
         return
     if isinstance(src, (bytes, bytearray, memoryview)):
-        data: Any = src
+        stream: Any = io.BytesIO(bytes(src))
         name = "<bytes>"
     elif hasattr(src, "read"):
-        data, name = src, str(getattr(src, "name", None) or "<stream>")
+        stream, name = src, str(getattr(src, "name", None) or "<stream>")
     else:
         with GraphFile.open(src) as g:
             yield g
         return
-    fd, tmp = tempfile.mkstemp(prefix="pbtxt-scan-api-")
-    try:
-        with os.fdopen(fd, "wb") as w:
-            if hasattr(data, "read"):
-                shutil.copyfileobj(data, w, _COPY_CHUNK)
-            else:
-                w.write(data)
-        try:
-            g = GraphFile.open(tmp)
-        except PbtxtError as e:
-            raise _renamed(e, name) from None
-    finally:
-        if os.name == "posix":  # the open descriptor keeps the bytes; nothing is left on disk
-            os.unlink(tmp)
-    try:
-        g.name = name
-        with g:
-            try:
-                yield g
-            except PbtxtError as e:
-                raise _renamed(e, name) from None
-    finally:
-        if os.name != "posix":
-            os.unlink(tmp)
-
-
-def _renamed(e: PbtxtError, name: str) -> PbtxtError:
-    """The error naming the caller's input, not the temporary file."""
-    e.path = name
-    e.args = (str(e),)
-    return e
+    with GraphFile.of_stream(stream, name) as g:  # (its errors and answers name ``name``)
+        yield g
 
 
 __all__ = [

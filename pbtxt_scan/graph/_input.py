@@ -45,7 +45,7 @@ from .._errors import PbtxtError
 from .._model import Block, Message
 from ..source._lane import PARSE_MAX, Lane
 from ..source._kinds import not_a_graph
-from ..source._source import DEFAULT_CHUNK, PathLike, open_binary, spool as spool_stream
+from ..source._source import DEFAULT_CHUNK, PathLike, gunzipped, open_binary, spool as spool_stream
 from ..source._views import View
 
 __all__ = ["PARSE_MAX", "GraphFile", "Source", "opened"]
@@ -92,6 +92,19 @@ class GraphFile:
         if str(path) != "-" and os.path.isdir(path):  # a SavedModel or model_dir folder: its graph file
             path, picked = graph_in_folder(str(path))
         raw, name = open_binary(path)
+        return cls._opened(raw, name, spool=spool, owned=str(path) != "-", picked=picked)  # (stdin stays open)
+
+    @classmethod
+    def of_stream(cls, f: BinaryIO, name: str) -> "GraphFile":
+        """A graph read from an open binary file object (the caller's: left open), as :meth:`open`
+        reads a path: a regular file in place, anything else through a spool; gzip is unpacked."""
+        if not hasattr(f, "peek"):
+            f = io.BufferedReader(f)  # type: ignore[arg-type]  # (gzip is told by a peek)
+        return cls._opened(gunzipped(f, name), name, spool=True, owned=False, picked=None)
+
+    @classmethod
+    def _opened(cls, raw: BinaryIO, name: str, *, spool: bool, owned: bool, picked: Optional[str]) -> "GraphFile":
+        """The GraphFile reading ``raw``, its kind told by content (``owned``: closed with it)."""
         g: Optional[GraphFile] = None
         try:
             g = cls(raw, name, spool)
@@ -111,12 +124,12 @@ class GraphFile:
                     g._spool_from_here()  # its train MetaGraph may come after the first: keep a way back
         except BaseException:
             if g is not None:
-                g._owned = str(path) != "-"
+                g._owned = owned
                 g.close()  # (the spool, if one was made)
-            elif str(path) != "-":
+            elif owned:
                 raw.close()
             raise
-        g._owned = str(path) != "-"  # stdin stays open for the rest of the process
+        g._owned = owned
         return g
 
     _owned = False

@@ -55,10 +55,14 @@ def open_binary(path: PathLike) -> Tuple[BinaryIO, str]:
         except OSError as e:
             raise PbtxtError("cannot open: %s" % (e.strerror or e), path=name) from None
     _widen_pipe(raw)  # (a named pipe, or `<(...)`'s /dev/fd/N)
-    head = _peek(raw, 2)
-    if head == b"\x1f\x8b":
-        return _GzipReader(raw, name), name  # type: ignore[return-value]
-    return raw, name
+    return gunzipped(raw, name), name
+
+
+def gunzipped(raw: BinaryIO, name: str) -> BinaryIO:
+    """``raw``, or its gzip content if it starts as gzip does (told by a peek: nothing is consumed)."""
+    if _peek(raw, 2) == b"\x1f\x8b":
+        return _GzipReader(raw, name)  # type: ignore[return-value]
+    return raw
 
 
 def _widen_pipe(f: object) -> None:
