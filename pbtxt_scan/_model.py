@@ -141,3 +141,41 @@ class Block(NamedTuple):
         if any(p is not None for p in self.parents):
             out["parents"] = list(self.parents)
         return out
+
+
+class HoodNode(NamedTuple):
+    """One node of a neighbourhood (``show --context``, the report's drawing).
+
+    ``hops`` is the distance from the centre: negative for producers (-1 feeds the centre), positive
+    for consumers, 0 for the centre itself. ``line`` is the node's opener line in a text graph,
+    ``offset`` its byte offset (in a binary graph, where lines mean nothing); ``function`` names the
+    library function that holds it, or None for the graph's own nodes.
+    """
+
+    name: str
+    op: str
+    hops: int
+    line: Optional[int]
+    offset: Optional[int]
+    function: Optional[str] = None
+
+
+class HoodEdge(NamedTuple):
+    """A dataflow edge ``src`` -> ``dst`` (``dst`` lists ``src`` as an input; ``control`` for ``^src``)."""
+
+    src: str
+    dst: str
+    control: bool = False
+
+
+class Hood(NamedTuple):
+    """The nodes within ``up`` hops upstream and ``down`` hops downstream of ``centre``, and the edges
+    among them. ``truncated`` says a hop was cut at the node cap, so the picture is not the whole of it.
+    """
+
+    centre: str
+    up: int
+    down: int
+    nodes: Tuple[HoodNode, ...]
+    edges: Tuple[HoodEdge, ...]
+    truncated: bool = False
