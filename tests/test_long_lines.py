@@ -17,6 +17,7 @@ import pytest
 from pbtxt_scan.text import _canonical, _handover
 from pbtxt_scan.text._canonical import scan_canonical
 from pbtxt_scan._errors import PbtxtError
+from pbtxt_scan._model import Block
 from pbtxt_scan.text._scan import scan
 
 HEADS = frozenset({"name", "op", "input"})
@@ -159,7 +160,9 @@ def two_procs(monkeypatch: pytest.MonkeyPatch, small_long: None) -> List[Any]:
     return made
 
 
-def _file_run(tmp_path: Any, data: bytes) -> List[Any]:
+def _file_run(tmp_path: Any, data: bytes, validate: bool = True) -> List[Any]:
+    """The blocks of ``data`` read from a file (the skim pool's input), validated as ``check``
+    reads (``validate``) or as fp and the listings read."""
     from pbtxt_scan.graph._input import GraphFile
 
     p = tmp_path / "g.pbtxt"
@@ -167,7 +170,7 @@ def _file_run(tmp_path: Any, data: bytes) -> List[Any]:
     out: List[Any] = []
     with GraphFile.open(str(p)) as g:
         try:
-            out.extend(g.blocks(PATH, HEADS, chunk_size=997))
+            out.extend(g.blocks(PATH, HEADS, chunk_size=997, validate=validate))
         except PbtxtError as e:
             out.append(("error", e.line, e.column, e.msg))
     return out
@@ -224,7 +227,7 @@ def test_no_worker_is_left_after_an_early_stop(tmp_path: Any, two_procs: List[An
     p = tmp_path / "g.pbtxt"
     p.write_bytes(_graph(content) + _graph(content).replace(b'"w"', b'"w2"'))
     with GraphFile.open(str(p)) as g:
-        it = g.blocks(PATH, HEADS, chunk_size=997)
+        it = g.blocks(PATH, HEADS, chunk_size=997, validate=True)
         assert next(it).name == "w"  # (the worker ran for w's line, and is idle now)
         assert two_procs and two_procs[0][1]
         it.close()  # what a consumer that stops early does (or the generator being collected)
@@ -243,3 +246,98 @@ def test_fp_forks_no_worker_without_long_lines(tmp_path: Any, monkeypatch: pytes
     assert _canonical._LONG < len(content) < _skim_pool.WINDOW  # a long line inside one window
     data = _graph(content)
     assert _file_run(tmp_path, data) == _run(data, 1 << 16, fast=False)
+
+
+# --- validate=False: fp and the listings read where a long literal ends, not its escapes ----------
+
+
+@pytest.fixture()
+def small_skip(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every size of the structure-only skim small, so chunks and kept tails fall everywhere."""
+    monkeypatch.setattr(_canonical, "_LONG", 1000)
+    monkeypatch.setattr(_canonical, "_BIG", 4000)
+    monkeypatch.setattr(_canonical, "_SKIP_FROM", 600)
+    monkeypatch.setattr(_canonical, "_KEEP", 8)
+
+
+def _skim_run(data: bytes, chunk: int) -> List[Any]:
+    out: List[Any] = []
+    try:
+        out.extend(scan_canonical(io.BytesIO(data), PATH, HEADS, chunk_size=chunk, display="t", validate=False))
+    except PbtxtError as e:
+        out.append(("error", e.line, e.column, e.msg))
+    return out
+
+
+def _places(out: List[Any]) -> List[Any]:
+    return [(x.name, x.op, x.line, x.column) if isinstance(x, Block) else x for x in out]
+
+
+def _skims_as(tmp_path: Any, monkeypatch: pytest.MonkeyPatch, data: bytes, want: List[Any]) -> None:
+    """``data`` read with validate=False, from a stream and from a file (positioned reads into
+    one buffer), at several chunk sizes: ``want`` each time (compared by name, op and place)."""
+    for skip_chunk in (257, 1000, 4096):
+        monkeypatch.setattr(_canonical, "_SKIP_CHUNK", skip_chunk)
+        for c in (997, 4096, 1 << 16):
+            assert _places(_skim_run(data, c)) == _places(want), (skip_chunk, c)
+        assert _places(_file_run(tmp_path, data, validate=False)) == _places(want), skip_chunk
+
+
+@pytest.mark.parametrize("specials", [False, True])
+def test_a_long_literal_is_read_to_where_it_ends(small_skip: None, tmp_path: Any, monkeypatch: pytest.MonkeyPatch, specials: bool) -> None:
+    pieces = _pieces(6000, 4, specials)
+    for content in (b"".join(pieces), b"".join(pieces) + b"\\\\" * 5, b"\\\\" * 40 + b"".join(pieces)):
+        data = _graph(content)
+        ref = _run(data, 1 << 16, fast=False)
+        assert [b.name for b in ref] == ["w", "x"]
+        _skims_as(tmp_path, monkeypatch, data, ref)
+
+
+def test_what_decides_where_a_long_literal_ends_is_checked(small_skip: None, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A NUL, a newline, no closing quote, an escaped one (after 1 or 21 backslashes, more than the
+    kept tail): the general scanner's own error, at its place."""
+    body = b"".join(_pieces(3000, 5))
+    cases = [body[:1500] + b"\x00" + body[1500:], body[:1500] + b"\n" + body[1500:], body + b"\\", body + b"\\" * 21]
+    for content in cases:
+        data = _graph(content)
+        ref = _run(data, 1 << 16, fast=False)
+        assert ref[-1][0] == "error"
+        _skims_as(tmp_path, monkeypatch, data, ref)
+    data = _graph(body)[:-60]  # the input ends inside the literal
+    _skims_as(tmp_path, monkeypatch, data, _run(data, 1 << 16, fast=False))
+
+
+def test_escapes_inside_a_long_literal_are_left_to_check(small_skip: None, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bad escape or a bare quote inside the body (not NUL: that one is checked) changes
+    nothing fp reads: the blocks of the valid file come out, at the same lines. validate=True
+    still reports each, as the general scanner does."""
+    pieces = _pieces(6000, 6)
+    valid = _run(_graph(b"".join(pieces)), 1 << 16, fast=False)
+    for bad in _broken(pieces):
+        data = _graph(bad)
+        ref = _run(data, 1 << 16, fast=False)
+        assert ref[-1][0] == "error"
+        assert _file_run(tmp_path, data, validate=True) == ref
+        _skims_as(tmp_path, monkeypatch, data, ref if b"\x00" in bad else valid)
+
+
+def test_nodes_lists_a_graph_whose_tensor_check_rejects(tmp_path: Any) -> None:
+    """From the user's side: `nodes` reads past a 200 KB tensor with a bad escape deep inside;
+    `check` names the string's line and column (where its literal opens), exit 2."""
+    from pbtxt_scan.cli._app import app
+    from support.cli import CliRunner
+
+    pieces = _pieces(80_000, 7)
+    k = len(pieces) // 2
+    bad = b"".join(pieces[:k]) + b"\\q" + b"".join(pieces[k:])
+    p = tmp_path / "g.pbtxt"
+    p.write_bytes(_graph(bad))
+    runner = CliRunner()
+    listed = runner.invoke(app, ["nodes", str(p)])
+    assert listed.exit_code == 0, listed.output
+    assert [r.split("\t")[1:] for r in listed.stdout.splitlines()] == [["w", "Const"], ["x", "MatMul"]]
+    checked = runner.invoke(app, ["check", str(p)])
+    assert checked.exit_code == 2
+    line = _graph(bad)[: _graph(bad).index(b"tensor_content")].count(b"\n") + 1
+    col = _graph(bad).split(b"\n")[line - 1].index(b'"') + 1
+    assert checked.stderr.strip().startswith("%s:%d:%d:" % (p, line, col)), checked.stderr

@@ -39,13 +39,15 @@ Invalid UTF-8 stops the fast path before the bad byte, so the general scanner re
 """
 from __future__ import annotations
 
+import os
 import re
-from typing import TYPE_CHECKING, BinaryIO, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, BinaryIO, Callable, Union, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
 from ..language._atomic import NATIVE, user_groups
 from . import _layout as layout
 from ._layout import IDENT_NAME, MAX_LITERAL, NEXT_CHAR, last_name, scalar_value
 from ._lexer import _WINDOW, Lexer, _string_body
+from .._errors import PbtxtError
 from .._model import Block, Head
 from ._frames import ANCESTOR, OTHER, TARGET, BlockStart, Frame, close_block, parents, take_label
 from ._scan import scan_tokens
@@ -71,9 +73,38 @@ _BIG = 4 << 20 if NATIVE else 64 << 10
 # backward, the chunks of ``--jobs``) use them from their first line.
 _WARMUP_LINES = 10000
 _LONG = 1 << 20  # a line longer than this is streamed (a string) or handed to the general scanner
+_KEEP = 64  # validate=False: the bytes before a chunk kept to see a closing quote's backslashes (_body_ends)
+_SKIP_CHUNK = 1 << 20  # ... and the size of the chunks it reads
+# validate=False: an unended line this long is streamed already, when it is a string field (a
+# ``tensor_content``): the rest of it is then read once, not also joined into the buffer.
+_SKIP_FROM = 1 << 16
 
 _CLOSERS = re.compile(rb"(?: *\}\n)*")
 _FIELD_START = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_}")
+
+
+def _chunks(f: BinaryIO) -> "Callable[[int], Union[bytes, bytearray]]":
+    """``read(offset)``: the next ``_SKIP_CHUNK`` bytes of ``f`` from ``offset`` (``f``'s own). On
+    a regular file, positioned reads into one reused buffer: a fresh chunk each time costs a page
+    fault per 4 KiB, about as much as the copy from the page cache itself."""
+    g = getattr(f, "_g", None)  # a _views.View of a GraphFile (other readers: read)
+    if g is None or not getattr(g, "offset_free", False) or not hasattr(os, "preadv"):
+        return lambda _at: f.read(_SKIP_CHUNK)
+    fd = g.fileno()
+    start = f._start  # type: ignore[attr-defined]
+    end = f._end  # type: ignore[attr-defined]
+    buf = bytearray(_SKIP_CHUNK)
+
+    def read(at: int) -> bytearray:
+        n = _SKIP_CHUNK if end is None else min(_SKIP_CHUNK, end - start - at)
+        try:
+            got = os.preadv(fd, [buf], start + at) if n > 0 else 0
+        except OSError as e:
+            raise PbtxtError("read error: %s" % (e.strerror or e), path=g.name) from None
+        got = min(got, max(n, 0))
+        return buf if got == _SKIP_CHUNK else buf[:got]  # (a copy only at the input's end)
+
+    return read
 
 
 def scan_canonical(
@@ -88,16 +119,19 @@ def scan_canonical(
     start_line: int = 1,
     fast: bool = True,
     warm_up: Optional[int] = None,
+    validate: bool = True,
 ) -> Iterator[Block]:
     """The blocks ``scan(f, path, heads)`` yields, validated as strictly, mostly at C speed.
 
     ``display``: the file's name in errors. ``end_state``: filled with the bytes and lines read.
     ``start_offset``/``start_line``: where ``f``'s first byte sits in the file (a slice read
     backward by ``_reverse``), so positions come out as the file's own. ``fast=False``: the
-    general scanner alone (the same blocks, errors and end state). ``warm_up``: see ``_Walker``."""
+    general scanner alone (the same blocks, errors and end state). ``warm_up``: see ``_Walker``.
+    ``validate=False``: a string literal on a line of its own over ``_LONG`` (a ``tensor_content``)
+    is checked for where it ends, not escape by escape (``_Walker._body_ends``)."""
     if fast:
         w = _Walker(f, path, heads, chunk_size=chunk_size, display=display, start_offset=start_offset,
-                    start_line=start_line, warm_up=warm_up)
+                    start_line=start_line, warm_up=warm_up, validate=validate)
         yield from w.run()
         got = w.end_state
     else:
@@ -117,7 +151,7 @@ class _Walker(Batches):
     def __init__(
         self, f: BinaryIO, path: Sequence[str], heads: FrozenSet[str], *, chunk_size: int = DEFAULT_CHUNK,
         display: Optional[str] = None, start_offset: int = 0, start_line: int = 1,
-        outer: Optional[List[Frame]] = None, warm_up: Optional[int] = None,
+        outer: Optional[List[Frame]] = None, warm_up: Optional[int] = None, validate: bool = True,
     ) -> None:
         super().__init__(f, chunk_size, start_offset)
         self.first_line = start_line
@@ -126,6 +160,7 @@ class _Walker(Batches):
         self.display = display
         self.outer = outer
         self.warm_up = warm_up
+        self.validate = validate
         self.end_state: Dict[str, int] = {}
         names = tuple(sorted(h for h in heads if IDENT_NAME.match(h)))
         self._head_names = names
@@ -141,6 +176,7 @@ class _Walker(Batches):
         self.last_name = b"_"  # the last field name read (see last_name)
         self.no_batch = 0  # below this offset, go line by line (a batch failed to match there)
         self.big = _BIG  # (read here, so that tests can lower it)
+        self.long = _LONG if self.validate else _SKIP_FROM  # a line this long is streamed (_long_line)
         self._skim: "Skimmer | None | bool" = None  # made at the first long line
         try:
             try:
@@ -168,7 +204,7 @@ class _Walker(Batches):
             pos = self.pos
             nl = buf.find(b"\n", pos, self.lim)
             if nl < 0:
-                if self.lim - pos > _LONG:
+                if self.lim - pos > self.long:
                     self._long_line()
                     continue
                 if self._more():
@@ -177,6 +213,9 @@ class _Walker(Batches):
                     return  # a complete file
                 raise _HandOver(self.base + pos, self.line)
             d = len(stack)
+            if nl - pos > self.long and not self.validate and layout.long_line_re(d).match(buf, pos, nl) is not None:
+                self._long_line()  # (a long literal held whole in the buffer: skimmed as one that is not)
+                continue
             if warm > 0:
                 warm -= 1
             elif pos and self.base + pos >= self.no_batch:
@@ -271,7 +310,7 @@ class _Walker(Batches):
             i = buf.find(closer, frm - self.base, ahead)  # (no closer in the last, unended line)
             if i >= 0:
                 break
-            if self.lim - ahead >= min(_LONG, self.big):
+            if self.lim - ahead >= min(self.long, self.big):
                 # A line longer than _LONG (or than a block may be, before 3.11) is coming: enter
                 # the block (_long_line streams that line) rather than read and search up to _BIG
                 # of it here, and in every batch that looks for a closer in the buffer it would
@@ -336,7 +375,9 @@ class _Walker(Batches):
         # Several processes first, on a line longer than their window (``_skim_pool``): they say
         # where the literal closes, or how far its body is plainly valid.
         done = False
-        sk = self._skimmer()
+        if not self.validate:
+            i, done = self._body_ends(i, quote)
+        sk = None if done else self._skimmer()
         if sk is not None and self.bad is None:
             at, done = sk.body(self.base + i, quote)
             if at != self.base + i:
@@ -375,6 +416,61 @@ class _Walker(Batches):
                 i = self.pos
                 continue
             raise _HandOver(start_abs, line, seek=True)
+
+    def _body_ends(self, i: int, quote: int) -> Tuple[int, bool]:
+        """``validate=False`` (fp, bp, listings): where the long literal whose body starts at
+        ``buf[i]`` closes, at memchr speed, without reading its escapes.
+
+        What is checked is what decides where the field ends, so blocks and lines come out as
+        the exact road gives them: the closing quote is the line's last byte and unescaped (an
+        even run of backslashes before it), and the body holds no NUL. The escapes inside (and
+        the body's UTF-8) are left to ``check`` and ``stats`` (``validate=True``), as a binary
+        graph's skipped fields are: TensorFlow's C-escapes make three quarters of a
+        ``tensor_content``'s bytes, and the fastest exact check, the bytes-escape decoder, reads
+        them at ~2 ns a byte, where this goes at the pace of the reads themselves. The body is
+        read in chunks that are searched and dropped, never joined into the buffer (a join
+        copies each byte once more). Returns ``(j, True)``, ``buf[j]`` the closing quote (the
+        buffer refilled from there), or ``(i, False)``: the exact road decides (a NUL, no quote,
+        an escaped one, a run of backslashes longer than ``_KEEP``, a stream).
+        """
+        buf = self.buf
+        lim = self.lim
+        nl = buf.find(b"\n", i, lim)
+        if nl >= 0:  # (the line ends in the buffer)
+            k = nl - 1
+            while k > i and buf[k - 1] == 0x5C:
+                k -= 1
+            if buf.find(b"\x00", i, nl) >= 0 or buf[nl - 1] != quote or (nl - 1 - k) % 2:
+                return i, False
+            return nl - 1, True
+        if not self._seekable() or self.bad is not None or buf.find(b"\x00", i, lim) >= 0:
+            return i, False
+        at = self.base + lim  # the walk offset of the next byte to read
+        tail = buf[max(i, lim - _KEEP) : lim]  # the last bytes read (a closing quote's backslashes)
+        whole = lim - i <= _KEEP  # tail holds the body from its first byte
+        f = self.f
+        back = at - self.origin  # (where the exact road reads on if this gives up)
+        read = _chunks(f)
+        while True:
+            f.seek(at - self.origin)
+            data = read(at - self.origin)
+            nl = data.find(b"\n")
+            if not data or data.find(b"\x00", 0, len(data) if nl < 0 else nl) >= 0:
+                f.seek(back)
+                return i, False  # (a NUL, or the input ends inside the literal)
+            if nl >= 0:
+                break
+            whole = whole and len(tail) + len(data) <= _KEEP
+            tail = (tail + data[-_KEEP:])[-_KEEP:]
+            at += len(data)
+        piece = tail + data[:nl]  # the body's end and its closing quote
+        q = len(piece) - 1
+        run = q - len(piece[:q].rstrip(b"\\"))
+        if q < 0 or piece[q] != quote or run % 2 or (run == q and not whole):
+            f.seek(back)
+            return i, False
+        self._jump(at + nl - 1)
+        return self.pos, True
 
     def _skimmer(self) -> "Skimmer | None":
         if self._skim is None:

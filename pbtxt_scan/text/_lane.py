@@ -44,9 +44,12 @@ class TextLane(Lane):
     ) -> Iterator[Block]:
         from ._canonical import scan_canonical
 
-        # (``validate`` changes nothing here: text blocks are always checked down to their last value.)
+        # ``validate=False``: the escapes of a string over a MiB on a line of its own are left
+        # unread, as a binary graph's skipped fields are (``_canonical._Walker._body_ends``);
+        # every other byte is checked down to its last value either way.
         return scan_canonical(
-            self.store.reader(), tuple(block_path), heads, chunk_size=chunk_size, display=self.store.name, end_state=end_state
+            self.store.reader(), tuple(block_path), heads, chunk_size=chunk_size, display=self.store.name,
+            end_state=end_state, validate=validate,
         )
 
     def read(self, block: Block) -> bytes:
