@@ -162,7 +162,8 @@ def _region(rd: _Reading, start: int, end: int, first: int) -> Iterator[Block]: 
     from ._canonical import scan_canonical
 
     blocks = scan_canonical(
-        _Slice(rd.f, start, end), (rd.field,), rd.heads, chunk_size=_CHUNK, display=rd.name, start_offset=start, start_line=first
+        _Slice(rd.f, start, end), (rd.field,), rd.heads, chunk_size=_CHUNK, display=rd.name, start_offset=start, start_line=first,
+        validate=False,  # (bp's reading: a long literal's escapes are check's, as on the forward lane)
     )
     try:
         # A region is held whole to be reversed: bounded by _REGION_BLOCKS.
