@@ -13,6 +13,9 @@ import random
 from typing import Any, List, Tuple
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from support.examples import examples
 
 from pbtxt_scan.text import _canonical, _handover
 from pbtxt_scan.text._canonical import scan_canonical
@@ -341,3 +344,33 @@ def test_nodes_lists_a_graph_whose_tensor_check_rejects(tmp_path: Any) -> None:
     line = _graph(bad)[: _graph(bad).index(b"tensor_content")].count(b"\n") + 1
     col = _graph(bad).split(b"\n")[line - 1].index(b'"') + 1
     assert checked.stderr.strip().startswith("%s:%d:%d:" % (p, line, col)), checked.stderr
+
+
+_ESCAPED = [b"\\%03o" % b for b in (0, 7, 200, 255)] + [b"\\n", b"\\t", b'\\"', b"\\'", b"\\\\", b"a", b"Z", b"\\x4f", b"\\u00e9"]
+
+
+@settings(max_examples=examples(1), deadline=None)
+@given(
+    parts=st.lists(st.sampled_from(_ESCAPED), min_size=1, max_size=400),
+    ending=st.sampled_from([b"", b"\\\\", b"\\\\" * 9, b"\\", b"\\" * 9, b"\x00", b"\\q"]),
+    size=st.integers(1100, 3000),
+    skip_chunk=st.integers(16, 700),
+    keep=st.integers(1, 24),
+    chunk=st.sampled_from([997, 4096, 1 << 16]),
+)
+def test_the_skim_ends_each_literal_where_the_grammar_does(
+    parts: List[bytes], ending: bytes, size: int, skip_chunk: int, keep: int, chunk: int
+) -> None:
+    """Any body of writer escapes, padded past the long-line size, then one ending (even or odd
+    backslash runs longer and shorter than the kept tail, a NUL, a bad escape): validate=False
+    gives the general scanner's blocks or error, except that a bad escape is left to check."""
+    body = b"".join(parts)
+    body = body * (size // len(body) + 1) + ending
+    data = _graph(body)
+    ref = _run(data, 1 << 16, fast=False)
+    want = _run(_graph(body[: -len(ending)]), 1 << 16, fast=False) if ending == b"\\q" else ref
+    assert want[-1][0] != "error" or ref == want
+    with pytest.MonkeyPatch.context() as mp:
+        for name, value in (("_LONG", 1000), ("_BIG", 4000), ("_SKIP_FROM", 600), ("_KEEP", keep), ("_SKIP_CHUNK", skip_chunk)):
+            mp.setattr(_canonical, name, value)
+        assert _places(_skim_run(data, chunk)) == _places(want)
