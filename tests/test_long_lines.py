@@ -336,14 +336,16 @@ def test_nodes_lists_a_graph_whose_tensor_check_rejects(tmp_path: Any) -> None:
     p = tmp_path / "g.pbtxt"
     p.write_bytes(_graph(bad))
     runner = CliRunner()
-    listed = runner.invoke(app, ["nodes", str(p)])
-    assert listed.exit_code == 0, listed.output
-    assert [r.split("\t")[1:] for r in listed.stdout.splitlines()] == [["w", "Const"], ["x", "MatMul"]]
-    checked = runner.invoke(app, ["check", str(p)])
-    assert checked.exit_code == 2
+    for jobs in ("1", "2"):  # (one process, or chunks on two: the same reading)
+        listed = runner.invoke(app, ["nodes", "--jobs", jobs, str(p)])
+        assert listed.exit_code == 0, listed.output
+        assert [r.split("\t")[1:] for r in listed.stdout.splitlines()] == [["w", "Const"], ["x", "MatMul"]]
     line = _graph(bad)[: _graph(bad).index(b"tensor_content")].count(b"\n") + 1
     col = _graph(bad).split(b"\n")[line - 1].index(b'"') + 1
-    assert checked.stderr.strip().startswith("%s:%d:%d:" % (p, line, col)), checked.stderr
+    for cmd in (["check"], ["stats", "--jobs", "1"], ["stats", "--jobs", "2"]):
+        checked = runner.invoke(app, cmd + [str(p)])
+        assert checked.exit_code == 2, cmd
+        assert checked.stderr.strip().startswith("%s:%d:%d:" % (p, line, col)), (cmd, checked.stderr)
 
 
 _ESCAPED = [b"\\%03o" % b for b in (0, 7, 200, 255)] + [b"\\n", b"\\t", b'\\"', b"\\'", b"\\\\", b"a", b"Z", b"\\x4f", b"\\u00e9"]

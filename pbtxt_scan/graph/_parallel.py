@@ -214,7 +214,8 @@ class _Job:
                 return None
         end_state: Dict[str, int] = {}
         f = _PRead(self.g.fileno(), start, end)
-        blocks = scan_canonical(f, self.path, self.heads, chunk_size=DEFAULT_CHUNK, display=self.g.name, end_state=end_state, start_offset=start, start_line=line)
+        blocks = scan_canonical(f, self.path, self.heads, chunk_size=DEFAULT_CHUNK, display=self.g.name, end_state=end_state,
+                                start_offset=start, start_line=line, validate=self.row is None)  # (a listing: as --jobs 1 reads)
         try:
             return list(self.fold(blocks, start, end, line, end_state))[0]
         except PbtxtError:
@@ -283,7 +284,8 @@ class _Job:
                 raise (g.changed() or e.with_path(g.name)) from None
             return
         end_state: Dict[str, int] = {}
-        blocks = scan_canonical(g.reader(start), self.path, self.heads, chunk_size=DEFAULT_CHUNK, display=g.name, end_state=end_state, start_offset=start, start_line=line)
+        blocks = scan_canonical(g.reader(start), self.path, self.heads, chunk_size=DEFAULT_CHUNK, display=g.name, end_state=end_state,
+                                start_offset=start, start_line=line, validate=self.row is None)
         try:
             yield from self.fold(blocks, start, -1, line, end_state, batch=512, progress=True)
         except PbtxtError as e:
