@@ -33,6 +33,7 @@ USAGE = {
     "check": "[OPTIONS] FILE...",
     "resolve": "[OPTIONS] NAME...",
     "ge-auto": "[OPTIONS] PATH",
+    "report": "[OPTIONS] FILE",
 }
 
 

@@ -94,7 +94,8 @@ def _answer_rows(a: Dict[str, Any]) -> str:
     ) % (
         kind, kind, esc(a["name"]), esc(a.get("op")), esc(where), esc(a.get("rule")), esc(a.get("function") or "-"), conf,
         '<tr><td></td><td colspan="6" class="small">why: %s%s</td></tr>' % (
-            esc(a.get("reason", "")), "<br>alternatives:<ul>%s</ul>" % alts if alts else ""),
+            esc(a.get("reason", "")), "<details><summary>%d alternatives</summary><ul>%s</ul></details>" % (
+                len(a.get("alternatives") or ()), alts) if alts else ""),
     )
 
 
