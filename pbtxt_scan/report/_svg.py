@@ -53,12 +53,17 @@ def _node(n: HoodNode, xy: Tuple[int, int], mark: Optional[Mark], centre: bool) 
     )
 
 
+def _function(hood: Hood) -> str:
+    """The library function that holds the centre ("" for the graph's own nodes)."""
+    return next((n.function or "" for n in hood.nodes if n.name == hood.centre), "")
+
+
 def svg(hood: Hood, lay: Layout, marks: Mapping[str, Mark], *, label: str) -> str:
     """The drawing of ``hood`` laid out as ``lay``; ``marks[name]`` greys or flags a node."""
     parts = [
         '<svg class="hood" role="img" aria-label="%s" data-centre="%s" '
-        'data-up="%d" data-down="%d" data-truncated="%s" viewBox="0 0 %d %d" width="%d" height="%d">'
-        % (esc(label), esc(hood.centre), hood.up, hood.down, "1" if hood.truncated else "0",
+        'data-function="%s" data-up="%d" data-down="%d" data-truncated="%s" viewBox="0 0 %d %d" width="%d" height="%d">'
+        % (esc(label), esc(hood.centre), esc(_function(hood)), hood.up, hood.down, "1" if hood.truncated else "0",
            lay.width, lay.height, lay.width, lay.height),
         '<defs><marker id="arr-%s" viewBox="0 0 8 8" refX="8" refY="4" markerWidth="7" markerHeight="7" '
         'orient="auto"><path d="M0,0 L8,4 L0,8 z" class="arrow"/></marker></defs>' % esc(label),
