@@ -168,7 +168,10 @@ def _drawing(g: Any, ans: Any, up: int, down: int) -> Any:
     find = getattr(pbtxt_scan, "neighbourhood", None)
     if find is None:
         return Drawing(ans.kind, None, {}, "this pbtxt-scan has no neighbourhood search yet")
-    hood = find(g, ans.point.name, up, down, function=ans.point.function)
+    try:
+        hood = find(g, ans.point.name, up, down, function=ans.point.function)
+    except LookupError as e:  # (the answer's node is there: this is a search that failed to find it)
+        return Drawing(ans.kind, None, {}, "its neighbourhood was not found: %s" % e)
     return Drawing(ans.kind, hood, _marks(ans))
 
 
