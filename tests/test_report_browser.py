@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 import pytest
 from support.browser import WINDOW, chromium, dump_dom, foreign_urls, png_size_and_colours, read_page, screenshot
@@ -45,8 +45,9 @@ def browser() -> str:
     return exe
 
 
-def _skips(ans: Any) -> Dict[str, str]:
-    return {s.name: s.why for s in ans.trail if s.verdict == "skip" and s.name}
+def _skips(ans: Any) -> Dict[Tuple[str, str], str]:
+    """(name, position) -> why, of the nodes the search skipped (positions: lines, or offsets in binary)."""
+    return {(s.name, str(s.line)): s.why for s in ans.trail if s.verdict == "skip" and s.name}
 
 
 @pytest.mark.parametrize("args", CASES)
@@ -70,9 +71,13 @@ def test_the_report_in_a_browser(browser: str, tmp_path: Path, args: List[Any]) 
         assert d.edges == {(e.src, e.dst, e.control) for e in hood.edges}
         skipped = _skips(ans)
         alternatives = {a.point.name for a in ans.alternatives}
+        seen = 0
         for name, g in d.nodes.items():
-            if name in skipped and name not in alternatives:
-                assert "skip" in g["class"].split() and skipped[name] in g["title"], (name, g)
+            key = (name, g["data-offset"] if ans.unit == "offset" else g["data-line"])
+            if key in skipped and name not in alternatives:
+                assert "skip" in g["class"].split() and skipped[key] in g["title"], (name, g)
+                seen += 1
+        assert seen == sum("skip" in g["class"].split() for g in d.nodes.values())  # and no other node is grey
         if kind == "fp":
             x, y, w, h = map(int, d.nodes[ans.point.name]["data-bbox"].split(","))
             assert w > 0 and h > 0 and 0 <= x and x + w <= WINDOW[0] and 0 <= y and y + h <= WINDOW[1], (x, y, w, h)

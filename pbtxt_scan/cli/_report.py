@@ -149,13 +149,19 @@ def quiet_mode() -> bool:
     return quiet()
 
 
-def _marks(ans: Any) -> Dict[str, Tuple[str, str]]:
+def _marks(ans: Any, hood: Any) -> Dict[str, Tuple[str, str]]:
+    """The hood's nodes the search skipped (grey, with the trail's reason) or weighed as alternatives,
+    told by name and position (a function body may hold a node of the same name as another body)."""
+    binary = ans.unit == "offset"
+    where = {n.name: (n.offset if binary else n.line) for n in hood.nodes}
     marks: Dict[str, Tuple[str, str]] = {}
     for s in ans.trail:
-        if s.verdict == "skip" and s.name:
+        if s.verdict == "skip" and s.name in where and where[s.name] == s.line:
             marks[s.name] = ("skip", "%s skipped it: %s" % (ans.kind, s.why))
     for a in ans.alternatives:
-        marks[a.point.name] = ("alt", "alternative to %s: %s" % (ans.kind, a.reason))
+        p = a.point
+        if p.name in where and where[p.name] == (p.offset if binary else p.line):
+            marks[p.name] = ("alt", "alternative to %s: %s" % (ans.kind, a.reason))
     return marks
 
 
@@ -172,7 +178,7 @@ def _drawing(g: Any, ans: Any, up: int, down: int) -> Any:
         hood = find(g, ans.point.name, up, down, function=ans.point.function)
     except LookupError as e:  # (the answer's node is there: this is a search that failed to find it)
         return Drawing(ans.kind, None, {}, "its neighbourhood was not found: %s" % e)
-    return Drawing(ans.kind, hood, _marks(ans))
+    return Drawing(ans.kind, hood, _marks(ans, hood))
 
 
 def _rows(ans: Any) -> List[Any]:

@@ -40,13 +40,14 @@ def _node(n: HoodNode, xy: Tuple[int, int], mark: Optional[Mark], centre: bool) 
     if mark:
         title += "\n" + mark[1]
     return (
-        '<g class="%s" data-name="%s" data-op="%s" data-hops="%d"%s>'
+        '<g class="%s" data-name="%s" data-op="%s" data-hops="%d" data-line="%s" data-offset="%s"%s>'
         '<title>%s</title>'
         '<rect x="%d" y="%d" width="%d" height="%d" rx="6"/>'
         '<text x="%d" y="%d" class="n">%s</text>'
         '<text x="%d" y="%d" class="o">%s</text></g>'
     ) % (
-        cls, esc(n.name), esc(n.op), n.hops, ' data-centre="1"' if centre else "", esc(title),
+        cls, esc(n.name), esc(n.op), n.hops, "" if n.line is None else n.line, "" if n.offset is None else n.offset,
+        ' data-centre="1"' if centre else "", esc(title),
         x, y, NODE_W, NODE_H,
         x + 8, y + 14, esc(short(n.name)),
         x + 8, y + 28, esc(short(n.op or "?", 30)),
