@@ -106,7 +106,7 @@ def _argv(file: str, output: Optional[str], ge: Optional[str], context: int, rul
 
 def _page(file: str, opts: Any, *, ge: Optional[str], context: int, input_kind: str, argv: str) -> Tuple[Any, bool]:
     from .. import find_bp, find_fp
-    from ..report import Drawing, Page
+    from ..report import Page
 
     with open_input(file, input_kind) as g:
         try:
