@@ -76,6 +76,7 @@ def _opens(target: Path, *args: str, tmp_path: Path) -> "tuple[int, subprocess.C
         ["nodes", "{f}"],
         ["stats", "{f}"],
         ["check", "{f}"],
+        ["report", "-o", os.devnull, "{f}"],
     ],
     ids=lambda a: " ".join(a),
 )
