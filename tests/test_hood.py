@@ -198,3 +198,32 @@ def test_bad_options_are_usage_errors(args: List[str]) -> None:
 def test_an_unknown_node_with_context_exits_1() -> None:
     r = runner.invoke(app, ["show", str(DATA / "graphs" / "mlp_sgd.pbtxt"), "dense/MatMu", "-C", "1"])
     assert r.exit_code == 1 and "dense/MatMul" in r.stderr
+
+
+@pytest.mark.parametrize("path, name, function", POINTS[::5] + [(str(DATA / "binary" / "mlp_sgd.pb"), "dense/MatMul", None)])
+def test_a_writer_layout_graph_is_searched_not_read(monkeypatch: Any, path: str, name: str, function: Optional[str]) -> None:
+    def no_reading(*a: Any) -> Any:
+        raise AssertionError("a hop read the blocks")
+
+    monkeypatch.setattr(_hood, "pass_finder", no_reading)
+    monkeypatch.setattr("pbtxt_scan.fpbp._hood_find.pass_finder", no_reading)
+    with pbtxt_scan.GraphFile.open(path) as g:
+        assert _hood.neighbourhood(g, name, 2, 2, function=function, max_nodes=100000) == naive_hood(path, name, 2, 2, function)
+
+
+ODD = [
+    # one line a node, then a node in the writer's layout: a hit the search cannot place reads the hop
+    'node { name: "a" op: "Placeholder" }\nnode {\n  name: "b"\n  op: "Identity"\n  input: "a"\n}\n'
+    'node { name: "c" op: "Neg" input: "b:0" input: "^a" }\nnode {\n  name: "d"\n  op: "Neg"\n  input: "c"\n}\n',
+    # the writer's layout, then nodes indented another way
+    'node {\n  name: "a"\n  op: "Placeholder"\n}\nnode {\n    name: "b"\n    op: "Identity"\n    input: "a"\n}\n'
+    'node {\n  name: "c"\n  op: "Neg"\n  input: "b"\n}\n',
+]
+
+
+@pytest.mark.parametrize("text", ODD)
+@pytest.mark.parametrize("centre", ["a", "b", "c"])
+def test_other_layouts_give_the_naive_hood(tmp_path: Path, text: str, centre: str) -> None:
+    p = tmp_path / "g.pbtxt"
+    p.write_text(text)
+    assert pbtxt_scan.neighbourhood(str(p), centre, 3, 3) == naive_hood(str(p), centre, 3, 3)

@@ -101,7 +101,7 @@ def neighbourhood(
     centre = rec_of(again[0])
     find: Optional[Finder] = None
     if search:
-        find = grep_finder(g, path, fn)
+        find = grep_finder(g, path, fn, again[0])
     if find is None:
         find = pass_finder(g, path, fn)
     return walk(centre, up, down, find, max(1, max_nodes), fn)
