@@ -202,11 +202,17 @@ def show(
 def _show_hood(g: "GraphFile", name: str, hops: int, max_nodes: int, shape: str, f: Optional[str], function: Optional[str]) -> None:
     from .. import neighbourhood
 
-    found = _found(g, name, f, function)
-    hood = neighbourhood(g, found.block.name or name, hops, hops, function=found.function or function, max_nodes=max_nodes)
-    if found.function is not None:
-        also = " (also in %s: --function NAME picks one)" % ", ".join(found.also) if found.also else ""
-        g.notes.append("%s: %s is in library function %s%s" % (g.name, hood.centre, found.function, also))
+    also: Any = ()
+    try:  # (the node by one byte search where the file allows; the names close to it only when it is not there)
+        hood = neighbourhood(g, name, hops, hops, function=function, max_nodes=max_nodes)
+    except LookupError:
+        found = _found(g, name, f, function)  # (a tensor name: its node; else exit 1 with close names)
+        also = found.also
+        hood = neighbourhood(g, found.block.name or name, hops, hops, function=found.function, max_nodes=max_nodes)
+    fn = next(n.function for n in hood.nodes if n.hops == 0)
+    if fn is not None:
+        more = " (also in %s: --function NAME picks one)" % ", ".join(also) if also else ""
+        g.notes.append("%s: %s is in library function %s%s" % (g.name, hood.centre, fn, more))
     if hood.truncated:
         g.notes.append("%s: cut at %s: --max-nodes N shows more" % (g.name, plural(max_nodes, "node")))
     say_notes(g)

@@ -81,7 +81,7 @@ def grep_finder(g: "GraphFile", path: Tuple[str, ...], function: Optional[str], 
     if centre.binary:
         if g.binary != GRAPHDEF or tuple(path) != ("node",):
             return None
-        return _checked(_wire_finder(g, grep), g, path, function)
+        return _checked(_recs(_wire_blocks(g, grep)), g, path, function)
     fn = tuple(path) == FUNCTION_NODES
     indent = 6 if fn else 2
     opener = (b" " * (indent - 2)) + (b"node_def {\n" if fn else b"node {\n")
@@ -96,7 +96,7 @@ def grep_finder(g: "GraphFile", path: Tuple[str, ...], function: Optional[str], 
         base = centre.line - _newlines(g, lo, centre.start - (indent - 2))
     else:
         lo, hi, base = 0, g.size or 0, 1
-    return _checked(_text_finder(g, grep, lo, hi, base, indent, opener), g, path, function)
+    return _checked(_recs(_text_blocks(g, grep, lo, hi, base, indent, opener)), g, path, function)
 
 
 def _checked(find: Finder, g: "GraphFile", path: Tuple[str, ...], function: Optional[str]) -> Finder:
@@ -113,11 +113,43 @@ def _checked(find: Finder, g: "GraphFile", path: Tuple[str, ...], function: Opti
     return hop
 
 
-def _text_finder(g: "GraphFile", grep: str, lo: int, hi: int, base: int, indent: int, opener: bytes) -> Finder:
+Blocks = Callable[[FrozenSet[str], FrozenSet[str]], Iterator[Block]]
+
+
+def _recs(blocks: Blocks) -> Finder:
+    return lambda want, cons: (rec_of(b) for b in blocks(want, cons))
+
+
+def searched_centre(g: "GraphFile", name: str) -> Optional[Block]:
+    """The graph's own node ``name`` (not a function's), found by one byte search, with its
+    inputs; ``None`` if the search finds none or cannot be made (then read for it)."""
+    import shutil
+
+    from ..wire._wire import GRAPHDEF
+
+    grep = shutil.which("grep")
+    if grep is None or not g.regular or not g.lane.searchable or not _NAME_OK.match(name):
+        return None
+    if g.binary is None and tuple(g.dialect.path) == ("node",):
+        blocks = _text_blocks(g, grep, 0, g.size or 0, 1, 2, b"node {\n")
+    elif g.binary == GRAPHDEF:
+        blocks = _wire_blocks(g, grep)
+    else:
+        return None
+    try:
+        for b in blocks(frozenset([name]), frozenset()):
+            if b.name == name:
+                return b
+    except (Fallback, _SearchFailed):
+        pass
+    return None
+
+
+def _text_blocks(g: "GraphFile", grep: str, lo: int, hi: int, base: int, indent: int, opener: bytes) -> Blocks:
     closer = b"\n" + opener[: indent - 2] + b"}"
     head = b"\n" + opener
 
-    def find(want: FrozenSet[str], cons: FrozenSet[str]) -> Iterator[Rec]:
+    def find(want: FrozenSet[str], cons: FrozenSet[str]) -> Iterator[Block]:
         pats = ['"%s"' % n for n in want | cons] + ['"%s:' % n for n in cons] + ['"^%s"' % n for n in cons]
         blocks: Dict[int, Tuple[int, int]] = {}  # opener offset -> (end, line)
         for line_at, rest in _grep_range(grep, g, lo, hi, "\n".join(sorted(set(pats))), ("-F", "-n")):
@@ -159,15 +191,15 @@ def _text_finder(g: "GraphFile", grep: str, lo: int, hi: int, base: int, indent:
             got = g.rescan(b, TF_HEADS)
             if len(got) != 1:
                 raise Fallback("a block that does not scan")
-            yield rec_of(got[0])
+            yield got[0]
 
     return find
 
 
-def _wire_finder(g: "GraphFile", grep: str) -> Finder:
+def _wire_blocks(g: "GraphFile", grep: str) -> Blocks:
     from ..wire._wire_seek import NAME, NODE, Malformed, TopWalk, node_field
 
-    def find(want: FrozenSet[str], cons: FrozenSet[str]) -> Iterator[Rec]:
+    def find(want: FrozenSet[str], cons: FrozenSet[str]) -> Iterator[Block]:
         walk = TopWalk(g.read_at, g.size or 0, 0)
         last = None
         tops = []
@@ -189,7 +221,7 @@ def _wire_finder(g: "GraphFile", grep: str) -> Finder:
             got = g.rescan(Block(("node",), top.start, top.end, 0, 0, ()), TF_HEADS)
             if len(got) != 1:
                 raise Fallback("a node that does not read")
-            yield rec_of(got[0])
+            yield got[0]
 
     return find
 
