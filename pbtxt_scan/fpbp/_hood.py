@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Dict, List, Optional, Set
 
 from .._model import FUNCTION_NODES, TF_HEADS, Hood, HoodEdge, HoodNode
-from ._hood_find import Finder, Rec, grep_finder, pass_finder, producer, rec_of
+from ._hood_find import Finder, Rec, grep_finder, pass_finder, producer, rec_of, searched_centre
 
 if TYPE_CHECKING:
     from ..graph._input import GraphFile
@@ -90,18 +90,24 @@ def neighbourhood(
 
     if up < 0 or down < 0:
         raise ValueError("up and down count hops: 0 or more")
-    found = find_node(g, name, function=function)
-    if found is None:
-        raise LookupError("no node named %r%s" % (name, " in function %s" % function if function else ""))
-    fn = found.function
+    hit = searched_centre(g, name) if search and function is None else None  # (one byte search, not a reading)
+    if hit is not None:
+        fn: Optional[str] = None
+        block = hit
+    else:
+        found = find_node(g, name, function=function)
+        if found is None:
+            raise LookupError("no node named %r%s" % (name, " in function %s" % function if function else ""))
+        fn = found.function
+        again = g.rescan(found.block, TF_HEADS)  # (found with its name and op only)
+        if not again:
+            raise LookupError("node %r could not be read again" % name)
+        block = again[0]
     path = FUNCTION_NODES if fn is not None else g.dialect.path
-    again = g.rescan(found.block, TF_HEADS)  # (found with its name and op only)
-    if not again:
-        raise LookupError("node %r could not be read again" % name)
-    centre = rec_of(again[0])
+    centre = rec_of(block)
     find: Optional[Finder] = None
     if search:
-        find = grep_finder(g, path, fn)
+        find = grep_finder(g, path, fn, block)
     if find is None:
         find = pass_finder(g, path, fn)
     return walk(centre, up, down, find, max(1, max_nodes), fn)

@@ -3,9 +3,11 @@
 (:func:`grep_finder`, where the input allows it)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, FrozenSet, Iterable, Iterator, NamedTuple, Optional, Tuple
+import re
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, Iterator, NamedTuple, Optional, Tuple
 
-from .._model import TF_HEADS
+from .._model import FUNCTION_NODES, TF_HEADS, Block
+from ._grep import _grep, _grep_range, _SearchFailed
 
 if TYPE_CHECKING:
     from ..graph._input import GraphFile
@@ -31,10 +33,7 @@ def producer(inp: str) -> str:
     return inp[1:].split(":", 1)[0] if inp.startswith("^") else inp.split(":", 1)[0]
 
 
-def rec_of(b: "object") -> Rec:
-    from .._model import Block
-
-    assert isinstance(b, Block)
+def rec_of(b: Block) -> Rec:
     return Rec(b.name or "", b.op or "", b.line or None, b.start, tuple(b.inputs))
 
 
@@ -56,6 +55,222 @@ def pass_finder(g: "GraphFile", path: Tuple[str, ...], function: Optional[str]) 
     return find
 
 
-def grep_finder(g: "GraphFile", path: Tuple[str, ...], function: Optional[str]) -> Optional[Finder]:
-    """A hop as one grep over the file, or ``None`` where the input allows none."""
+class Fallback(Exception):
+    """A hit the byte search cannot place (a layout other than the writer's): read the hop instead."""
+
+
+INPUT = 3  # NodeDef.input
+_NAME_OK = re.compile(r"[A-Za-z0-9_./>\-]+\Z")  # (what TF allows in a node name: no quote, no escape)
+_FIELD_LINE = re.compile(rb"( *)(\w+): \Z")
+_BACK = 1 << 16
+
+
+def grep_finder(g: "GraphFile", path: Tuple[str, ...], function: Optional[str], centre: "Block") -> Optional[Finder]:
+    """A hop as one fixed-string grep (``-F``) for the frontier's names, its hits read at their
+    blocks only; ``None`` where the input allows none (a stream, no grep, a binary graph's
+    functions or a MetaGraphDef, a text graph not in the writer's layout at the centre)."""
+    import shutil
+
+    from ..wire._wire import GRAPHDEF
+
+    if not g.regular or not g.lane.searchable:
+        return None
+    grep = shutil.which("grep")
+    if grep is None:
+        return None
+    if centre.binary:
+        if g.binary != GRAPHDEF or tuple(path) != ("node",):
+            return None
+        return _checked(_recs(_wire_blocks(g, grep)), g, path, function)
+    fn = tuple(path) == FUNCTION_NODES
+    indent = 6 if fn else 2
+    opener = (b" " * (indent - 2)) + (b"node_def {\n" if fn else b"node {\n")
+    if centre.column != indent - 1 or g.read_at(centre.start, len(opener) - indent + 2) != opener[indent - 2:]:
+        return None
+    if fn:
+        lo = _back_to(g, centre.start, b"\n  function {\n")
+        hi = _on_to(g, centre.end, b"\n  }\n")
+        if lo is None or hi is None:
+            return None
+        lo += 1
+        base = centre.line - _newlines(g, lo, centre.start - (indent - 2))
+    else:
+        lo, hi, base = 0, g.size or 0, 1
+    return _checked(_recs(_text_blocks(g, grep, lo, hi, base, indent, opener)), g, path, function)
+
+
+def _checked(find: Finder, g: "GraphFile", path: Tuple[str, ...], function: Optional[str]) -> Finder:
+    """``find``, or a reading of the hop where its hits cannot all be placed."""
+
+    def hop(want: FrozenSet[str], cons: FrozenSet[str]) -> Iterable[Rec]:
+        if all(_NAME_OK.match(n) for n in want | cons):
+            try:
+                return list(find(want, cons))
+            except (Fallback, _SearchFailed):
+                pass
+        return pass_finder(g, path, function)(want, cons)
+
+    return hop
+
+
+Blocks = Callable[[FrozenSet[str], FrozenSet[str]], Iterator[Block]]
+
+
+def _recs(blocks: Blocks) -> Finder:
+    return lambda want, cons: (rec_of(b) for b in blocks(want, cons))
+
+
+def searched_centre(g: "GraphFile", name: str) -> Optional[Block]:
+    """The graph's own node ``name`` (not a function's), found by one byte search, with its
+    inputs; ``None`` if the search finds none or cannot be made (then read for it)."""
+    import shutil
+
+    from ..wire._wire import GRAPHDEF
+
+    grep = shutil.which("grep")
+    if grep is None or not g.regular or not g.lane.searchable or not _NAME_OK.match(name):
+        return None
+    if g.binary is None and tuple(g.dialect.path) == ("node",):
+        blocks = _text_blocks(g, grep, 0, g.size or 0, 1, 2, b"node {\n")
+    elif g.binary == GRAPHDEF:
+        blocks = _wire_blocks(g, grep)
+    else:
+        return None
+    try:
+        for b in blocks(frozenset([name]), frozenset()):
+            if b.name == name:
+                return b
+    except (Fallback, _SearchFailed):
+        pass
+    return None
+
+
+def _text_blocks(g: "GraphFile", grep: str, lo: int, hi: int, base: int, indent: int, opener: bytes) -> Blocks:
+    closer = b"\n" + opener[: indent - 2] + b"}"
+    head = b"\n" + opener
+
+    def find(want: FrozenSet[str], cons: FrozenSet[str]) -> Iterator[Block]:
+        pats = ['"%s"' % n for n in want | cons] + ['"%s:' % n for n in cons] + ['"^%s"' % n for n in cons]
+        blocks: Dict[int, Tuple[int, int]] = {}  # opener offset -> (end, line)
+        for line_at, rest in _grep_range(grep, g, lo, hi, "\n".join(sorted(set(pats))), ("-F", "-n")):
+            off_s, _, match = rest.partition(b":")
+            off = lo + int(off_s)
+            back = g.read_at(max(lo, off - _BACK), min(_BACK, off - lo))
+            nl = back.rfind(b"\n")
+            if nl < 0 and off - lo >= _BACK:
+                raise Fallback("a hit in a long line")
+            prefix = back[nl + 1:]
+            m = _FIELD_LINE.match(prefix)
+            if m is None:
+                if prefix.endswith(b"\\"):  # (an escaped quote inside a string)
+                    continue
+                raise Fallback("a hit off a field line")
+            if m.group(2) not in (b"name", b"input"):
+                continue  # (a value of another field)
+            if len(m.group(1)) != indent:
+                if m.group(2) == b"input" or _opener_above(back[: nl + 1], len(m.group(1))):
+                    raise Fallback("a node in another layout")
+                continue  # (the name of a nested message: an attr's func, a signature)
+            line_start = off - len(prefix)
+            if any(s <= line_start < e for s, (e, _) in blocks.items()):
+                continue
+            start = _back_to(g, line_start, head, lo)
+            if start is None:
+                raise Fallback("no opener above a hit")
+            start += 1
+            if g.read_at(start, line_start - start).find(closer) >= 0:
+                raise Fallback("a closer between a hit and its opener")
+            end = _on_to(g, line_start, closer + b"\n")
+            if end is None:
+                raise Fallback("no closer below a hit")
+            line = (line_at - lo) + base - 1 - _newlines(g, start, line_start)
+            blocks[start] = (end + len(closer), line)
+        for start in sorted(blocks):
+            end, line = blocks[start]
+            b = Block(FUNCTION_NODES if indent == 6 else ("node",), start, end, line, indent - 1, ())
+            got = g.rescan(b, TF_HEADS)
+            if len(got) != 1:
+                raise Fallback("a block that does not scan")
+            yield got[0]
+
+    return find
+
+
+def _wire_blocks(g: "GraphFile", grep: str) -> Blocks:
+    from ..wire._wire_seek import NAME, NODE, Malformed, TopWalk, node_field
+
+    def find(want: FrozenSet[str], cons: FrozenSet[str]) -> Iterator[Block]:
+        walk = TopWalk(g.read_at, g.size or 0, 0)
+        last = None
+        tops = []
+        try:
+            for off, _ in _grep(grep, g, 0, "\n".join(sorted(want | cons)), opts=("-F",)):
+                top = last if last is not None and last.tag <= off < last.end else walk.holding(off)
+                last = top
+                if top is None or top.number != NODE or (tops and tops[-1] == top):
+                    continue
+                f = node_field(g.read_at, top, off)
+                if f is None or f.number not in (NAME, INPUT):
+                    continue
+                v = g.read_at(f.start, f.end - f.start).decode("utf-8", "surrogateescape")
+                if (f.number == NAME and v in want) or (f.number == INPUT and producer(v) in cons):
+                    tops.append(top)
+        except Malformed:
+            raise Fallback("a binary graph whose fields do not chain") from None
+        for top in tops:
+            got = g.rescan(Block(("node",), top.start, top.end, 0, 0, ()), TF_HEADS)
+            if len(got) != 1:
+                raise Fallback("a node that does not read")
+            yield got[0]
+
+    return find
+
+
+def _opener_above(back: bytes, k: int) -> bool:
+    """Whether the nearest line above (in ``back``, which ends with a newline) that is indented
+    less than ``k`` opens a node, or there is none in ``back``: a field at ``k`` is a node's."""
+    end = len(back) - 1
+    while end > 0:
+        start = back.rfind(b"\n", 0, end) + 1
+        line = back[start:end]
+        stripped = line.lstrip(b" ")
+        if stripped and len(line) - len(stripped) < k:
+            return stripped in (b"node {", b"node_def {", b"node{", b"node_def{") or stripped.endswith(b"<")
+        if start == 0:
+            break
+        end = start - 1
+    return True
+
+
+def _newlines(g: "GraphFile", start: int, end: int) -> int:
+    n = 0
+    while start < end:
+        k = min(1 << 20, end - start)
+        n += g.read_at(start, k).count(b"\n")
+        start += k
+    return n
+
+
+def _back_to(g: "GraphFile", pos: int, needle: bytes, floor: int = 0) -> Optional[int]:
+    """Where the last ``needle`` ends at or before ``pos`` begins (``floor - 1`` counts as a newline)."""
+    hi = pos
+    while hi > floor:
+        lo = max(floor, hi - _BACK)
+        buf = (b"\n" if lo == floor else b"") + g.read_at(lo, hi - lo + len(needle) - 1)
+        k = buf.rfind(needle)
+        if k >= 0:
+            return lo + k - (1 if lo == floor else 0)
+        hi = lo
+    return None
+
+
+def _on_to(g: "GraphFile", pos: int, needle: bytes) -> Optional[int]:
+    """Where the first ``needle`` at or after ``pos`` begins."""
+    size = g.size or 0
+    while pos < size:
+        buf = g.read_at(pos, _BACK + len(needle))
+        k = buf.find(needle)
+        if k >= 0:
+            return pos + k
+        pos += _BACK
     return None
