@@ -12,7 +12,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import typer
 
 from .. import PbtxtError, __version__
-from ._app import EXIT_NOT_FOUND, FileArg, InputKindOpt, QuietOpt, command, fail, say_notes, usage_error
+from ._app import (
+    EXIT_NOT_FOUND, FileArg, InputKindOpt, JsonOpt, QuietOpt, command, emit, fail, format_option, output_format, say_notes, usage_error,
+)
 from ._checks import say_unmatched_ops, with_source_hint
 from ._pair import on_ge
 from ._paste import paste
@@ -28,6 +30,8 @@ PASTE = (("PROFILING_OPTIONS (JSON)", "profiling"), ("shell (export lines)", "en
 def report(
     *,
     file: str = FileArg,
+    as_json: bool = JsonOpt,
+    out_format: str = format_option("html"),
     output: Optional[str] = typer.Option(
         None, "--output", "-o", metavar="FILE", help="Where to write the page (default: %s in the current folder)." % DEFAULT_OUTPUT,
         show_default=False),
@@ -53,7 +57,8 @@ def report(
     skipped nodes grey, hover one for the reason; alternatives red), the names GE uses
     (--ge), the profiling options ready to paste (copy buttons), both --explain trails as
     a filterable table, and the file's facts. It needs no network: open it from disk, mail
-    it, attach it to a ticket. Stderr says where it was written; stdout stays empty.
+    it, attach it to a ticket. Stderr says where it was written; stdout stays empty
+    (--json: one line with the page's path and both answers).
 
     Exit 0 when both points were found, 1 when one was not (the page still says why),
     2 for bad input (nothing is written).
@@ -66,6 +71,7 @@ def report(
 
       pbtxt-scan report model.ckpt-1000.meta --source local/Placeholder
     """
+    as_json = output_format(out_format, as_json, ("html",)) == "json"
     opts = options_of(rule, skip_op, keep_op, name_filter, config, source)
     if context < 0:
         raise usage_error("%d: give 0 or more hops" % context, "--context")
@@ -84,6 +90,8 @@ def report(
     except OSError as e:
         raise usage_error("cannot write %s: %s" % (target, e.strerror or e), "--output") from None
     typer.echo("wrote %s" % target, err=True)
+    if as_json:
+        emit({"report": str(target), "fp": page.answers[0], "bp": page.answers[1]})
     if not found:
         raise typer.Exit(EXIT_NOT_FOUND)
 
