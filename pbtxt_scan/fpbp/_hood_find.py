@@ -3,8 +3,9 @@
 (:func:`grep_finder`, where the input allows it)."""
 from __future__ import annotations
 
+import bisect
 import re
-from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, Iterator, NamedTuple, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Tuple
 
 from .._model import FUNCTION_NODES, TF_HEADS, Block
 from ._grep import _grep, _grep_range, _SearchFailed
@@ -63,6 +64,7 @@ INPUT = 3  # NodeDef.input
 _NAME_OK = re.compile(r"[A-Za-z0-9_./>\-]+\Z")  # (what TF allows in a node name: no quote, no escape)
 _FIELD_LINE = re.compile(rb"( *)(\w+): \Z")
 _BACK = 1 << 16
+_MARK = 1 << 20
 
 
 def grep_finder(g: "GraphFile", path: Tuple[str, ...], function: Optional[str], centre: "Block") -> Optional[Finder]:
@@ -185,13 +187,11 @@ def _text_blocks(g: "GraphFile", grep: str, lo: int, hi: int, base: int, indent:
                 raise Fallback("no closer below a hit")
             line = (line_at - lo) + base - 1 - _newlines(g, start, line_start)
             blocks[start] = (end + len(closer), line)
-        for start in sorted(blocks):
-            end, line = blocks[start]
-            b = Block(FUNCTION_NODES if indent == 6 else ("node",), start, end, line, indent - 1, ())
+            b = Block(FUNCTION_NODES if indent == 6 else ("node",), start, end + len(closer), line, indent - 1, ())
             got = g.rescan(b, TF_HEADS)
             if len(got) != 1:
                 raise Fallback("a block that does not scan")
-            yield got[0]
+            yield got[0]  # (in file order: the hits come in order, a block once)
 
     return find
 
@@ -199,13 +199,29 @@ def _text_blocks(g: "GraphFile", grep: str, lo: int, hi: int, base: int, indent:
 def _wire_blocks(g: "GraphFile", grep: str) -> Blocks:
     from ..wire._wire_seek import NAME, NODE, Malformed, TopWalk, node_field
 
+    # Boundaries of top-level fields met by a walk, about one a MB, kept on the file for the
+    # next hop (and the centre's search before them): each walk starts at the last one before its
+    # hit, so the hops walk the length prefixes about once between them, not once each.
+    marks: List[int] = getattr(g, "_hood_marks", None) or [0]
+    g._hood_marks = marks  # type: ignore[attr-defined]
+    size = g.size or 0
+
     def find(want: FrozenSet[str], cons: FrozenSet[str]) -> Iterator[Block]:
-        walk = TopWalk(g.read_at, g.size or 0, 0)
+        walk: Optional[TopWalk] = None
         last = None
         tops = []
         try:
             for off, _ in _grep(grep, g, 0, "\n".join(sorted(want | cons)), opts=("-F",)):
-                top = last if last is not None and last.tag <= off < last.end else walk.holding(off)
+                if last is not None and last.tag <= off < last.end:
+                    top = last
+                else:
+                    m = marks[bisect.bisect_right(marks, off) - 1]
+                    if walk is None or walk.pos > off or m > walk.pos:
+                        walk = TopWalk(g.read_at, size, m)
+                    while walk.pos + _MARK < off and walk.holding(walk.pos + _MARK) is not None:
+                        if walk.pos > marks[-1]:
+                            marks.append(walk.pos)
+                    top = walk.holding(off)
                 last = top
                 if top is None or top.number != NODE or (tops and tops[-1] == top):
                     continue
@@ -215,13 +231,12 @@ def _wire_blocks(g: "GraphFile", grep: str) -> Blocks:
                 v = g.read_at(f.start, f.end - f.start).decode("utf-8", "surrogateescape")
                 if (f.number == NAME and v in want) or (f.number == INPUT and producer(v) in cons):
                     tops.append(top)
+                    got = g.rescan(Block(("node",), top.start, top.end, 0, 0, ()), TF_HEADS)
+                    if len(got) != 1:
+                        raise Fallback("a node that does not read")
+                    yield got[0]  # (lazily: the centre's search stops at its first)
         except Malformed:
             raise Fallback("a binary graph whose fields do not chain") from None
-        for top in tops:
-            got = g.rescan(Block(("node",), top.start, top.end, 0, 0, ()), TF_HEADS)
-            if len(got) != 1:
-                raise Fallback("a node that does not read")
-            yield got[0]
 
     return find
 
