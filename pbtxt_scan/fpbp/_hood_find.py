@@ -34,8 +34,23 @@ def producer(inp: str) -> str:
     return inp[1:].split(":", 1)[0] if inp.startswith("^") else inp.split(":", 1)[0]
 
 
+UNCOUNTED = -1  # a text block found by a search: its line is counted at the end (lines_of)
+
+
 def rec_of(b: Block) -> Rec:
-    return Rec(b.name or "", b.op or "", b.line or None, b.start, tuple(b.inputs))
+    return Rec(b.name or "", b.op or "", b.line if b.line else None, b.start, tuple(b.inputs))
+
+
+def lines_of(g: "GraphFile", offsets: Iterable[int]) -> Dict[int, int]:
+    """The line of each byte offset of a text file: one count of the newlines before the last
+    (once a neighbourhood, where grep -n would count them on every hop)."""
+    out: Dict[int, int] = {}
+    pos, line = 0, 1
+    for off in sorted(set(offsets)):
+        line += _newlines(g, pos, off)
+        pos = off
+        out[off] = line
+    return out
 
 
 def _matches(r: Rec, want: FrozenSet[str], cons: FrozenSet[str]) -> bool:
@@ -154,9 +169,9 @@ def _text_blocks(g: "GraphFile", grep: str, lo: int, hi: int, base: int, indent:
     def find(want: FrozenSet[str], cons: FrozenSet[str]) -> Iterator[Block]:
         pats = ['"%s"' % n for n in want | cons] + ['"%s:' % n for n in cons] + ['"^%s"' % n for n in cons]
         blocks: Dict[int, Tuple[int, int]] = {}  # opener offset -> (end, line)
-        for line_at, rest in _grep_range(grep, g, lo, hi, "\n".join(sorted(set(pats))), ("-F", "-n")):
-            off_s, _, match = rest.partition(b":")
-            off = lo + int(off_s)
+        pattern = "\n".join(sorted(set(pats)))
+        hits = _grep(grep, g, 0, pattern, opts=("-F",)) if lo == 0 and hi >= (g.size or 0) else _grep_range(grep, g, lo, hi, pattern, ("-F",))
+        for off, _ in hits:  # (no line numbers: grep -n costs a third more, and cannot be split; see lines_of)
             back = g.read_at(max(lo, off - _BACK), min(_BACK, off - lo))
             nl = back.rfind(b"\n")
             if nl < 0 and off - lo >= _BACK:
@@ -185,13 +200,12 @@ def _text_blocks(g: "GraphFile", grep: str, lo: int, hi: int, base: int, indent:
             end = _on_to(g, line_start, closer + b"\n")
             if end is None:
                 raise Fallback("no closer below a hit")
-            line = (line_at - lo) + base - 1 - _newlines(g, start, line_start)
-            blocks[start] = (end + len(closer), line)
-            b = Block(FUNCTION_NODES if indent == 6 else ("node",), start, end + len(closer), line, indent - 1, ())
+            blocks[start] = (end + len(closer), 0)
+            b = Block(FUNCTION_NODES if indent == 6 else ("node",), start, end + len(closer), 1, indent - 1, ())
             got = g.rescan(b, TF_HEADS)
             if len(got) != 1:
                 raise Fallback("a block that does not scan")
-            yield got[0]  # (in file order: the hits come in order, a block once)
+            yield got[0]._replace(line=UNCOUNTED)  # (in file order: the hits come in order, a block once)
 
     return find
 
