@@ -12,13 +12,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Dict, List, Optional, Set
 
 from .._model import FUNCTION_NODES, TF_HEADS, Hood, HoodEdge, HoodNode
-from ._hood_find import Finder, Rec, grep_finder, pass_finder, producer, rec_of, searched_centre
+from ._hood_find import UNCOUNTED, Finder, Rec, grep_finder, lines_of, pass_finder, producer, rec_of, searched_centre
 
 if TYPE_CHECKING:
     from ..graph._input import GraphFile
 
 
-def walk(centre: Rec, up: int, down: int, find: Finder, max_nodes: int, function: Optional[str]) -> Hood:
+def walk(
+    centre: Rec, up: int, down: int, find: Finder, max_nodes: int, function: Optional[str], g: "Optional[GraphFile]" = None
+) -> Hood:
     """Breadth first, a hop at a time each way (``find`` does the reading): producers by the
     frontier's inputs, consumers by the frontier's names. A node reached both ways keeps its
     nearer side (producers on a tie). At ``max_nodes`` the rest of a hop is dropped and the Hood
@@ -63,8 +65,11 @@ def walk(centre: Rec, up: int, down: int, find: Finder, max_nodes: int, function
         up_front, down_front = new_up, new_down
         if not up_front and not down_front:
             break
+    counted = lines_of(g, (r.offset for r in recs.values() if r.line == UNCOUNTED)) if g is not None else {}
     nodes = []
     for n, r in recs.items():
+        if r.line == UNCOUNTED:
+            r = recs[n] = r._replace(line=counted[r.offset])
         u, d = du.get(n), dd.get(n)
         hops = -u if u is not None and (d is None or u <= d) else d
         assert hops is not None
@@ -110,4 +115,4 @@ def neighbourhood(
         find = grep_finder(g, path, fn, block)
     if find is None:
         find = pass_finder(g, path, fn)
-    return walk(centre, up, down, find, max(1, max_nodes), fn)
+    return walk(centre, up, down, find, max(1, max_nodes), fn, g)

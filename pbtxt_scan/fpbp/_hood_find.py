@@ -3,8 +3,9 @@
 (:func:`grep_finder`, where the input allows it)."""
 from __future__ import annotations
 
+import bisect
 import re
-from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, Iterator, NamedTuple, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Tuple
 
 from .._model import FUNCTION_NODES, TF_HEADS, Block
 from ._grep import _grep, _grep_range, _SearchFailed
@@ -33,8 +34,23 @@ def producer(inp: str) -> str:
     return inp[1:].split(":", 1)[0] if inp.startswith("^") else inp.split(":", 1)[0]
 
 
+UNCOUNTED = -1  # a text block found by a search: its line is counted at the end (lines_of)
+
+
 def rec_of(b: Block) -> Rec:
-    return Rec(b.name or "", b.op or "", b.line or None, b.start, tuple(b.inputs))
+    return Rec(b.name or "", b.op or "", b.line if b.line else None, b.start, tuple(b.inputs))
+
+
+def lines_of(g: "GraphFile", offsets: Iterable[int]) -> Dict[int, int]:
+    """The line of each byte offset of a text file: one count of the newlines before the last
+    (once a neighbourhood, where grep -n would count them on every hop)."""
+    out: Dict[int, int] = {}
+    pos, line = 0, 1
+    for off in sorted(set(offsets)):
+        line += _newlines(g, pos, off)
+        pos = off
+        out[off] = line
+    return out
 
 
 def _matches(r: Rec, want: FrozenSet[str], cons: FrozenSet[str]) -> bool:
@@ -63,6 +79,7 @@ INPUT = 3  # NodeDef.input
 _NAME_OK = re.compile(r"[A-Za-z0-9_./>\-]+\Z")  # (what TF allows in a node name: no quote, no escape)
 _FIELD_LINE = re.compile(rb"( *)(\w+): \Z")
 _BACK = 1 << 16
+_MARK = 1 << 20
 
 
 def grep_finder(g: "GraphFile", path: Tuple[str, ...], function: Optional[str], centre: "Block") -> Optional[Finder]:
@@ -152,9 +169,9 @@ def _text_blocks(g: "GraphFile", grep: str, lo: int, hi: int, base: int, indent:
     def find(want: FrozenSet[str], cons: FrozenSet[str]) -> Iterator[Block]:
         pats = ['"%s"' % n for n in want | cons] + ['"%s:' % n for n in cons] + ['"^%s"' % n for n in cons]
         blocks: Dict[int, Tuple[int, int]] = {}  # opener offset -> (end, line)
-        for line_at, rest in _grep_range(grep, g, lo, hi, "\n".join(sorted(set(pats))), ("-F", "-n")):
-            off_s, _, match = rest.partition(b":")
-            off = lo + int(off_s)
+        pattern = "\n".join(sorted(set(pats)))
+        hits = _grep(grep, g, 0, pattern, opts=("-F",)) if lo == 0 and hi >= (g.size or 0) else _grep_range(grep, g, lo, hi, pattern, ("-F",))
+        for off, _ in hits:  # (no line numbers: grep -n costs a third more, and cannot be split; see lines_of)
             back = g.read_at(max(lo, off - _BACK), min(_BACK, off - lo))
             nl = back.rfind(b"\n")
             if nl < 0 and off - lo >= _BACK:
@@ -183,15 +200,12 @@ def _text_blocks(g: "GraphFile", grep: str, lo: int, hi: int, base: int, indent:
             end = _on_to(g, line_start, closer + b"\n")
             if end is None:
                 raise Fallback("no closer below a hit")
-            line = (line_at - lo) + base - 1 - _newlines(g, start, line_start)
-            blocks[start] = (end + len(closer), line)
-        for start in sorted(blocks):
-            end, line = blocks[start]
-            b = Block(FUNCTION_NODES if indent == 6 else ("node",), start, end, line, indent - 1, ())
+            blocks[start] = (end + len(closer), 0)
+            b = Block(FUNCTION_NODES if indent == 6 else ("node",), start, end + len(closer), 1, indent - 1, ())
             got = g.rescan(b, TF_HEADS)
             if len(got) != 1:
                 raise Fallback("a block that does not scan")
-            yield got[0]
+            yield got[0]._replace(line=UNCOUNTED)  # (in file order: the hits come in order, a block once)
 
     return find
 
@@ -199,13 +213,29 @@ def _text_blocks(g: "GraphFile", grep: str, lo: int, hi: int, base: int, indent:
 def _wire_blocks(g: "GraphFile", grep: str) -> Blocks:
     from ..wire._wire_seek import NAME, NODE, Malformed, TopWalk, node_field
 
+    # Boundaries of top-level fields met by a walk, about one a MB, kept on the file for the
+    # next hop (and the centre's search before them): each walk starts at the last one before its
+    # hit, so the hops walk the length prefixes about once between them, not once each.
+    marks: List[int] = getattr(g, "_hood_marks", None) or [0]
+    g._hood_marks = marks  # type: ignore[attr-defined]
+    size = g.size or 0
+
     def find(want: FrozenSet[str], cons: FrozenSet[str]) -> Iterator[Block]:
-        walk = TopWalk(g.read_at, g.size or 0, 0)
+        walk: Optional[TopWalk] = None
         last = None
         tops = []
         try:
             for off, _ in _grep(grep, g, 0, "\n".join(sorted(want | cons)), opts=("-F",)):
-                top = last if last is not None and last.tag <= off < last.end else walk.holding(off)
+                if last is not None and last.tag <= off < last.end:
+                    top = last
+                else:
+                    m = marks[bisect.bisect_right(marks, off) - 1]
+                    if walk is None or walk.pos > off or m > walk.pos:
+                        walk = TopWalk(g.read_at, size, m)
+                    while walk.pos + _MARK < off and walk.holding(walk.pos + _MARK) is not None:
+                        if walk.pos > marks[-1]:
+                            marks.append(walk.pos)
+                    top = walk.holding(off)
                 last = top
                 if top is None or top.number != NODE or (tops and tops[-1] == top):
                     continue
@@ -215,13 +245,12 @@ def _wire_blocks(g: "GraphFile", grep: str) -> Blocks:
                 v = g.read_at(f.start, f.end - f.start).decode("utf-8", "surrogateescape")
                 if (f.number == NAME and v in want) or (f.number == INPUT and producer(v) in cons):
                     tops.append(top)
+                    got = g.rescan(Block(("node",), top.start, top.end, 0, 0, ()), TF_HEADS)
+                    if len(got) != 1:
+                        raise Fallback("a node that does not read")
+                    yield got[0]  # (lazily: the centre's search stops at its first)
         except Malformed:
             raise Fallback("a binary graph whose fields do not chain") from None
-        for top in tops:
-            got = g.rescan(Block(("node",), top.start, top.end, 0, 0, ()), TF_HEADS)
-            if len(got) != 1:
-                raise Fallback("a node that does not read")
-            yield got[0]
 
     return find
 
