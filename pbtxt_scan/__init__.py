@@ -13,6 +13,8 @@ Public API (everything else is private and may change):
   GraphDef or MetaGraphDef, or a binary file object (a training script has the graph, not a file);
   :data:`RULES` names the rules, :func:`profiling_options` builds Ascend's PROFILING_OPTIONS
   (:data:`AIC_METRICS`, :data:`TASK_TRACE`: the values it takes)
+- :func:`neighbourhood`: a node's producers and consumers a few hops away, as a :class:`Hood` of
+  :class:`HoodNode` and :class:`HoodEdge` (what ``show --context`` prints)
 - :class:`GraphFile`: one input opened once (a path, ``-``, a pipe or ``.gz``; text format, or a binary
   GraphDef, MetaGraphDef or SavedModel told by content), read through by every layer
 - :class:`PbtxtError`: the one error type (``line``, ``column``, ``path``)
@@ -41,14 +43,14 @@ from ._api import (
     stats,
 )
 from ._errors import IncompleteInputError, PbtxtError
-from ._model import Block, Field, Head, Message
+from ._model import Block, Field, Head, Hood, HoodEdge, HoodNode, Message
 from .language._grammar import parse_text
 
 # The rules load on first use (PEP 562): `import pbtxt_scan` and the commands that only list or
 # check a file do not pay for them (about 40 ms).
 _RULES_API = (
     "AIC_METRICS", "Answer", "Options", "Point", "Points", "RULES", "TASK_TRACE", "explain", "find_bp", "find_fp",
-    "points", "profiling_options",
+    "neighbourhood", "points", "profiling_options",
 )
 
 
@@ -75,6 +77,9 @@ __all__ = [
     "Found",
     "GraphFile",
     "Head",
+    "Hood",
+    "HoodEdge",
+    "HoodNode",
     "IncompleteInputError",
     "Message",
     "Options",
@@ -90,6 +95,7 @@ __all__ = [
     "find_fp",
     "find_node",
     "iter_blocks",
+    "neighbourhood",
     "iter_nodes",
     "iter_rows",
     "row_tsv",

@@ -26,6 +26,8 @@ import io
 from typing import Any, Iterator, List, NamedTuple, Optional
 
 from .graph._input import GraphFile
+from ._model import Hood
+from .fpbp._hood import neighbourhood as _neighbourhood
 from .fpbp._profiling import AIC_METRICS, TASK_TRACE, profiling_options
 from .fpbp._rules import RULES, Answer, Options, Point, format_trail
 from .fpbp._rules import find_bp as _find_bp
@@ -73,6 +75,19 @@ def find_bp(src: Any, opts: Options = Options()) -> Answer:
         return _find_bp(g, opts)
 
 
+def neighbourhood(
+    src: Any, name: str, up: int = 2, down: int = 2, *, function: Optional[str] = None, max_nodes: int = 64
+) -> Hood:
+    """The node ``name``'s neighbourhood: its producers ``up`` hops above and consumers ``down``
+    hops below, with the edges among them, as a :class:`~pbtxt_scan.Hood` (``src`` as for
+    :func:`find_fp`; the node found as :func:`find_node` finds it, ``function`` in that library
+    function only). At most ``max_nodes`` nodes (``truncated`` then says so). Read hop by hop with
+    a byte search where the input allows, never with the graph in memory. Raises
+    :class:`LookupError` if no node has that name."""
+    with _graph(src) as g:
+        return _neighbourhood(g, name, up, down, function=function, max_nodes=max_nodes)
+
+
 def points(src: Any, opts: Options = Options()) -> Points:
     """fp_point and bp_point of one graph, read through one opened input (``src`` as for
     :func:`find_fp`): ``points(src).fp_name``, ``.bp_name``, and the two :class:`Answer` objects."""
@@ -102,5 +117,5 @@ def _graph(src: Any) -> Iterator[GraphFile]:
 
 __all__ = [
     "AIC_METRICS", "RULES", "TASK_TRACE", "Answer", "Options", "Point", "Points", "explain", "find_bp",
-    "find_fp", "points", "profiling_options",
+    "find_fp", "neighbourhood", "points", "profiling_options",
 ]

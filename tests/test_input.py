@@ -63,7 +63,7 @@ def _opens(target: Path, *args: str, tmp_path: Path) -> "tuple[int, subprocess.C
 
 
 @needs_audit
-@pytest.mark.slow  # 27 real processes, each under an audit hook
+@pytest.mark.slow  # 33 real processes, each under an audit hook
 @pytest.mark.parametrize(
     "args",
     [
@@ -73,9 +73,12 @@ def _opens(target: Path, *args: str, tmp_path: Path) -> "tuple[int, subprocess.C
         ["points", "--json", "--explain", "{f}"],
         ["show", "{f}", "dense/MatMul"],
         ["show", "--json", "{f}", "dense/MatMul"],
+        ["show", "{f}", "dense/MatMul", "--context", "2"],
+        ["show", "{f}", "dense/MatMul", "--format", "dot"],
         ["nodes", "{f}"],
         ["stats", "{f}"],
         ["check", "{f}"],
+        ["report", "-o", os.devnull, "{f}"],
     ],
     ids=lambda a: " ".join(a),
 )

@@ -5,6 +5,7 @@ the same way; one object per line."""
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
@@ -35,7 +36,7 @@ def schema() -> Tuple[Dict[str, Dict[str, Key]], Dict[str, str]]:
             objects.setdefault(name, {})[key] = (value, "*optional*" in meaning)
         elif len(cells) == 2 and cells[0].startswith("`") and cells[1].startswith("`"):
             first = re.match(r"`(\w+)`", cells[1]).group(1)  # type: ignore[union-attr]
-            for cmd in re.findall(r"`([\w-]+)`", cells[0]):
+            for cmd in re.findall(r"`([\w-]+(?: --[\w-]+)?)`", cells[0]):  # (`show --context`: its own object)
                 commands[cmd] = first
     return objects, commands
 
@@ -104,12 +105,16 @@ RUNS = [
     ("nodes", ["nodes", "--json", "--input-kind", "function", TF2]),
     ("nodes", ["nodes", "--json", BINARY]),
     ("show", ["show", "--json", MLP, "dense/MatMul"]),
+    ("show --context", ["show", "--json", MLP, "dense/MatMul", "--context", "2"]),
+    ("show --context", ["show", "--format", "json", BINARY, "dense/MatMul", "--context", "1"]),
     ("stats", ["stats", "--json", MLP]),
     ("stats", ["stats", "--json", BINARY]),
     ("resolve", ["resolve", "--json", "dense/MatMul", "gradients/dense/MatMul_grad/MatMul_1", "nosuch", "--ge", GE_DIR]),
     ("ge-auto", ["ge-auto", "--json", GE_DIR]),
     ("ge-auto", ["ge-auto", "--json", GE_ONNX]),
     ("ge-auto", ["ge-auto", "--json", NO_FP_GE]),
+    ("report", ["report", "--json", MLP, "-o", os.devnull]),
+    ("report", ["report", "--json", INFERENCE, "-o", os.devnull]),
 ]
 
 
@@ -125,7 +130,7 @@ def test_the_table_names_every_command():
 
     names = set(typer.main.get_command(app).commands)  # type: ignore[attr-defined]
     assert names and names <= set(COMMANDS), sorted(names - set(COMMANDS))
-    assert {c for c, _ in RUNS} == names  # and every command's --json is run above
+    assert {c.split()[0] for c, _ in RUNS} == names  # and every command's --json is run above
 
 
 ERRORS = [

@@ -11,6 +11,7 @@
   ``""``), and the options to paste.
 - ``_graph``: check, nodes, show, stats: whole-file commands on graphs and GE dumps.
 - ``_ge``: resolve, ge-auto: the commands on GE Build dumps.
+- ``_report``: report: one self-contained HTML page of both answers, drawn with their neighbourhoods.
 - ``_checks``: what the user typed: choice values, op types and filters that have no effect, node
   names that match nothing (with close names), and stdin when no FILE is given.
 - ``_suggest``: did you mean: the few closest names, kept in bounded memory while names stream past.
@@ -25,6 +26,7 @@ from . import _points  # noqa: F401  # isort: skip
 from . import _pair  # noqa: F401  # isort: skip
 from . import _graph  # noqa: F401  # isort: skip
 from . import _ge  # noqa: F401  # isort: skip
+from . import _report  # noqa: F401  # isort: skip
 from ._app import EXIT_BAD_INPUT, EXIT_NOT_FOUND, app, main
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_NOT_FOUND", "app", "main"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from typing import TYPE_CHECKING, Any, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 import typer
 
@@ -136,21 +136,31 @@ def _row_json_fn(b: Any) -> str:
     return json.dumps(d, ensure_ascii=False)
 
 
-# show --format: text and json for now; dot (the node's neighbourhood as a graph) is to come here.
-SHOW_FORMATS = ("text",)
+# show --format: the node's text (json: its parsed block); dot: its neighbourhood as Graphviz DOT.
+SHOW_FORMATS = ("text", "dot")
 
 
-@command(short="Print one node's own text, with its lines.")
+@command(short="Print one node's own text, with its lines, or its neighbourhood.")
 def show(
     file: str = FileArg,
     name: str = typer.Argument(..., help="The node's exact name (as in its name: field).", metavar="NAME", show_default=False),
-    as_json: bool = typer.Option(False, "--json", help="Print the parsed block as JSON (every field a list, with lines)."),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print the parsed block as JSON (every field a list, with lines); with --context, the neighbourhood."
+    ),
     out_format: str = format_option(*SHOW_FORMATS),
+    context: Optional[int] = typer.Option(
+        None, "--context", "-C", metavar="N", show_default=False,
+        help="Print the node's neighbourhood instead: its producers and consumers up to N hops away, with op, "
+        "line (binary: offset) and hop (-1 feeds the node, 1 consumes it). --format dot gives it as Graphviz DOT "
+        "(2 hops unless given).",
+    ),
+    max_nodes: int = typer.Option(64, "--max-nodes", metavar="N", help="With --context or --format dot: at most N nodes (a note says when cut)."),
     input_kind: str = InputKindOpt,
     function: Optional[str] = typer.Option(None, "--function", metavar="NAME", help="Look in this library function only (as fp/bp name it)."),
     quiet: bool = QuietOpt,
 ) -> None:
-    """Print a node's own text with its line numbers (or, with --json, the parsed block).
+    """Print a node's own text with its line numbers (or, with --json, the parsed block), or with
+    --context N its neighbourhood: what feeds it and what it feeds, N hops each way.
 
     A TensorFlow graph's own nodes are searched first, then the bodies of its library functions
     (a TF2 step in a tf.function); stderr then says which function holds the node. A tensor name
@@ -159,19 +169,114 @@ def show(
     A node of a binary graph is printed as text format (as tf.io.write_graph writes it), after a
     '# FILE offset N' comment; --json gives line null, its offset, and lines counted in that text.
 
+    The neighbourhood is read hop by hop with a byte search (never the whole graph in memory):
+    producers are the nodes the inputs name (^x: a control input, x:1: an output of x), consumers
+    the nodes whose inputs name it. One row a node: hop, line (or offset), op, name, and the
+    inputs it takes from the other rows.
+
     Example: pbtxt-scan show graph.pbtxt dense/MatMul
+
+    Example: pbtxt-scan show graph.pbtxt dense/MatMul --context 2
+
+    Example: pbtxt-scan show graph.pbtxt dense/MatMul --format dot | dot -Tsvg > hood.svg
     """
     out_format, input_kind = old_format(out_format, input_kind)
-    as_json = output_format(out_format, as_json, SHOW_FORMATS) == "json"
+    shape = output_format(out_format, as_json, SHOW_FORMATS)
+    if context is not None and context < 0:
+        raise usage_error("%d is negative: give the hops to show, 0 or more" % context, "--context")
+    if max_nodes < 1:
+        raise usage_error("%d: give 1 or more nodes" % max_nodes, "--max-nodes")
+    if shape == "dot" and context is None:
+        context = 2
     f = dialect(input_kind)
     try:
         with open_graph(file) as g:
-            _show(g, name, as_json, f, function)
+            if context is None:
+                _show(g, name, shape == "json", f, function)
+            else:
+                _show_hood(g, name, context, max_nodes, shape, f, function)
     except PbtxtError as e:
         raise fail(e)
 
 
-def _show(g: "GraphFile", name: str, as_json: bool, f: Optional[str], function: Optional[str]) -> None:
+def _show_hood(g: "GraphFile", name: str, hops: int, max_nodes: int, shape: str, f: Optional[str], function: Optional[str]) -> None:
+    from .. import neighbourhood
+
+    also: Any = ()
+    try:  # (the node by one byte search where the file allows; the names close to it only when it is not there)
+        hood = neighbourhood(g, name, hops, hops, function=function, max_nodes=max_nodes)
+    except LookupError:
+        found = _found(g, name, f, function)  # (a tensor name: its node; else exit 1 with close names)
+        also = found.also
+        hood = neighbourhood(g, found.block.name or name, hops, hops, function=found.function, max_nodes=max_nodes)
+    fn = next(n.function for n in hood.nodes if n.hops == 0)
+    if fn is not None:
+        more = " (also in %s: --function NAME picks one)" % ", ".join(also) if also else ""
+        g.notes.append("%s: %s is in library function %s%s" % (g.name, hood.centre, fn, more))
+    if hood.truncated:
+        g.notes.append("%s: cut at %s: --max-nodes N shows more" % (g.name, plural(max_nodes, "node")))
+    say_notes(g)
+    if shape == "json":
+        from ._json import hood_object
+
+        emit(hood_object(hood, g.name))
+    elif shape == "dot":
+        out(hood_dot(hood))
+    else:
+        for line in hood_text(hood, g.name):
+            out(line)
+
+
+def hood_text(hood: Any, file: str) -> List[str]:
+    """The neighbourhood as rows: hop, line (binary: @offset), op, name, and the inputs it takes
+    from the other rows (^: a control input); the centre marked with '*'."""
+    centre = next(n for n in hood.nodes if n.hops == 0)
+    where = "line %d" % centre.line if centre.line else "offset %d" % centre.offset
+    fn = ", in function %s" % centre.function if centre.function else ""
+    head = "# %s: %s (%s, %s%s): %s up, %s down" % (
+        file, hood.centre, centre.op, where, fn, plural(hood.up, "hop"), plural(hood.down, "hop"))
+    feeds: Dict[str, List[str]] = {}
+    for e in hood.edges:
+        feeds.setdefault(e.dst, []).append(("^" if e.control else "") + e.src)
+    rows = [("hop", "line" if centre.line else "offset", "op", "name", "inputs here")]
+    for n in hood.nodes:
+        rows.append((
+            "%+d" % n.hops if n.hops else "0", str(n.line) if n.line else "@%d" % n.offset, n.op,
+            ("* " if n.hops == 0 else "  ") + n.name, ", ".join(feeds.get(n.name, ())) or "-",
+        ))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    lines = [head]
+    for r in rows:
+        lines.append("%*s  %*s  %-*s  %-*s  %s" % (widths[0], r[0], widths[1], r[1], widths[2], r[2], widths[3], r[3], r[4]))
+    return lines
+
+
+def _dot_esc(s: str) -> str:
+    return s.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _dot_id(s: str) -> str:
+    return '"%s"' % _dot_esc(s)
+
+
+def hood_dot(hood: Any) -> str:
+    """The neighbourhood as Graphviz DOT: a box a node (name, op, line or offset; the tooltip
+    gives its hop), the centre filled and bold, control edges dashed."""
+    lines = ["digraph hood {", "  rankdir=TB;", '  node [shape=box, fontname="Helvetica", fontsize=10];']
+    for n in hood.nodes:
+        where = "line %d" % n.line if n.line else "offset %d" % n.offset
+        attrs = ['label="%s\\n%s\\n%s"' % (_dot_esc(n.name), _dot_esc(n.op), where), "tooltip=%s" % _dot_id("hop %d" % n.hops)]
+        if n.hops == 0:
+            attrs += ['style="filled,bold"', 'fillcolor="#ffd966"', "penwidth=2"]
+        lines.append("  %s [%s];" % (_dot_id(n.name), ", ".join(attrs)))
+    for e in hood.edges:
+        lines.append("  %s -> %s%s;" % (_dot_id(e.src), _dot_id(e.dst), " [style=dashed]" if e.control else ""))
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def _found(g: "GraphFile", name: str, f: Optional[str], function: Optional[str]) -> Any:
+    """The node ``name`` names (a tensor name: the node that makes it), or exit 1 with close names."""
     from .. import DIALECTS, find_node
 
     found = find_node(g, name, dialect=f, function=function)
@@ -187,6 +292,11 @@ def _show(g: "GraphFile", name: str, as_json: bool, f: Optional[str], function: 
         where = " in function %s" % function if function else ""
         typer.echo("%s: no node named %r%s%s" % (g.name, name, where, hint), err=True)
         raise typer.Exit(EXIT_NOT_FOUND)
+    return found
+
+
+def _show(g: "GraphFile", name: str, as_json: bool, f: Optional[str], function: Optional[str]) -> None:
+    found = _found(g, name, f, function)
     hit = found.block
     if found.function is not None:
         also = " (also in %s: --function NAME picks one)" % ", ".join(found.also) if found.also else ""

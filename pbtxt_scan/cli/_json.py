@@ -73,3 +73,15 @@ def check_object(st: Any) -> Dict[str, Any]:
     """check: one valid file."""
     return {"file": st.path, "ok": True, "format": st.format, "binary": st.binary, "bytes": st.bytes,
             "lines": st.lines, "nodes": st.nodes}
+
+
+def hood_object(hood: Any, file: str) -> Dict[str, Any]:
+    """``show --context --json``: docs/json.md's ``hood``."""
+    return {
+        "name": hood.centre, "file": file, "up": hood.up, "down": hood.down, "truncated": hood.truncated,
+        "nodes": [
+            {"name": n.name, "op": n.op, "hops": n.hops, "line": n.line, "offset": n.offset, "function": n.function}
+            for n in hood.nodes
+        ],
+        "edges": [{"src": e.src, "dst": e.dst, "control": e.control} for e in hood.edges],
+    }

@@ -25,10 +25,13 @@ _SPLIT = 64 << 20  # a rest longer than this is cut into parts searched at once,
 _MAX_PARTS = 16
 
 
-def _spawn(grep: str, pattern: str, stdin: int) -> "subprocess.Popen[bytes]":
-    """``grep -E`` for ``pattern`` reading ``stdin``, printing each match's byte offset and text
-    (bytes as bytes: ``LC_ALL=C``); :class:`_SearchFailed` if it cannot start."""
-    args = [grep, "-a", "-b", "-o", "-E", "-e", pattern]
+ERE = ("-E",)  # (the usual search; a neighbourhood's hop gives ("-F", "-n"): fixed strings, with line numbers)
+
+
+def _spawn(grep: str, pattern: str, stdin: int, opts: Tuple[str, ...] = ERE) -> "subprocess.Popen[bytes]":
+    """``grep -E`` (or ``opts``) for ``pattern`` reading ``stdin``, printing each match's byte offset
+    and text (bytes as bytes: ``LC_ALL=C``); :class:`_SearchFailed` if it cannot start."""
+    args = [grep, "-a", "-b", "-o"] + list(opts) + ["-e", pattern]
     env = dict(os.environ, LC_ALL="C")
     try:
         return spawn(args, stdin=stdin, env=env)
@@ -38,6 +41,7 @@ def _spawn(grep: str, pattern: str, stdin: int) -> "subprocess.Popen[bytes]":
 
 def _grep(
     grep: str, g: "GraphFile", offset: int, pattern: str, *, split: int = _SPLIT, cores: Optional[int] = None,
+    opts: Tuple[str, ...] = ERE,
 ) -> Iterator[Tuple[int, bytes]]:
     """grep's matches from ``offset`` on, in order. A long rest is cut at line starts into parts
     (at least ``split`` bytes each, at most one a usable core, or ``cores``) searched by processes
@@ -57,7 +61,7 @@ def _grep(
     try:
         # The last part first: it runs to the end, so it may read the descriptor itself.
         for lo, hi in reversed(list(zip(cuts, cuts[1:]))):
-            runs.insert(0, _GrepRun(grep, g, lo, hi, pattern))
+            runs.insert(0, _GrepRun(grep, g, lo, hi, pattern, opts))
         for run in runs:
             yield from run
             run.close()
@@ -73,7 +77,7 @@ class _GrepRun:
 
     __slots__ = ("_g", "_start", "_feeder", "_direct", "_p")
 
-    def __init__(self, grep: str, g: "GraphFile", start: int, end: int, pattern: str) -> None:
+    def __init__(self, grep: str, g: "GraphFile", start: int, end: int, pattern: str, opts: Tuple[str, ...] = ERE) -> None:
         import threading
 
         self._g = g
@@ -88,14 +92,14 @@ class _GrepRun:
             fd = g.fileno()
             os.lseek(fd, start, os.SEEK_SET)
             try:
-                self._p = _spawn(grep, pattern, fd)
+                self._p = _spawn(grep, pattern, fd, opts)
             except _SearchFailed:
                 g._fd_busy = False  # type: ignore[attr-defined]
                 raise
             return
         r, w = os.pipe()
         try:
-            self._p = _spawn(grep, pattern, r)
+            self._p = _spawn(grep, pattern, r, opts)
         except _SearchFailed:
             os.close(w)
             raise
@@ -131,9 +135,11 @@ class _GrepRun:
             self._direct = False
 
 
-def _grep_range(grep: str, g: "GraphFile", start: int, end: int, pattern: str) -> Iterator[Tuple[int, bytes]]:
+def _grep_range(
+    grep: str, g: "GraphFile", start: int, end: int, pattern: str, opts: Tuple[str, ...] = ERE
+) -> Iterator[Tuple[int, bytes]]:
     """grep's matches in bytes ``[start, end)`` of the file, as offsets."""
-    run = _GrepRun(grep, g, start, end, pattern)
+    run = _GrepRun(grep, g, start, end, pattern, opts)
     try:
         yield from run
     finally:

@@ -86,6 +86,7 @@ COMMANDS: List[List[str]] = [
     ["check", "{f}"],
     ["resolve", "a", "n", "--ge", "{f}", "--json"],
     ["ge-auto", "--explain", "--json", "{f}"],
+    ["report", "-o", os.devnull, "{f}"],
 ]
 
 

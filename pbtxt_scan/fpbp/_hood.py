@@ -1,0 +1,118 @@
+"""A node's neighbourhood (``show --context``, the report's drawing): the producers ``up`` hops
+above it and the consumers ``down`` hops below it, and the edges among them, as a :class:`Hood`.
+
+Found hop by hop, without the graph in memory: each hop asks for the blocks *named* like the
+frontier's inputs (producers) and the blocks whose inputs *name* the frontier (consumers). Where
+the input allows (a regular file, grep at hand) each hop is one byte search (``_hood_find``: a
+fixed-string grep for the frontier's names, hits read at their blocks only); else each hop is one
+forward reading of the blocks. Both give the same Hood (``tests/test_hood.py``).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Dict, List, Optional, Set
+
+from .._model import FUNCTION_NODES, TF_HEADS, Hood, HoodEdge, HoodNode
+from ._hood_find import UNCOUNTED, Finder, Rec, grep_finder, lines_of, pass_finder, producer, rec_of, searched_centre
+
+if TYPE_CHECKING:
+    from ..graph._input import GraphFile
+
+
+def walk(
+    centre: Rec, up: int, down: int, find: Finder, max_nodes: int, function: Optional[str], g: "Optional[GraphFile]" = None
+) -> Hood:
+    """Breadth first, a hop at a time each way (``find`` does the reading): producers by the
+    frontier's inputs, consumers by the frontier's names. A node reached both ways keeps its
+    nearer side (producers on a tie). At ``max_nodes`` the rest of a hop is dropped and the Hood
+    says ``truncated``."""
+    recs: Dict[str, Rec] = {centre.name: centre}
+    du: Dict[str, int] = {centre.name: 0}
+    dd: Dict[str, int] = {centre.name: 0}
+    up_front: List[str] = [centre.name]
+    down_front: List[str] = [centre.name]
+    truncated = False
+    for k in range(1, max(up, down) + 1):
+        want: Set[str] = set()
+        if k <= up:
+            for n in up_front:
+                want.update(producer(i) for i in recs[n].inputs)
+            want.difference_update(du)
+        cons = frozenset(down_front) if k <= down else frozenset()
+        new_up: List[str] = []
+        new_down: List[str] = []
+        known = [n for n in sorted(want) if n in recs]  # (reached the other way already: no search)
+        for n in known:
+            du[n] = k
+            new_up.append(n)
+        want.difference_update(known)
+        if want or cons:
+            for r in find(frozenset(want), cons):
+                is_up = r.name in want and r.name not in du
+                is_down = r.name not in dd and any(producer(i) in cons for i in r.inputs)
+                if not (is_up or is_down):
+                    continue
+                if r.name not in recs:
+                    if len(recs) >= max_nodes:
+                        truncated = True
+                        continue
+                    recs[r.name] = r
+                if is_up:
+                    du[r.name] = k
+                    new_up.append(r.name)
+                if is_down:
+                    dd[r.name] = k
+                    new_down.append(r.name)
+        up_front, down_front = new_up, new_down
+        if not up_front and not down_front:
+            break
+    counted = lines_of(g, (r.offset for r in recs.values() if r.line == UNCOUNTED)) if g is not None else {}
+    nodes = []
+    for n, r in recs.items():
+        if r.line == UNCOUNTED:
+            r = recs[n] = r._replace(line=counted[r.offset])
+        u, d = du.get(n), dd.get(n)
+        hops = -u if u is not None and (d is None or u <= d) else d
+        assert hops is not None
+        nodes.append(HoodNode(n, r.op, hops, r.line, None if r.line else r.offset, function))
+    nodes.sort(key=lambda h: (h.hops, recs[h.name].offset))
+    edges = set()
+    for r in recs.values():
+        for i in r.inputs:
+            src = producer(i)
+            if src in recs:
+                edges.add(HoodEdge(src, r.name, i.startswith("^")))
+    return Hood(centre.name, up, down, tuple(nodes), tuple(sorted(edges)), truncated)
+
+
+def neighbourhood(
+    g: "GraphFile", name: str, up: int = 2, down: int = 2, *, function: Optional[str] = None, max_nodes: int = 64,
+    search: bool = True,
+) -> Hood:
+    """The :class:`Hood` of the node ``name`` (found as :func:`find_node` finds it: the graph's
+    own nodes first, then its library functions; ``function``: in that function only).
+    Raises :class:`LookupError` if no node has that name."""
+    from ..graph._paths import find_node
+
+    if up < 0 or down < 0:
+        raise ValueError("up and down count hops: 0 or more")
+    hit = searched_centre(g, name) if search and function is None else None  # (one byte search, not a reading)
+    if hit is not None:
+        fn: Optional[str] = None
+        block = hit
+    else:
+        found = find_node(g, name, function=function)
+        if found is None:
+            raise LookupError("no node named %r%s" % (name, " in function %s" % function if function else ""))
+        fn = found.function
+        again = g.rescan(found.block, TF_HEADS)  # (found with its name and op only)
+        if not again:
+            raise LookupError("node %r could not be read again" % name)
+        block = again[0]
+    path = FUNCTION_NODES if fn is not None else g.dialect.path
+    centre = rec_of(block)
+    find: Optional[Finder] = None
+    if search:
+        find = grep_finder(g, path, fn, block)
+    if find is None:
+        find = pass_finder(g, path, fn)
+    return walk(centre, up, down, find, max(1, max_nodes), fn, g)

@@ -1,0 +1,305 @@
+"""How a neighbourhood's hop finds its blocks (``_hood``): one forward reading of the blocks
+(:func:`pass_finder`), or one byte search whose hits are read at their blocks only
+(:func:`grep_finder`, where the input allows it)."""
+from __future__ import annotations
+
+import bisect
+import re
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Tuple
+
+from .._model import FUNCTION_NODES, TF_HEADS, Block
+from ._grep import _grep, _grep_range, _SearchFailed
+
+if TYPE_CHECKING:
+    from ..graph._input import GraphFile
+
+
+class Rec(NamedTuple):
+    """What a hop keeps of a block: no more than the Hood prints, and its inputs."""
+
+    name: str
+    op: str
+    line: Optional[int]
+    offset: int
+    inputs: Tuple[str, ...]
+
+
+# One hop's search: (names wanted, names whose consumers are wanted) -> the blocks that match, in file order.
+Finder = Callable[[FrozenSet[str], FrozenSet[str]], Iterable[Rec]]
+
+
+def producer(inp: str) -> str:
+    """The node an ``input:`` names: ``^x`` (a control input) and ``x:1`` (an output) name ``x``;
+    a function body's ``x:output:0`` names ``x`` too."""
+    return inp[1:].split(":", 1)[0] if inp.startswith("^") else inp.split(":", 1)[0]
+
+
+UNCOUNTED = -1  # a text block found by a search: its line is counted at the end (lines_of)
+
+
+def rec_of(b: Block) -> Rec:
+    return Rec(b.name or "", b.op or "", b.line if b.line else None, b.start, tuple(b.inputs))
+
+
+def lines_of(g: "GraphFile", offsets: Iterable[int]) -> Dict[int, int]:
+    """The line of each byte offset of a text file: one count of the newlines before the last
+    (once a neighbourhood, where grep -n would count them on every hop)."""
+    out: Dict[int, int] = {}
+    pos, line = 0, 1
+    for off in sorted(set(offsets)):
+        line += _newlines(g, pos, off)
+        pos = off
+        out[off] = line
+    return out
+
+
+def _matches(r: Rec, want: FrozenSet[str], cons: FrozenSet[str]) -> bool:
+    return r.name in want or any(producer(i) in cons for i in r.inputs)
+
+
+def pass_finder(g: "GraphFile", path: Tuple[str, ...], function: Optional[str]) -> Finder:
+    """A hop as one forward reading of the blocks at ``path`` (of ``function`` only, if given)."""
+
+    def find(want: FrozenSet[str], cons: FrozenSet[str]) -> Iterator[Rec]:
+        for b in g.blocks(path, TF_HEADS):
+            if function is not None and (not b.parents or b.parents[-1] != function):
+                continue
+            r = rec_of(b)
+            if _matches(r, want, cons):
+                yield r
+
+    return find
+
+
+class Fallback(Exception):
+    """A hit the byte search cannot place (a layout other than the writer's): read the hop instead."""
+
+
+INPUT = 3  # NodeDef.input
+_NAME_OK = re.compile(r"[A-Za-z0-9_./>\-]+\Z")  # (what TF allows in a node name: no quote, no escape)
+_FIELD_LINE = re.compile(rb"( *)(\w+): \Z")
+_BACK = 1 << 16
+_MARK = 1 << 20
+
+
+def grep_finder(g: "GraphFile", path: Tuple[str, ...], function: Optional[str], centre: "Block") -> Optional[Finder]:
+    """A hop as one fixed-string grep (``-F``) for the frontier's names, its hits read at their
+    blocks only; ``None`` where the input allows none (a stream, no grep, a binary graph's
+    functions or a MetaGraphDef, a text graph not in the writer's layout at the centre)."""
+    import shutil
+
+    from ..wire._wire import GRAPHDEF
+
+    if not g.regular or not g.lane.searchable:
+        return None
+    grep = shutil.which("grep")
+    if grep is None:
+        return None
+    if centre.binary:
+        if g.binary != GRAPHDEF or tuple(path) != ("node",):
+            return None
+        return _checked(_recs(_wire_blocks(g, grep)), g, path, function)
+    fn = tuple(path) == FUNCTION_NODES
+    indent = 6 if fn else 2
+    opener = (b" " * (indent - 2)) + (b"node_def {\n" if fn else b"node {\n")
+    if centre.column != indent - 1 or g.read_at(centre.start, len(opener) - indent + 2) != opener[indent - 2:]:
+        return None
+    if fn:
+        lo = _back_to(g, centre.start, b"\n  function {\n")
+        hi = _on_to(g, centre.end, b"\n  }\n")
+        if lo is None or hi is None:
+            return None
+        lo += 1
+        base = centre.line - _newlines(g, lo, centre.start - (indent - 2))
+    else:
+        lo, hi, base = 0, g.size or 0, 1
+    return _checked(_recs(_text_blocks(g, grep, lo, hi, base, indent, opener)), g, path, function)
+
+
+def _checked(find: Finder, g: "GraphFile", path: Tuple[str, ...], function: Optional[str]) -> Finder:
+    """``find``, or a reading of the hop where its hits cannot all be placed."""
+
+    def hop(want: FrozenSet[str], cons: FrozenSet[str]) -> Iterable[Rec]:
+        if all(_NAME_OK.match(n) for n in want | cons):
+            try:
+                return list(find(want, cons))
+            except (Fallback, _SearchFailed):
+                pass
+        return pass_finder(g, path, function)(want, cons)
+
+    return hop
+
+
+Blocks = Callable[[FrozenSet[str], FrozenSet[str]], Iterator[Block]]
+
+
+def _recs(blocks: Blocks) -> Finder:
+    return lambda want, cons: (rec_of(b) for b in blocks(want, cons))
+
+
+def searched_centre(g: "GraphFile", name: str) -> Optional[Block]:
+    """The graph's own node ``name`` (not a function's), found by one byte search, with its
+    inputs; ``None`` if the search finds none or cannot be made (then read for it)."""
+    import shutil
+
+    from ..wire._wire import GRAPHDEF
+
+    grep = shutil.which("grep")
+    if grep is None or not g.regular or not g.lane.searchable or not _NAME_OK.match(name):
+        return None
+    if g.binary is None and tuple(g.dialect.path) == ("node",):
+        blocks = _text_blocks(g, grep, 0, g.size or 0, 1, 2, b"node {\n")
+    elif g.binary == GRAPHDEF:
+        blocks = _wire_blocks(g, grep)
+    else:
+        return None
+    try:
+        for b in blocks(frozenset([name]), frozenset()):
+            if b.name == name:
+                return b
+    except (Fallback, _SearchFailed):
+        pass
+    return None
+
+
+def _text_blocks(g: "GraphFile", grep: str, lo: int, hi: int, base: int, indent: int, opener: bytes) -> Blocks:
+    closer = b"\n" + opener[: indent - 2] + b"}"
+    head = b"\n" + opener
+
+    def find(want: FrozenSet[str], cons: FrozenSet[str]) -> Iterator[Block]:
+        pats = ['"%s"' % n for n in want | cons] + ['"%s:' % n for n in cons] + ['"^%s"' % n for n in cons]
+        blocks: Dict[int, Tuple[int, int]] = {}  # opener offset -> (end, line)
+        pattern = "\n".join(sorted(set(pats)))
+        hits = _grep(grep, g, 0, pattern, opts=("-F",)) if lo == 0 and hi >= (g.size or 0) else _grep_range(grep, g, lo, hi, pattern, ("-F",))
+        for off, _ in hits:  # (no line numbers: grep -n costs a third more, and cannot be split; see lines_of)
+            back = g.read_at(max(lo, off - _BACK), min(_BACK, off - lo))
+            nl = back.rfind(b"\n")
+            if nl < 0 and off - lo >= _BACK:
+                raise Fallback("a hit in a long line")
+            prefix = back[nl + 1:]
+            m = _FIELD_LINE.match(prefix)
+            if m is None:
+                if prefix.endswith(b"\\"):  # (an escaped quote inside a string)
+                    continue
+                raise Fallback("a hit off a field line")
+            if m.group(2) not in (b"name", b"input"):
+                continue  # (a value of another field)
+            if len(m.group(1)) != indent:
+                if m.group(2) == b"input" or _opener_above(back[: nl + 1], len(m.group(1))):
+                    raise Fallback("a node in another layout")
+                continue  # (the name of a nested message: an attr's func, a signature)
+            line_start = off - len(prefix)
+            if any(s <= line_start < e for s, (e, _) in blocks.items()):
+                continue
+            start = _back_to(g, line_start, head, lo)
+            if start is None:
+                raise Fallback("no opener above a hit")
+            start += 1
+            if g.read_at(start, line_start - start).find(closer) >= 0:
+                raise Fallback("a closer between a hit and its opener")
+            end = _on_to(g, line_start, closer + b"\n")
+            if end is None:
+                raise Fallback("no closer below a hit")
+            blocks[start] = (end + len(closer), 0)
+            b = Block(FUNCTION_NODES if indent == 6 else ("node",), start, end + len(closer), 1, indent - 1, ())
+            got = g.rescan(b, TF_HEADS)
+            if len(got) != 1:
+                raise Fallback("a block that does not scan")
+            yield got[0]._replace(line=UNCOUNTED)  # (in file order: the hits come in order, a block once)
+
+    return find
+
+
+def _wire_blocks(g: "GraphFile", grep: str) -> Blocks:
+    from ..wire._wire_seek import NAME, NODE, Malformed, TopWalk, node_field
+
+    # Boundaries of top-level fields met by a walk, about one a MB, kept on the file for the
+    # next hop (and the centre's search before them): each walk starts at the last one before its
+    # hit, so the hops walk the length prefixes about once between them, not once each.
+    marks: List[int] = getattr(g, "_hood_marks", None) or [0]
+    g._hood_marks = marks  # type: ignore[attr-defined]
+    size = g.size or 0
+
+    def find(want: FrozenSet[str], cons: FrozenSet[str]) -> Iterator[Block]:
+        walk: Optional[TopWalk] = None
+        last = None
+        tops = []
+        try:
+            for off, _ in _grep(grep, g, 0, "\n".join(sorted(want | cons)), opts=("-F",)):
+                if last is not None and last.tag <= off < last.end:
+                    top = last
+                else:
+                    m = marks[bisect.bisect_right(marks, off) - 1]
+                    if walk is None or walk.pos > off or m > walk.pos:
+                        walk = TopWalk(g.read_at, size, m)
+                    while walk.pos + _MARK < off and walk.holding(walk.pos + _MARK) is not None:
+                        if walk.pos > marks[-1]:
+                            marks.append(walk.pos)
+                    top = walk.holding(off)
+                last = top
+                if top is None or top.number != NODE or (tops and tops[-1] == top):
+                    continue
+                f = node_field(g.read_at, top, off)
+                if f is None or f.number not in (NAME, INPUT):
+                    continue
+                v = g.read_at(f.start, f.end - f.start).decode("utf-8", "surrogateescape")
+                if (f.number == NAME and v in want) or (f.number == INPUT and producer(v) in cons):
+                    tops.append(top)
+                    got = g.rescan(Block(("node",), top.start, top.end, 0, 0, ()), TF_HEADS)
+                    if len(got) != 1:
+                        raise Fallback("a node that does not read")
+                    yield got[0]  # (lazily: the centre's search stops at its first)
+        except Malformed:
+            raise Fallback("a binary graph whose fields do not chain") from None
+
+    return find
+
+
+def _opener_above(back: bytes, k: int) -> bool:
+    """Whether the nearest line above (in ``back``, which ends with a newline) that is indented
+    less than ``k`` opens a node, or there is none in ``back``: a field at ``k`` is a node's."""
+    end = len(back) - 1
+    while end > 0:
+        start = back.rfind(b"\n", 0, end) + 1
+        line = back[start:end]
+        stripped = line.lstrip(b" ")
+        if stripped and len(line) - len(stripped) < k:
+            return stripped in (b"node {", b"node_def {", b"node{", b"node_def{") or stripped.endswith(b"<")
+        if start == 0:
+            break
+        end = start - 1
+    return True
+
+
+def _newlines(g: "GraphFile", start: int, end: int) -> int:
+    n = 0
+    while start < end:
+        k = min(1 << 20, end - start)
+        n += g.read_at(start, k).count(b"\n")
+        start += k
+    return n
+
+
+def _back_to(g: "GraphFile", pos: int, needle: bytes, floor: int = 0) -> Optional[int]:
+    """Where the last ``needle`` ends at or before ``pos`` begins (``floor - 1`` counts as a newline)."""
+    hi = pos
+    while hi > floor:
+        lo = max(floor, hi - _BACK)
+        buf = (b"\n" if lo == floor else b"") + g.read_at(lo, hi - lo + len(needle) - 1)
+        k = buf.rfind(needle)
+        if k >= 0:
+            return lo + k - (1 if lo == floor else 0)
+        hi = lo
+    return None
+
+
+def _on_to(g: "GraphFile", pos: int, needle: bytes) -> Optional[int]:
+    """Where the first ``needle`` at or after ``pos`` begins."""
+    size = g.size or 0
+    while pos < size:
+        buf = g.read_at(pos, _BACK + len(needle))
+        k = buf.find(needle)
+        if k >= 0:
+            return pos + k
+        pos += _BACK
+    return None

@@ -1,0 +1,229 @@
+"""neighbourhood() and show --context / --format dot: against the naive walk over the whole parsed
+graph (support.hood), on every fixture's fp and bp and on random nodes; text and binary twins
+alike; the DOT read back equal to the JSON."""
+from __future__ import annotations
+
+import functools
+import json
+import re
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from support.cli import CliRunner
+from support.examples import examples
+from support.hood import naive_hood, whole_graph
+
+import pbtxt_scan
+from pbtxt_scan.cli import app
+from pbtxt_scan.fpbp import _hood
+
+DATA = Path(__file__).resolve().parent / "data"
+GRAPHS = sorted((DATA / "graphs").glob("*.pbtxt"))
+runner = CliRunner()
+
+
+def _points() -> List[Tuple[str, str, Optional[str]]]:
+    out = []
+    for p in GRAPHS:
+        exp = json.loads(p.with_suffix(".expected.json").read_text())
+        for k in ("fp", "bp"):
+            if exp.get(k):
+                out.append((str(p), exp[k], exp.get(k + "_function")))
+    return out
+
+
+POINTS = _points()
+
+
+@pytest.mark.parametrize("path, name, function", POINTS, ids=["%s:%s" % (Path(p).stem, n) for p, n, _ in POINTS])
+def test_fp_and_bp_hoods_match_the_naive_walk(path: str, name: str, function: Optional[str]) -> None:
+    got = pbtxt_scan.neighbourhood(path, name, 2, 2, function=function, max_nodes=100000)
+    assert got == naive_hood(path, name, 2, 2, function)
+    assert any(n.hops == 0 and n.name == name for n in got.nodes)
+
+
+@pytest.mark.parametrize("path, name, function", POINTS[:6], ids=["%s:%s" % (Path(p).stem, n) for p, n, _ in POINTS[:6]])
+def test_a_hop_read_by_passes_equals_the_byte_search(path: str, name: str, function: Optional[str]) -> None:
+    searched = pbtxt_scan.neighbourhood(path, name, 3, 3, function=function, max_nodes=100000)
+    with pbtxt_scan.GraphFile.open(path) as g:
+        read = _hood.neighbourhood(g, name, 3, 3, function=function, max_nodes=100000, search=False)
+    assert searched == read
+
+
+SMALL = [p for p in GRAPHS if p.stat().st_size < 60_000]
+
+
+@functools.lru_cache(maxsize=None)
+def _names(path: str) -> Tuple[str, ...]:
+    return tuple(sorted(whole_graph(path, None)))
+
+
+@settings(max_examples=examples(0.3), deadline=None)
+@given(st.sampled_from(SMALL), st.integers(0, 10 ** 6), st.integers(0, 3), st.integers(0, 3))
+def test_any_node_hood_matches_the_naive_walk(path: Path, pick: int, up: int, down: int) -> None:
+    names = _names(str(path))
+    name = names[pick % len(names)]
+    assert pbtxt_scan.neighbourhood(str(path), name, up, down, max_nodes=100000) == naive_hood(str(path), name, up, down)
+
+
+@settings(max_examples=examples(0.2), deadline=None)
+@given(st.sampled_from(SMALL), st.integers(0, 10 ** 6), st.integers(1, 12))
+def test_a_capped_hood_is_part_of_the_whole_and_says_so(path: Path, pick: int, cap: int) -> None:
+    names = _names(str(path))
+    name = names[pick % len(names)]
+    whole = naive_hood(str(path), name, 2, 2)
+    got = pbtxt_scan.neighbourhood(str(path), name, 2, 2, max_nodes=cap)
+    assert len(got.nodes) == min(cap, len(whole.nodes))
+    assert got.truncated == (len(whole.nodes) > cap)
+    assert {n.name for n in got.nodes} <= {n.name for n in whole.nodes}
+    assert any(n.hops == 0 for n in got.nodes)
+
+
+TWINS = [(DATA / "binary" / (p.stem + ".pb"), p) for p in GRAPHS if (DATA / "binary" / (p.stem + ".pb")).exists()]
+TWIN_POINTS = [(str(b), name, fn, t) for b, t in TWINS for t2, name, fn in POINTS if t2 == str(t)]
+
+
+def _where_free(h: pbtxt_scan.Hood) -> Any:
+    return h._replace(nodes=tuple(n._replace(line=None, offset=None) for n in h.nodes))
+
+
+@pytest.mark.parametrize("binary, name, function, text", TWIN_POINTS, ids=["%s:%s" % (Path(b).name, n) for b, n, _, _ in TWIN_POINTS])
+def test_binary_twins_give_the_same_hood(binary: str, name: str, function: Optional[str], text: str) -> None:
+    b = pbtxt_scan.neighbourhood(binary, name, 2, 2, function=function)
+    assert _where_free(b) == _where_free(pbtxt_scan.neighbourhood(text, name, 2, 2, function=function))
+    assert all(n.line is None and n.offset is not None for n in b.nodes)
+    assert b == naive_hood(binary, name, 2, 2, function)
+
+
+def test_bytes_in_hand_give_the_same_hood() -> None:
+    path = DATA / "binary" / "mlp_sgd.pb"
+    assert pbtxt_scan.neighbourhood(path.read_bytes(), "dense/MatMul", 1, 1) == pbtxt_scan.neighbourhood(str(path), "dense/MatMul", 1, 1)
+
+
+def test_a_node_in_a_library_function() -> None:
+    path = str(DATA / "graphs" / "tf2_called_function.pbtxt")
+    first = pbtxt_scan.find_node(path, "dense/MatMul")
+    assert first is not None and first.function is not None and "__forward_forward_509" in first.also + (first.function,)
+    h = pbtxt_scan.neighbourhood(path, "dense/MatMul", 1, 1)  # found in a function, as show finds it
+    assert {n.function for n in h.nodes} == {first.function}
+    assert h == naive_hood(path, "dense/MatMul", 1, 1, first.function)
+    picked = pbtxt_scan.neighbourhood(path, "dense/MatMul", 1, 1, function="__forward_forward_509")
+    assert {n.function for n in picked.nodes} == {"__forward_forward_509"}
+    assert picked == naive_hood(path, "dense/MatMul", 1, 1, "__forward_forward_509")
+    assert len(h.nodes) > 1 and len(picked.nodes) > 1
+
+
+def test_no_such_node() -> None:
+    with pytest.raises(LookupError):
+        pbtxt_scan.neighbourhood(str(GRAPHS[0]), "no/such/node")
+
+
+# --- the command line
+
+
+def _dot_read(text: str) -> Tuple[Dict[str, int], List[Tuple[str, str, bool]], List[str]]:
+    """A tiny DOT reader for what show --format dot writes: nodes with their hop, edges, filled nodes."""
+    q = r'"((?:[^"\\]|\\.)*)"'
+    nodes: Dict[str, int] = {}
+    edges: List[Tuple[str, str, bool]] = []
+    filled: List[str] = []
+    unq = functools.partial(re.sub, r"\\(.)", r"\1")
+    for line in text.splitlines():
+        m = re.match(r"\s*%s -> %s( \[style=dashed\])?;$" % (q, q), line)
+        if m:
+            edges.append((unq(m.group(1)), unq(m.group(2)), bool(m.group(3))))
+            continue
+        m = re.match(r"\s*%s \[(.*)\];$" % q, line)
+        if m:
+            name = unq(m.group(1))
+            nodes[name] = int(re.search(r'tooltip="hop (-?\d+)"', m.group(2)).group(1))  # type: ignore[union-attr]
+            if "filled" in m.group(2):
+                filled.append(name)
+    assert text.startswith("digraph hood {") and text.rstrip().endswith("}")
+    return nodes, edges, filled
+
+
+@pytest.mark.parametrize("path, name", [
+    (str(DATA / "graphs" / "mlp_sgd.pbtxt"), "gradients/dense/MatMul_grad/MatMul_1"),
+    (str(DATA / "binary" / "gan_two_optimizers.pb"), "discriminator/d1/MatMul"),
+    (str(DATA / "graphs" / "rnn_while.pbtxt"), "gradients/rnn/while/lstm_cell/MatMul/Enter_grad/Add"),
+])
+def test_dot_read_back_equals_the_json(path: str, name: str) -> None:
+    dot = runner.invoke(app, ["show", path, name, "--format", "dot"])
+    js = runner.invoke(app, ["show", path, name, "--context", "2", "--json"])
+    assert dot.exit_code == 0 and js.exit_code == 0, (dot.stderr, js.stderr)
+    obj = json.loads(js.stdout)
+    nodes, edges, filled = _dot_read(dot.stdout)
+    assert nodes == {n["name"]: n["hops"] for n in obj["nodes"]}
+    assert sorted(edges) == sorted((e["src"], e["dst"], e["control"]) for e in obj["edges"])
+    assert filled == [name]
+
+
+def test_control_edges_are_dashed() -> None:
+    path = str(DATA / "graphs" / "mlp_sgd.pbtxt")
+    h = pbtxt_scan.neighbourhood(path, "GradientDescent", 2, 0)  # the train op: control inputs only
+    control = [e for e in h.edges if e.control]
+    assert control
+    _, edges, _ = _dot_read(runner.invoke(app, ["show", path, "GradientDescent", "--format", "dot", "-C", "2"]).stdout)
+    assert {(e.src, e.dst) for e in control} <= {(s, d) for s, d, dashed in edges if dashed}
+
+
+def test_text_rows_name_every_node_with_its_hop_and_line() -> None:
+    path = str(DATA / "graphs" / "mlp_sgd.pbtxt")
+    r = runner.invoke(app, ["show", path, "dense/MatMul", "--context", "1"])
+    assert r.exit_code == 0, r.stderr
+    h = pbtxt_scan.neighbourhood(path, "dense/MatMul", 1, 1)
+    rows = r.stdout.splitlines()[2:]
+    assert len(rows) == len(h.nodes)
+    for row, n in zip(rows, h.nodes):
+        cells = row.replace("* ", "").split()
+        assert cells[:4] == [("%+d" % n.hops if n.hops else "0"), str(n.line), n.op, n.name]
+
+
+def test_without_context_show_is_unchanged() -> None:
+    path = str(DATA / "graphs" / "mlp_sgd.pbtxt")
+    r = runner.invoke(app, ["show", path, "dense/MatMul"])
+    assert r.stdout.splitlines()[0].split()[:2] == ["944", "node"]
+
+
+@pytest.mark.parametrize("args", [["--context", "-1"], ["--max-nodes", "0", "-C", "1"], ["--format", "svg"]])
+def test_bad_options_are_usage_errors(args: List[str]) -> None:
+    r = runner.invoke(app, ["show", str(GRAPHS[0]), "x"] + args)
+    assert r.exit_code == 2 and "Traceback" not in r.stderr
+
+
+def test_an_unknown_node_with_context_exits_1() -> None:
+    r = runner.invoke(app, ["show", str(DATA / "graphs" / "mlp_sgd.pbtxt"), "dense/MatMu", "-C", "1"])
+    assert r.exit_code == 1 and "dense/MatMul" in r.stderr
+
+
+@pytest.mark.parametrize("path, name, function", POINTS[::5] + [(str(DATA / "binary" / "mlp_sgd.pb"), "dense/MatMul", None)])
+def test_a_writer_layout_graph_is_searched_not_read(monkeypatch: Any, path: str, name: str, function: Optional[str]) -> None:
+    def no_reading(*a: Any) -> Any:
+        raise AssertionError("a hop read the blocks")
+
+    monkeypatch.setattr(_hood, "pass_finder", no_reading)
+    monkeypatch.setattr("pbtxt_scan.fpbp._hood_find.pass_finder", no_reading)
+    with pbtxt_scan.GraphFile.open(path) as g:
+        assert _hood.neighbourhood(g, name, 2, 2, function=function, max_nodes=100000) == naive_hood(path, name, 2, 2, function)
+
+
+ODD = [
+    # one line a node, then a node in the writer's layout: a hit the search cannot place reads the hop
+    'node { name: "a" op: "Placeholder" }\nnode {\n  name: "b"\n  op: "Identity"\n  input: "a"\n}\n'
+    'node { name: "c" op: "Neg" input: "b:0" input: "^a" }\nnode {\n  name: "d"\n  op: "Neg"\n  input: "c"\n}\n',
+    # the writer's layout, then nodes indented another way
+    'node {\n  name: "a"\n  op: "Placeholder"\n}\nnode {\n    name: "b"\n    op: "Identity"\n    input: "a"\n}\n'
+    'node {\n  name: "c"\n  op: "Neg"\n  input: "b"\n}\n',
+]
+
+
+@pytest.mark.parametrize("text", ODD)
+@pytest.mark.parametrize("centre", ["a", "b", "c"])
+def test_other_layouts_give_the_naive_hood(tmp_path: Path, text: str, centre: str) -> None:
+    p = tmp_path / "g.pbtxt"
+    p.write_text(text)
+    assert pbtxt_scan.neighbourhood(str(p), centre, 3, 3) == naive_hood(str(p), centre, 3, 3)
