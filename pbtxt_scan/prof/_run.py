@@ -1,0 +1,230 @@
+"""A profiling run's folder: which layout, which devices, and the step trace and task rows of each.
+
+Layouts (SOURCES.md of the msprof samples; CANN's msprof output):
+
+- current: ``PROF_*/mindstudio_profiler_output/`` with ``step_trace_*.csv`` (a ``Device_id``
+  column), ``op_summary_*.csv`` (tasks) and ``msprof_*.json`` (the whole timeline);
+- older, per device: ``PROF_*/device_N/timeline/`` (``step_trace_*.json``, a Chrome trace with one
+  ``Iteration N`` event per iteration; ``task_time_*.json``, ``msprof_*.json``) and
+  ``device_N/summary/`` (``step_trace_*.csv``, ``op_summary_*.csv``).
+
+Times are in µs. A task is kept as one small tuple (memory follows the task count, not the file
+size); JSON timelines are read one event at a time (:func:`._events.json_events`).
+"""
+from __future__ import annotations
+
+import glob
+import os
+import re
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+
+from .._errors import PbtxtError
+from ._events import csv_rows, json_events, number
+
+
+class Iteration(NamedTuple):
+    id: int
+    fp_start: float  # µs; 0: the fp point was not matched
+    bp_end: float  # µs; 0: the bp point was not matched
+    iteration_end: Optional[float]
+    iteration_time: Optional[float]  # µs
+    fp_bp_time: Optional[float]  # µs, as the profiler wrote it (else BP End - FP Start)
+    where: str  # file:line (CSV) or file (JSON) it came from
+
+
+class Task(NamedTuple):
+    start: float
+    end: float
+    stream: Optional[int]
+    task_id: Optional[int]
+    name: str
+    op: Optional[str]
+    task_type: Optional[str]
+
+
+class Device(NamedTuple):
+    name: str  # device_N
+    iterations: List[Iteration]
+    tasks: List[Task]
+    files: List[str]  # what was read
+
+
+class Run(NamedTuple):
+    path: str
+    layout: str  # "mindstudio_profiler_output" or "device"
+    devices: List[Device]
+
+
+_STEP = {
+    "device": ["deviceid", "device"],
+    "iteration": ["iterationid", "iteration", "stepid", "step"],
+    "fp_start": ["fpstart"],
+    "bp_end": ["bpend"],
+    "iteration_end": ["iterationend"],
+    "iteration_time": ["iterationtime"],
+    "fp_bp_time": ["fptobptime", "fpbptime"],
+}
+_OPS = {
+    "device": ["deviceid", "device"],
+    "task_id": ["taskid"],
+    "stream": ["streamid"],
+    "name": ["opname", "name"],
+    "op": ["optype"],
+    "task_type": ["tasktype"],
+    "start": ["taskstarttime", "starttime"],
+    "dur": ["taskduration", "duration"],
+}
+
+
+def _int(v: Any) -> Optional[int]:
+    try:
+        return int(float(v))
+    except (TypeError, ValueError):
+        return None
+
+
+def _step_csv(path: str) -> Dict[str, List[Iteration]]:
+    by: Dict[str, List[Iteration]] = {}
+    for r in csv_rows(path, _STEP, ("iteration", "fp_start", "bp_end")):
+        ln = r["_line"]
+        it = Iteration(
+            int(number(path, ln, "Iteration ID", r["iteration"]) or 0),
+            number(path, ln, "FP Start", r["fp_start"]) or 0.0,
+            number(path, ln, "BP End", r["bp_end"]) or 0.0,
+            number(path, ln, "Iteration End", r["iteration_end"]),
+            number(path, ln, "Iteration Time", r["iteration_time"]),
+            number(path, ln, "FP to BP Time", r["fp_bp_time"]),
+            "%s:%s" % (path, ln),
+        )
+        dev = r["device"]
+        by.setdefault("device_%d" % int(float(dev)) if dev is not None else "", []).append(it)
+    return by
+
+
+def _step_json(path: str) -> List[Iteration]:
+    out = []
+    for e in json_events(path):
+        a = e.get("args")
+        if e.get("ph") != "X" or not isinstance(a, dict) or not re.match(r"Iteration \d+$", str(e.get("name", ""))):
+            continue
+        if "FP Start" not in a and "BP End" not in a:
+            continue
+        t = a.get("Iteration Time(ns)")
+        fp, bp = float(a.get("FP Start") or 0), float(a.get("BP End") or 0)
+        out.append(Iteration(
+            _int(a.get("Iteration ID")) or _int(str(e["name"]).split()[-1]) or 0, fp, bp,
+            float(a["Iteration End"]) if a.get("Iteration End") is not None else None,
+            float(t) / 1000.0 if t is not None else (float(e["dur"]) if e.get("dur") is not None else None),
+            None, path,
+        ))
+    return out
+
+
+def _tasks_json(path: str) -> List[Task]:
+    out = []
+    for e in json_events(path):
+        a = e.get("args")
+        if e.get("ph") != "X" or not isinstance(a, dict) or "Task Id" not in a:
+            continue
+        ts, dur = float(e.get("ts", 0)), float(e.get("dur", 0) or 0)
+        out.append(Task(ts, ts + dur, _int(a.get("Stream Id")), _int(a.get("Task Id")), str(e.get("name", "")),
+                        a.get("Op Type") or a.get("OP Type"), a.get("Task Type")))
+    return out
+
+
+def _tasks_csv(path: str) -> Dict[str, List[Task]]:
+    by: Dict[str, List[Task]] = {}
+    for r in csv_rows(path, _OPS, ("name", "start")):
+        ln = r["_line"]
+        ts = number(path, ln, "Task Start Time", r["start"]) or 0.0
+        dur = number(path, ln, "Task Duration", r["dur"]) or 0.0
+        dev = r["device"]
+        by.setdefault("device_%d" % int(float(dev)) if dev is not None else "", []).append(
+            Task(ts, ts + dur, _int(r["stream"]), _int(r["task_id"]), r["name"] or "", r["op"], r["task_type"]))
+    return by
+
+
+def _files(folder: str, pattern: str) -> List[str]:
+    return sorted(glob.glob(os.path.join(glob.escape(folder), pattern)))
+
+
+def _old_device(folder: str) -> Device:
+    name = os.path.basename(folder.rstrip(os.sep))
+    tl, sm = os.path.join(folder, "timeline"), os.path.join(folder, "summary")
+    files: List[str] = []
+    iters: List[Iteration] = []
+    for p in _files(tl, "step_trace_*.json"):
+        files.append(p)
+        iters += _step_json(p)
+    if not files:
+        for p in _files(sm, "step_trace_*.csv"):
+            files.append(p)
+            for v in _step_csv(p).values():
+                iters += v
+    if not files:
+        raise PbtxtError("no step trace (timeline/step_trace_*.json or summary/step_trace_*.csv): "
+                         "was training_trace on?", path=folder)
+    tasks: List[Task] = []
+    srcs = _files(tl, "task_time_*.json") or _files(tl, "msprof_*.json")
+    for p in srcs:
+        files.append(p)
+        tasks += _tasks_json(p)
+    if not srcs:
+        for p in _files(sm, "op_summary_*.csv"):
+            files.append(p)
+            for v in _tasks_csv(p).values():
+                tasks += v
+    return Device(name, iters, tasks, files)
+
+
+def _new_layout(folder: str) -> List[Device]:
+    steps = _files(folder, "step_trace_*.csv")
+    if not steps:
+        raise PbtxtError("no step_trace_*.csv: was training_trace on?", path=folder)
+    iters: Dict[str, List[Iteration]] = {}
+    for p in steps:
+        for k, v in _step_csv(p).items():
+            iters.setdefault(k or "device_0", []).extend(v)
+    tasks: Dict[str, List[Task]] = {}
+    ops = _files(folder, "op_summary_*.csv")
+    for p in ops:
+        for k, v in _tasks_csv(p).items():
+            tasks.setdefault(k, []).extend(v)
+    if "" in tasks:  # no Device_id column: one device's tasks
+        tasks.setdefault(next(iter(iters)) if len(iters) == 1 else "device_0", []).extend(tasks.pop(""))
+    jsons: List[str] = []
+    if not ops and len(iters) == 1:
+        jsons = _files(folder, "msprof_*.json")
+        for p in jsons:
+            tasks.setdefault(next(iter(iters)), []).extend(_tasks_json(p))
+    return [Device(k, iters[k], tasks.get(k, []), steps + ops + jsons) for k in sorted(iters, key=_devkey)]
+
+
+def _devkey(name: str) -> Tuple[int, str]:
+    m = re.search(r"(\d+)$", name)
+    return (int(m.group(1)) if m else -1, name)
+
+
+def read_run(path: str) -> Run:
+    """Read a profiling run: ``PROF_*`` (either layout), its ``mindstudio_profiler_output``, one
+    ``device_N``, or a folder holding exactly one ``PROF_*``."""
+    if not os.path.isdir(path):
+        raise PbtxtError("not a folder" if os.path.exists(path) else "no such folder", path=path)
+    here = path.rstrip(os.sep) or path
+    if os.path.basename(here) == "mindstudio_profiler_output":
+        return Run(path, "mindstudio_profiler_output", _new_layout(here))
+    new = os.path.join(here, "mindstudio_profiler_output")
+    if os.path.isdir(new):
+        return Run(path, "mindstudio_profiler_output", _new_layout(new))
+    if re.match(r"device_\d+$", os.path.basename(here)):
+        return Run(path, "device", [_old_device(here)])
+    devs = sorted((d for d in _files(here, "device_*") if re.search(r"device_\d+$", d) and os.path.isdir(d)), key=_devkey)
+    if devs:
+        return Run(path, "device", [_old_device(d) for d in devs])
+    runs = [d for d in _files(here, "PROF_*") if os.path.isdir(d)]
+    if len(runs) == 1:
+        return read_run(runs[0])
+    if runs:
+        raise PbtxtError("%d profiling runs here (%s): give one" % (len(runs), ", ".join(os.path.basename(r) for r in runs)),
+                         path=path)
+    raise PbtxtError("no profiling output here: expected PROF_*/mindstudio_profiler_output/ or PROF_*/device_N/", path=path)
