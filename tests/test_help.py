@@ -33,6 +33,7 @@ USAGE = {
     "check": "[OPTIONS] FILE...",
     "resolve": "[OPTIONS] NAME...",
     "ge-auto": "[OPTIONS] PATH",
+    "verify": "[OPTIONS] PROF_DIR",
 }
 
 
@@ -104,7 +105,7 @@ def test_main_help_lists_commands_in_their_order():
     text = help_text()
     assert text.splitlines()[0].endswith(" [OPTIONS] COMMAND [ARGS]...")
     s = sections(text)
-    assert [c for c, _ in s["Commands"]] == ["fp", "bp", "points", "check", "nodes", "show", "stats", "resolve", "ge-auto"]
+    assert [c for c, _ in s["Commands"]] == ["fp", "bp", "points", "check", "nodes", "show", "stats", "resolve", "ge-auto", "verify"]
     assert "--install-completion" in [o.split()[0] for o, _ in s["Options"]]
 
 

@@ -90,6 +90,7 @@ GE_FILE = str(GE / "ge_proto_00000013_graph_3_Build.txt")
 GE_ONNX = str(GE / "ge_onnx_00000042_graph_1_Build.pbtxt")
 GE_DIR = str(GE / "dump_dir")
 NO_FP_GE = str(GE / "dump_dir" / "ge_proto_00000041_graph_1_PreRunBegin.txt")
+PROF = str(DATA / "prof" / "mindinsight_PROF_000001")
 
 RUNS = [
     ("fp", ["fp", "--json", MLP]),
@@ -110,6 +111,8 @@ RUNS = [
     ("ge-auto", ["ge-auto", "--json", GE_DIR]),
     ("ge-auto", ["ge-auto", "--json", GE_ONNX]),
     ("ge-auto", ["ge-auto", "--json", NO_FP_GE]),
+    ("verify", ["verify", "--json", PROF]),
+    ("verify", ["verify", "--json", PROF, "--graph", MLP, "--ge", str(GE / "mlp_sgd")]),
 ]
 
 
@@ -136,6 +139,7 @@ ERRORS = [
     ["show", "--json", "nosuch.pbtxt", "a"],
     ["resolve", "--json", "a", "--ge", "nosuch.txt"],
     ["ge-auto", "--json", "nosuch.txt"],
+    ["verify", "--json", "nosuch_prof"],
     ["fp", "--json", "--rule", "bogus", MLP],  # a usage error
     ["fp", "--json"],  # a missing argument
 ]

@@ -82,7 +82,9 @@ def _task(t: Optional[Dict[str, Any]], pts: _Points) -> Optional[Dict[str, Any]]
         return None
     d = {k: t[k] for k in ("name", "op", "task_type", "stream", "task_id", "start", "end", "trace_gap")}
     d["op"] = pts.op_type(t["name"], t["op"])
-    d["tf_names"] = pts.tf_names(t["name"])
+    names = pts.tf_names(t["name"])
+    if names is not None:
+        d["tf_names"] = names
     if "iterations" in t:
         d["iterations"] = t["iterations"]
     return d
@@ -161,6 +163,13 @@ def _task_text(t: Dict[str, Any]) -> str:
     return s
 
 
+def _why_none(d: Dict[str, Any], key: str) -> str:
+    zero = d["fp_start_zero" if key == "opened_by" else "bp_end_zero"]
+    if zero == len(d["iterations"]):
+        return "(none: %s is 0)" % ("FP Start" if key == "opened_by" else "BP End")
+    return "(unknown: no task in the timeline around it)"
+
+
 @command(short="Check what a profiling run bracketed against the points.")
 def verify(
     prof_dir: str = typer.Argument(..., help="The profiling output: PROF_* (either layout), its mindstudio_profiler_output/, "
@@ -231,7 +240,7 @@ def verify(
             for key, label in (("opened_by", "opened by"), ("closed_by", "closed by")):
                 t = _task(d[key], pts)
                 out("  %s  %s" % (label, _task_text(t) + ("  in %d of %d iterations" % (t["iterations"], len(d["iterations"])))
-                                   if t is not None else "(unknown: no task in the timeline)"))
+                                   if t is not None else _why_none(d, key)))
             if iterations:
                 for r in d["iterations"]:
                     o, c = r["opened_by"], r["closed_by"]
