@@ -131,3 +131,28 @@ def test_json_events_reads_in_chunks(tmp_path: Path):
     assert list(json_events(str(p))) == events
     p.write_text(json.dumps({"traceEvents": events[:5]}, indent=1))
     assert list(json_events(str(p))) == events[:5]
+
+
+@pytest.mark.parametrize("csv_name, rows, first", [
+    # Current header (Task Start Time(us), Device_id), each start ending in a TAB.
+    ("op_summary_neo_pan.csv", 3, (1756, 0, "main_kernel", 1780676244313289.0, 87139.38)),
+    # Older header (Start Time(us), no Device_id); HCCL rows have N/A for task and stream.
+    ("op_summary_msinsight.csv", None, (16, 2451, "ZerosLike", 1695115378713661.0, 496.8508)),
+])
+def test_real_op_summary_headers(tmp_path: Path, csv_name: str, rows: Any, first: Any):
+    import shutil
+
+    out = tmp_path / "PROF_1" / "mindstudio_profiler_output"
+    out.mkdir(parents=True)
+    shutil.copy(str(PROF / csv_name), str(out / "op_summary_1.csv"))
+    (out / "step_trace_1.csv").write_text("Device_id,Iteration ID,FP Start(us),BP End(us)\n0,1,0\t,0\t\n")
+    run = read_run(str(tmp_path / "PROF_1"))
+    assert run.layout == "mindstudio_profiler_output" and [d.name for d in run.devices] == ["device_0"]
+    tasks = run.devices[0].tasks
+    if rows is not None:
+        assert len(tasks) == rows
+    t = tasks[0]
+    assert (t.stream, t.task_id, t.name) == first[:3]
+    assert t.start == pytest.approx(first[3]) and t.end - t.start == pytest.approx(first[4], abs=0.25)  # float64 at 1.7e15 µs: steps of 0.25
+    hccl = [x for x in tasks if x.task_type == "HCCL"]
+    assert hccl == [] or all(x.stream is None and x.task_id is None for x in hccl)

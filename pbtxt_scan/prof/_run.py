@@ -148,32 +148,31 @@ def _files(folder: str, pattern: str) -> List[str]:
     return sorted(glob.glob(os.path.join(glob.escape(folder), pattern)))
 
 
+def _first(choices: List[Tuple[List[str], Any]], files: List[str]) -> List[Any]:
+    """The rows of the first choice whose files exist: ``(paths, reader)``, a reader giving a list
+    of rows (JSON) or ``{device: rows}`` (CSV: one device folder's own, whatever its Device_id)."""
+    for paths, reader in choices:
+        if paths:
+            rows: List[Any] = []
+            for p in paths:
+                files.append(p)
+                got = reader(p)
+                for v in (got.values() if isinstance(got, dict) else [got]):
+                    rows += v
+            return rows
+    return []
+
+
 def _old_device(folder: str) -> Device:
     name = os.path.basename(folder.rstrip(os.sep))
     tl, sm = os.path.join(folder, "timeline"), os.path.join(folder, "summary")
     files: List[str] = []
-    iters: List[Iteration] = []
-    for p in _files(tl, "step_trace_*.json"):
-        files.append(p)
-        iters += _step_json(p)
-    if not files:
-        for p in _files(sm, "step_trace_*.csv"):
-            files.append(p)
-            for v in _step_csv(p).values():
-                iters += v
+    iters = _first([(_files(tl, "step_trace_*.json"), _step_json), (_files(sm, "step_trace_*.csv"), _step_csv)], files)
     if not files:
         raise PbtxtError("no step trace (timeline/step_trace_*.json or summary/step_trace_*.csv): "
                          "was training_trace on?", path=folder)
-    tasks: List[Task] = []
-    srcs = _files(tl, "task_time_*.json") or _files(tl, "msprof_*.json")
-    for p in srcs:
-        files.append(p)
-        tasks += _tasks_json(p)
-    if not srcs:
-        for p in _files(sm, "op_summary_*.csv"):
-            files.append(p)
-            for v in _tasks_csv(p).values():
-                tasks += v
+    tasks = _first([(_files(tl, "task_time_*.json") or _files(tl, "msprof_*.json"), _tasks_json),
+                    (_files(sm, "op_summary_*.csv"), _tasks_csv)], files)
     return Device(name, iters, tasks, files)
 
 
