@@ -120,27 +120,35 @@ def _step_json(path: str) -> List[Iteration]:
     return out
 
 
+def _interned() -> Any:
+    """A function that returns one shared copy of each string (op names repeat every iteration)."""
+    seen: Dict[Any, Any] = {}
+    return lambda v: v if v is None else seen.setdefault(v, v)
+
+
 def _tasks_json(path: str) -> List[Task]:
     out = []
+    one = _interned()
     for e in json_events(path):
         a = e.get("args")
         if e.get("ph") != "X" or not isinstance(a, dict) or "Task Id" not in a:
             continue
         ts, dur = float(e.get("ts", 0)), float(e.get("dur", 0) or 0)
-        out.append(Task(ts, ts + dur, _int(a.get("Stream Id")), _int(a.get("Task Id")), str(e.get("name", "")),
-                        a.get("Op Type") or a.get("OP Type"), a.get("Task Type")))
+        out.append(Task(ts, ts + dur, _int(a.get("Stream Id")), _int(a.get("Task Id")), one(str(e.get("name", ""))),
+                        one(a.get("Op Type") or a.get("OP Type")), one(a.get("Task Type"))))
     return out
 
 
 def _tasks_csv(path: str) -> Dict[str, List[Task]]:
     by: Dict[str, List[Task]] = {}
+    one = _interned()
     for r in csv_rows(path, _OPS, ("name", "start")):
         ln = r["_line"]
         ts = number(path, ln, "Task Start Time", r["start"]) or 0.0
         dur = number(path, ln, "Task Duration", r["dur"]) or 0.0
         dev = r["device"]
         by.setdefault("device_%d" % int(float(dev)) if dev is not None else "", []).append(
-            Task(ts, ts + dur, _int(r["stream"]), _int(r["task_id"]), r["name"] or "", r["op"], r["task_type"]))
+            Task(ts, ts + dur, _int(r["stream"]), _int(r["task_id"]), one(r["name"] or ""), one(r["op"]), one(r["task_type"])))
     return by
 
 
