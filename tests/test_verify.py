@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, Dict, List
 
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 from support.cli import CliRunner
 from support.prof_synth import build
 
@@ -156,3 +157,16 @@ def test_real_op_summary_headers(tmp_path: Path, csv_name: str, rows: Any, first
     assert t.start == pytest.approx(first[3]) and t.end - t.start == pytest.approx(first[4], abs=0.25)  # float64 at 1.7e15 µs: steps of 0.25
     hccl = [x for x in tasks if x.task_type == "HCCL"]
     assert hccl == [] or all(x.stream is None and x.task_id is None for x in hccl)
+
+
+_scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=30))
+_events = st.lists(st.dictionaries(st.text(max_size=8), st.one_of(_scalars, st.lists(_scalars, max_size=3)), max_size=5),
+                   max_size=20)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(events=_events, indent=st.sampled_from([None, 0, 2]))
+def test_json_events_is_json_load(tmp_path: Path, events: List[Dict[str, Any]], indent: Any):
+    p = tmp_path / "e.json"
+    p.write_text(json.dumps(events, indent=indent), encoding="utf-8")
+    assert list(json_events(str(p))) == events
