@@ -2,6 +2,8 @@
 
 - ``_events``: the files in bounded memory (a JSON trace one event at a time, CSV columns by
   normalised header name);
+- ``_tasks``: the rows, and :class:`Bracketer`: each iteration's opener and closer found while
+  the tasks stream past (memory follows iterations and streams, not tasks);
 - ``_run``: :func:`read_run`, the folder's layout (``mindstudio_profiler_output`` or
   ``device_N``), its devices, their step trace and tasks;
 - ``_bracket``: :func:`summary` per device: per iteration the op that opened and the op that
@@ -14,7 +16,8 @@ from __future__ import annotations
 
 from ._bracket import DATA_SIDE, agree, brackets, op_type, spread, summary
 from ._events import json_events
-from ._run import Device, Iteration, Run, Task, read_run
+from ._run import Device, Run, read_run
+from ._tasks import Bracketer, Iteration, Task
 
-__all__ = ["DATA_SIDE", "Device", "Iteration", "Run", "Task", "agree", "brackets", "json_events", "op_type",
+__all__ = ["Bracketer", "DATA_SIDE", "Device", "Iteration", "Run", "Task", "agree", "brackets", "json_events", "op_type",
            "read_run", "spread", "summary"]

@@ -4,19 +4,13 @@ trace-task gap beside each (GE inserts a profiler trace task on the op's stream 
 op and just after the bp op, so the task id next to the op is missing from the task timeline)."""
 from __future__ import annotations
 
-import bisect
 import re
 import statistics
-from typing import Any, Dict, List, Optional, Set, Tuple
+from typing import Any, Dict, List, Optional
 
-from ._run import Device, Iteration, Task
+from ._run import Device
+from ._tasks import Iteration, Task
 
-#: Task types that are not an op's computation (synchronisation, copies, collectives, traces).
-NOT_COMPUTE = frozenset({
-    "NOTIFY_WAIT", "NOTIFY_RECORD", "EVENT_RECORD", "EVENT_WAIT", "EVENT_RESET", "MEMCPY_ASYNC", "MEMCPY",
-    "REDUCE_ASYNC", "REDUCE_ASYNC_V2", "HCCL", "PROFILER_TRACE", "PROFILER_TRACE_EX", "MODEL_END_GRAPH",
-    "STARS_COMMON", "CAPTURE_RECORD", "CAPTURE_WAIT", "WRITE_VALUE", "LABEL_SET", "LABEL_SWITCH", "LABEL_GOTO",
-})
 #: Op types on the data side of a training step: an fp there brackets the input pipeline.
 DATA_SIDE = frozenset({
     "Cast", "IteratorGetNext", "IteratorV2", "GetNext", "DynamicGetNext", "Data", "RefData", "AippData",
@@ -24,10 +18,6 @@ DATA_SIDE = frozenset({
     "DecodeJpeg", "DecodeAndCropJpeg", "DecodeImage", "ParseExample", "ParseExampleV2", "ParseSingleExample",
     "OneHot", "StringToNumber", "Transpose", "TransData", "MakeIterator",
 })
-
-
-def is_compute(t: Task) -> bool:
-    return t.task_type is None or t.task_type.upper() not in NOT_COMPUTE
 
 
 def op_type(t: Task) -> str:
@@ -39,47 +29,15 @@ def op_type(t: Task) -> str:
     return re.sub(r"(-op\d+|_\d+)+$", "", last)
 
 
-def _op(t: Optional[Task], ids: Set[Tuple[Optional[int], Optional[int]]], step: int) -> Optional[Dict[str, Any]]:
-    if t is None:
-        return None
-    gap = None
-    if t.task_id is not None:
-        nxt = t.task_id + step
-        gap = {"task_id": nxt, "missing": (t.stream, nxt) not in ids}
-    return {"name": t.name, "op": op_type(t), "task_type": t.task_type, "stream": t.stream, "task_id": t.task_id,
-            "start": t.start, "end": t.end, "trace_gap": gap}
-
-
 def brackets(dev: Device) -> List[Dict[str, Any]]:
     """Per iteration: the step trace's times and the opener and closer tasks (None when the task
     timeline does not cover that iteration, or FP Start / BP End is 0)."""
-    tasks = sorted((t for t in dev.tasks if is_compute(t)), key=lambda t: t.start)
-    starts = [t.start for t in tasks]
-    by_end = sorted(tasks, key=lambda t: t.end)
-    ends = [t.end for t in by_end]
-    ids = {(t.stream, t.task_id) for t in dev.tasks}
-    out = []
-    iters = sorted(dev.iterations, key=lambda i: i.id)
-    for n, it in enumerate(iters):
-        lo_bound = iters[n - 1].iteration_end or iters[n - 1].bp_end if n else None
-        hi_bound = it.iteration_end or (iters[n + 1].fp_start if n + 1 < len(iters) else None)
-        opener = closer = None
-        if it.fp_start:
-            k = bisect.bisect_left(starts, it.fp_start)
-            if k < len(tasks) and (hi_bound is None or tasks[k].start <= hi_bound) and (
-                    not it.bp_end or tasks[k].start <= it.bp_end):
-                opener = tasks[k]
-        if it.bp_end:
-            k = bisect.bisect_right(ends, it.bp_end) - 1
-            if k >= 0 and (not it.fp_start or by_end[k].end >= it.fp_start) and (
-                    lo_bound is None or by_end[k].start >= lo_bound):
-                closer = by_end[k]
-        out.append({
-            "iteration": it.id, "fp_start": it.fp_start, "bp_end": it.bp_end,
-            "fp_bp_time": fp_bp(it), "iteration_time": it.iteration_time,
-            "opened_by": _op(opener, ids, -1), "closed_by": _op(closer, ids, +1), "where": it.where,
-        })
-    return out
+    b = dev.tasks
+    return [{
+        "iteration": it.id, "fp_start": it.fp_start, "bp_end": it.bp_end,
+        "fp_bp_time": fp_bp(it), "iteration_time": it.iteration_time,
+        "opened_by": b.op(b.opener[n], -1, op_type), "closed_by": b.op(b.closer[n], +1, op_type), "where": it.where,
+    } for n, it in enumerate(b.iterations)]
 
 
 def fp_bp(it: Iteration) -> Optional[float]:

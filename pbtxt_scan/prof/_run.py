@@ -8,44 +8,25 @@ Layouts (SOURCES.md of the msprof samples; CANN's msprof output):
   ``Iteration N`` event per iteration; ``task_time_*.json``, ``msprof_*.json``) and
   ``device_N/summary/`` (``step_trace_*.csv``, ``op_summary_*.csv``).
 
-Times are in µs. A task is kept as one small tuple (memory follows the task count, not the file
-size); JSON timelines are read one event at a time (:func:`._events.json_events`).
+Times are in µs. Tasks are not kept: each goes to its device's :class:`._tasks.Bracketer` as it is read;
+JSON timelines are read one event at a time (:func:`._events.json_events`).
 """
 from __future__ import annotations
 
 import glob
 import os
 import re
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Tuple
 
 from .._errors import PbtxtError
 from ._events import csv_rows, json_events, number
-
-
-class Iteration(NamedTuple):
-    id: int
-    fp_start: float  # µs; 0: the fp point was not matched
-    bp_end: float  # µs; 0: the bp point was not matched
-    iteration_end: Optional[float]
-    iteration_time: Optional[float]  # µs
-    fp_bp_time: Optional[float]  # µs, as the profiler wrote it (else BP End - FP Start)
-    where: str  # file:line (CSV) or file (JSON) it came from
-
-
-class Task(NamedTuple):
-    start: float
-    end: float
-    stream: Optional[int]
-    task_id: Optional[int]
-    name: str
-    op: Optional[str]
-    task_type: Optional[str]
+from ._tasks import Bracketer, Iteration, Task
 
 
 class Device(NamedTuple):
     name: str  # device_N
     iterations: List[Iteration]
-    tasks: List[Task]
+    tasks: Bracketer  # the tasks, read once: the bracket of each iteration
     files: List[str]  # what was read
 
 
@@ -126,85 +107,92 @@ def _interned() -> Any:
     return lambda v: v if v is None else seen.setdefault(v, v)
 
 
-def _tasks_json(path: str) -> List[Task]:
-    out = []
+def _tasks_json(path: str) -> Iterator[Task]:
     one = _interned()
     for e in json_events(path):
         a = e.get("args")
         if e.get("ph") != "X" or not isinstance(a, dict) or "Task Id" not in a:
             continue
         ts, dur = float(e.get("ts", 0)), float(e.get("dur", 0) or 0)
-        out.append(Task(ts, ts + dur, _int(a.get("Stream Id")), _int(a.get("Task Id")), one(str(e.get("name", ""))),
-                        one(a.get("Op Type") or a.get("OP Type")), one(a.get("Task Type"))))
-    return out
+        yield Task(ts, ts + dur, _int(a.get("Stream Id")), _int(a.get("Task Id")), one(str(e.get("name", ""))),
+                   one(a.get("Op Type") or a.get("OP Type")), one(a.get("Task Type")))
 
 
-def _tasks_csv(path: str) -> Dict[str, List[Task]]:
-    by: Dict[str, List[Task]] = {}
+def _tasks_csv(path: str) -> Iterator[Tuple[str, Task]]:
+    """``(device_N or "" without a Device_id column, task)`` per row."""
     one = _interned()
     for r in csv_rows(path, _OPS, ("name", "start")):
         ln = r["_line"]
         ts = number(path, ln, "Task Start Time", r["start"]) or 0.0
         dur = number(path, ln, "Task Duration", r["dur"]) or 0.0
         dev = r["device"]
-        by.setdefault("device_%d" % int(float(dev)) if dev is not None else "", []).append(
-            Task(ts, ts + dur, _int(r["stream"]), _int(r["task_id"]), one(r["name"] or ""), one(r["op"]), one(r["task_type"])))
-    return by
+        yield ("device_%d" % int(float(dev)) if dev is not None else "",
+               Task(ts, ts + dur, _int(r["stream"]), _int(r["task_id"]), one(r["name"] or ""), one(r["op"]), one(r["task_type"])))
 
 
 def _files(folder: str, pattern: str) -> List[str]:
     return sorted(glob.glob(os.path.join(glob.escape(folder), pattern)))
 
 
-def _first(choices: List[Tuple[List[str], Any]], files: List[str]) -> List[Any]:
-    """The rows of the first choice whose files exist: ``(paths, reader)``, a reader giving a list
-    of rows (JSON) or ``{device: rows}`` (CSV: one device folder's own, whatever its Device_id)."""
+def _steps(choices: List[Tuple[List[str], Any]], files: List[str]) -> Dict[str, List[Iteration]]:
+    """The iterations of the first choice whose files exist: ``(paths, reader)``, a reader giving
+    a list (JSON: one device's) or ``{device: iterations}`` (CSV)."""
     for paths, reader in choices:
         if paths:
-            rows: List[Any] = []
+            by: Dict[str, List[Iteration]] = {}
             for p in paths:
                 files.append(p)
                 got = reader(p)
-                for v in (got.values() if isinstance(got, dict) else [got]):
-                    rows += v
-            return rows
-    return []
+                for k, v in (got.items() if isinstance(got, dict) else [("", got)]):
+                    by.setdefault(k, []).extend(v)
+            return by
+    return {}
 
 
 def _old_device(folder: str) -> Device:
     name = os.path.basename(folder.rstrip(os.sep))
     tl, sm = os.path.join(folder, "timeline"), os.path.join(folder, "summary")
     files: List[str] = []
-    iters = _first([(_files(tl, "step_trace_*.json"), _step_json), (_files(sm, "step_trace_*.csv"), _step_csv)], files)
+    by = _steps([(_files(tl, "step_trace_*.json"), _step_json), (_files(sm, "step_trace_*.csv"), _step_csv)], files)
     if not files:
         raise PbtxtError("no step trace (timeline/step_trace_*.json or summary/step_trace_*.csv): "
                          "was training_trace on?", path=folder)
-    tasks = _first([(_files(tl, "task_time_*.json") or _files(tl, "msprof_*.json"), _tasks_json),
-                    (_files(sm, "op_summary_*.csv"), _tasks_csv)], files)
-    return Device(name, iters, tasks, files)
+    tasks = Bracketer([i for v in by.values() for i in v])  # one device's folder: whatever its Device_id
+    jsons = _files(tl, "task_time_*.json") or _files(tl, "msprof_*.json")
+    for p in jsons:
+        files.append(p)
+        for t in _tasks_json(p):
+            tasks.add(t)
+    if not jsons:
+        for p in _files(sm, "op_summary_*.csv"):
+            files.append(p)
+            for _, t in _tasks_csv(p):
+                tasks.add(t)
+    return Device(name, tasks.iterations, tasks, files)
 
 
 def _new_layout(folder: str) -> List[Device]:
-    steps = _files(folder, "step_trace_*.csv")
+    steps: List[str] = []
+    by = _steps([(_files(folder, "step_trace_*.csv"), _step_csv)], steps)
     if not steps:
         raise PbtxtError("no step_trace_*.csv: was training_trace on?", path=folder)
-    iters: Dict[str, List[Iteration]] = {}
-    for p in steps:
-        for k, v in _step_csv(p).items():
-            iters.setdefault(k or "device_0", []).extend(v)
-    tasks: Dict[str, List[Task]] = {}
+    if "" in by:  # no Device_id column: device 0
+        by.setdefault("device_0", []).extend(by.pop(""))
+    tasks = {k: Bracketer(v) for k, v in by.items()}
+    alone = next(iter(tasks)) if len(tasks) == 1 else None
     ops = _files(folder, "op_summary_*.csv")
     for p in ops:
-        for k, v in _tasks_csv(p).items():
-            tasks.setdefault(k, []).extend(v)
-    if "" in tasks:  # no Device_id column: one device's tasks
-        tasks.setdefault(next(iter(iters)) if len(iters) == 1 else "device_0", []).extend(tasks.pop(""))
+        for k, t in _tasks_csv(p):
+            b = tasks.get(k or alone or "device_0")
+            if b is not None:  # (a device with tasks but no step trace has no bracket)
+                b.add(t)
     jsons: List[str] = []
-    if not ops and len(iters) == 1:
+    if not ops and alone is not None:
         jsons = _files(folder, "msprof_*.json")
         for p in jsons:
-            tasks.setdefault(next(iter(iters)), []).extend(_tasks_json(p))
-    return [Device(k, iters[k], tasks.get(k, []), steps + ops + jsons) for k in sorted(iters, key=_devkey)]
+            for t in _tasks_json(p):
+                tasks[alone].add(t)
+    return [Device(k, tasks[k].iterations, tasks[k], steps + ops + jsons) for k in sorted(tasks, key=_devkey)]
 
 
 def _devkey(name: str) -> Tuple[int, str]:
