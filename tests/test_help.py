@@ -34,6 +34,7 @@ USAGE = {
     "resolve": "[OPTIONS] NAME...",
     "ge-auto": "[OPTIONS] PATH",
     "report": "[OPTIONS] FILE",
+    "verify": "[OPTIONS] PROF_DIR",
 }
 
 
@@ -105,7 +106,7 @@ def test_main_help_lists_commands_in_their_order():
     text = help_text()
     assert text.splitlines()[0].endswith(" [OPTIONS] COMMAND [ARGS]...")
     s = sections(text)
-    assert [c for c, _ in s["Commands"]] == ["fp", "bp", "points", "check", "nodes", "show", "stats", "resolve", "ge-auto", "report"]
+    assert [c for c, _ in s["Commands"]] == ["fp", "bp", "points", "check", "nodes", "show", "stats", "resolve", "ge-auto", "report", "verify"]
     assert "--install-completion" in [o.split()[0] for o, _ in s["Options"]]
 
 

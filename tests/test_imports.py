@@ -35,7 +35,7 @@ def import_graph() -> Dict[str, Set[str]]:
 # ``_api_points``) is one unit.
 LAYERS = [
     {"pbtxt_scan._errors", "pbtxt_scan._model"},
-    {"pbtxt_scan.language", "pbtxt_scan.source", "pbtxt_scan.parallel", "pbtxt_scan.report"},
+    {"pbtxt_scan.language", "pbtxt_scan.source", "pbtxt_scan.parallel", "pbtxt_scan.report", "pbtxt_scan.prof"},
     {"pbtxt_scan.text", "pbtxt_scan.wire"},
     {"pbtxt_scan.graph"},
     {"pbtxt_scan.fpbp", "pbtxt_scan.ge"},
@@ -44,9 +44,9 @@ LAYERS = [
     {"pbtxt_scan.__main__"},
 ]
 PLAIN_DATA = LAYERS[0]
-# What the command line may import besides itself: the public API, the public ge package and the
-# report's renderer (plain data in, a page out).
-CLI_MAY_IMPORT = {"pbtxt_scan", "pbtxt_scan.ge", "pbtxt_scan.report"}
+# What the command line may import besides itself: the public API, the public ge package, the
+# report's renderer (plain data in, a page out) and prof (a profiling run's output, for verify).
+CLI_MAY_IMPORT = {"pbtxt_scan", "pbtxt_scan.ge", "pbtxt_scan.report", "pbtxt_scan.prof"}
 
 
 def _unit(mod: str) -> str:

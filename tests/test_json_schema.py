@@ -91,6 +91,7 @@ GE_FILE = str(GE / "ge_proto_00000013_graph_3_Build.txt")
 GE_ONNX = str(GE / "ge_onnx_00000042_graph_1_Build.pbtxt")
 GE_DIR = str(GE / "dump_dir")
 NO_FP_GE = str(GE / "dump_dir" / "ge_proto_00000041_graph_1_PreRunBegin.txt")
+PROF = str(DATA / "prof" / "mindinsight_PROF_000001")
 
 RUNS = [
     ("fp", ["fp", "--json", MLP]),
@@ -115,6 +116,8 @@ RUNS = [
     ("ge-auto", ["ge-auto", "--json", NO_FP_GE]),
     ("report", ["report", "--json", MLP, "-o", os.devnull]),
     ("report", ["report", "--json", INFERENCE, "-o", os.devnull]),
+    ("verify", ["verify", "--json", PROF]),
+    ("verify", ["verify", "--json", PROF, "--graph", MLP, "--ge", str(GE / "mlp_sgd")]),
 ]
 
 
@@ -141,6 +144,7 @@ ERRORS = [
     ["show", "--json", "nosuch.pbtxt", "a"],
     ["resolve", "--json", "a", "--ge", "nosuch.txt"],
     ["ge-auto", "--json", "nosuch.txt"],
+    ["verify", "--json", "nosuch_prof"],
     ["fp", "--json", "--rule", "bogus", MLP],  # a usage error
     ["fp", "--json"],  # a missing argument
 ]

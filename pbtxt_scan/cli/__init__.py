@@ -27,6 +27,7 @@ from . import _pair  # noqa: F401  # isort: skip
 from . import _graph  # noqa: F401  # isort: skip
 from . import _ge  # noqa: F401  # isort: skip
 from . import _report  # noqa: F401  # isort: skip
+from . import _verify  # noqa: F401  # isort: skip
 from ._app import EXIT_BAD_INPUT, EXIT_NOT_FOUND, app, main
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_NOT_FOUND", "app", "main"]

@@ -1,0 +1,114 @@
+"""A run's rows and the bracket found while the tasks stream past, in bounded memory.
+
+:class:`Bracketer` is given the step trace's iterations first, then each task once: it keeps per
+iteration only the best opener (the first compute task at or after FP Start) and closer (the last
+compute task ending at or before BP End) so far, and one bit per (stream, task id) for the trace-task
+gap check (task ids are 16-bit in the runtime: 8 KiB per stream; larger ids go to a set). So memory
+follows the iterations and streams, not the task count.
+"""
+from __future__ import annotations
+
+import bisect
+from typing import Any, Dict, List, NamedTuple, Optional, Set, Tuple
+
+
+class Iteration(NamedTuple):
+    id: int
+    fp_start: float  # µs; 0: the fp point was not matched
+    bp_end: float  # µs; 0: the bp point was not matched
+    iteration_end: Optional[float]
+    iteration_time: Optional[float]  # µs
+    fp_bp_time: Optional[float]  # µs, as the profiler wrote it (else BP End - FP Start)
+    where: str  # file:line (CSV) or file (JSON) it came from
+
+
+class Task(NamedTuple):
+    start: float
+    end: float
+    stream: Optional[int]
+    task_id: Optional[int]
+    name: str
+    op: Optional[str]
+    task_type: Optional[str]
+
+
+#: Task types that are not an op's computation (synchronisation, copies, collectives, traces).
+NOT_COMPUTE = frozenset({
+    "NOTIFY_WAIT", "NOTIFY_RECORD", "EVENT_RECORD", "EVENT_WAIT", "EVENT_RESET", "MEMCPY_ASYNC", "MEMCPY",
+    "REDUCE_ASYNC", "REDUCE_ASYNC_V2", "HCCL", "PROFILER_TRACE", "PROFILER_TRACE_EX", "MODEL_END_GRAPH",
+    "STARS_COMMON", "CAPTURE_RECORD", "CAPTURE_WAIT", "WRITE_VALUE", "LABEL_SET", "LABEL_SWITCH", "LABEL_GOTO",
+})
+
+
+def is_compute(t: Task) -> bool:
+    return t.task_type is None or t.task_type.upper() not in NOT_COMPUTE
+
+
+class Bracketer:
+    """Per iteration the opener and closer, fed one task at a time (:meth:`add`)."""
+
+    def __init__(self, iterations: List[Iteration]) -> None:
+        self.iterations = sorted(iterations, key=lambda i: i.id)
+        its = self.iterations
+        self._hi: List[Optional[float]] = [
+            i.iteration_end or (its[n + 1].fp_start if n + 1 < len(its) else None) for n, i in enumerate(its)]
+        self._lo: List[Optional[float]] = [(its[n - 1].iteration_end or its[n - 1].bp_end) if n else None for n in range(len(its))]
+        fps = sorted((i.fp_start, n) for n, i in enumerate(its) if i.fp_start)
+        bps = sorted((i.bp_end, n) for n, i in enumerate(its) if i.bp_end)
+        self._fp_at, self._fp_n = [f for f, _ in fps], [n for _, n in fps]
+        self._bp_at, self._bp_n = [b for b, _ in bps], [n for _, n in bps]
+        self.opener: List[Optional[Task]] = [None] * len(its)
+        self.closer: List[Optional[Task]] = [None] * len(its)
+        self._bits: Dict[int, bytearray] = {}
+        self._big: Set[Tuple[int, int]] = set()
+        self.count = 0
+        self.first: Optional[Task] = None  # the first task read (for tests and messages)
+
+    def add(self, t: Task) -> None:
+        self.count += 1
+        if self.first is None:
+            self.first = t
+        if t.task_id is not None:
+            s = -1 if t.stream is None else t.stream
+            if 0 <= t.task_id < 65536:
+                b = self._bits.get(s)
+                if b is None:
+                    b = self._bits[s] = bytearray(8192)
+                b[t.task_id >> 3] |= 1 << (t.task_id & 7)
+            else:
+                self._big.add((s, t.task_id))
+        if not is_compute(t):
+            return
+        k = bisect.bisect_right(self._fp_at, t.start) - 1
+        if k >= 0:
+            n = self._fp_n[k]
+            it, hi = self.iterations[n], self._hi[n]
+            if (hi is None or t.start <= hi) and (not it.bp_end or t.start <= it.bp_end):
+                o = self.opener[n]
+                if o is None or t.start < o.start:
+                    self.opener[n] = t
+        k = bisect.bisect_left(self._bp_at, t.end)
+        if k < len(self._bp_at):
+            n = self._bp_n[k]
+            it, lo = self.iterations[n], self._lo[n]
+            if (not it.fp_start or t.end >= it.fp_start) and (lo is None or t.start >= lo):
+                c = self.closer[n]
+                if c is None or t.end >= c.end:
+                    self.closer[n] = t
+
+    def has(self, stream: Optional[int], task_id: int) -> bool:
+        s = -1 if stream is None else stream
+        if 0 <= task_id < 65536:
+            b = self._bits.get(s)
+            return b is not None and bool(b[task_id >> 3] & (1 << (task_id & 7)))
+        return (s, task_id) in self._big
+
+    def op(self, t: Optional[Task], step: int, op_type: Any) -> Optional[Dict[str, Any]]:
+        if t is None:
+            return None
+        gap = None
+        if t.task_id is not None:
+            nxt = t.task_id + step
+            gap = {"task_id": nxt, "missing": not self.has(t.stream, nxt)}
+        return {"name": t.name, "op": op_type(t), "task_type": t.task_type, "stream": t.stream, "task_id": t.task_id,
+                "start": t.start, "end": t.end, "trace_gap": gap}
