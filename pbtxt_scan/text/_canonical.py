@@ -127,7 +127,7 @@ def scan_canonical(
     ``start_offset``/``start_line``: where ``f``'s first byte sits in the file (a slice read
     backward by ``_reverse``), so positions come out as the file's own. ``fast=False``: the
     general scanner alone (the same blocks, errors and end state). ``warm_up``: see ``_Walker``.
-    ``validate=False``: a string literal on a line of its own over ``_LONG`` (a ``tensor_content``)
+    ``validate=False``: a string literal on a line of its own over ``_SKIP_FROM`` (a ``tensor_content``)
     is checked for where it ends, not escape by escape (``_Walker._body_ends``)."""
     if fast:
         w = _Walker(f, path, heads, chunk_size=chunk_size, display=display, start_offset=start_offset,
