@@ -222,6 +222,13 @@ InputKindOpt = typer.Option(
 )
 
 
+RecordOpt = typer.Option(
+    None, "--record", metavar="N", show_default=False,
+    help="A TensorBoard event file: read the graph in record N (counted from 0; default: the last training graph, "
+    "and stderr says which record that is).",
+)
+
+
 def format_option(*choices: str) -> Any:
     """``--format``: which output, among ``choices`` (json: the same as --json)."""
     return typer.Option(choices[0], "--format", metavar="FORMAT", help="Output: %s." % ", ".join(choices + ("json",)))
@@ -278,14 +285,16 @@ def dialect(kind: str) -> Optional[str]:
 # --- the input ---------------------------------------------------------------------------------
 
 
-def open_graph(path: str, spool: bool = True) -> Any:
-    """``GraphFile.open``, keeping its notes (which MetaGraph of a SavedModel is read) for
-    :func:`say_notes`: a command says them once it has its result, and drops them when it fails
-    (a failure is one line on stderr)."""
+def open_graph(path: str, spool: bool = True, record: Optional[int] = None) -> Any:
+    """``GraphFile.open``, keeping its notes (which MetaGraph of a SavedModel, which record of an
+    event file is read) for :func:`say_notes`: a command says them once it has its result, and
+    drops them when it fails (a failure is one line on stderr)."""
     from .. import GraphFile
 
-    g = GraphFile.open(path, spool=spool)
-    g.notes = [g.picked] if g.picked else []  # (a folder: which file in it is read)
+    if record is not None and record < 0:
+        raise usage_error("%d is negative: records are counted from 0" % record, "--record")
+    g = GraphFile.open(path, spool=spool, record=record)
+    g.notes = [n for n in (g.picked, g.chosen) if n]  # (a folder: which file in it; an event file: which record)
     g.on_note = g.notes.append
     return g
 

@@ -12,7 +12,7 @@ from .. import PbtxtError
 if TYPE_CHECKING:
     from .. import GraphFile
 from ._app import (
-    EXIT_BAD_INPUT, EXIT_NOT_FOUND, FileArg, InputKindOpt, JobsOpt, JsonOpt, QuietOpt, bar, command, dialect, emit, fail,
+    EXIT_BAD_INPUT, EXIT_NOT_FOUND, FileArg, InputKindOpt, JobsOpt, JsonOpt, RecordOpt, QuietOpt, bar, command, dialect, emit, fail,
     format_option, jobs_of, note, old_format, open_graph, out, output_format, plural, renamed, say_error, say_notes, usage_error,
 )
 from ._checks import node_hint
@@ -26,12 +26,16 @@ def check(
     out_format: str = format_option("text"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing on success, and no notes on stderr (errors still get their line)."),
     jobs: Optional[int] = JobsOpt,
+    record: Optional[int] = RecordOpt,
 ) -> None:
     """Validate whole files against the protobuf text format grammar (binary graphs: the wire format).
 
     Prints 'FILE: ok (N lines, M nodes)' per valid file ('FILE: ok (N bytes, M nodes, binary
     GraphDef)' for a binary one); for the first error in a file, prints 'FILE:LINE:COL: message'
     ('FILE:offset N: message') on stderr. Exit 2 if any file is invalid or unreadable.
+
+    A TensorBoard event file: its framing and every record's CRCs (the length's and the
+    data's), then the graph it holds (the one fp and bp read, or --record N's).
 
     Example: pbtxt-scan check graph.pbtxt
     """
@@ -42,7 +46,7 @@ def check(
     bad = False
     for path in files:
         try:
-            with open_graph(path, spool=False) as g, bar(g) as on_progress:
+            with open_graph(path, spool=False, record=record) as g, bar(g) as on_progress:
                 st = _check(g, on_progress=on_progress, jobs=n_jobs)
         except PbtxtError as e:
             say_error(e)
@@ -55,6 +59,10 @@ def check(
             from ._json import check_object
 
             emit(check_object(st))
+        elif g.events is not None:
+            found, place = g.events
+            out("%s: ok (%s, every CRC holds; the graph in record %d: %s, %s, %s)" % (
+                st.path, plural(found.records, "record"), place.record, plural(st.bytes, "byte"), plural(st.nodes, "node"), st.kind))
         elif st.binary:
             out("%s: ok (%s, %s, %s)" % (st.path, plural(st.bytes, "byte"), plural(st.nodes, "node"), st.kind))
         else:
@@ -70,6 +78,7 @@ def nodes(
     jsonl: bool = typer.Option(False, "--jsonl", hidden=True),
     out_format: str = format_option("text"),
     input_kind: str = InputKindOpt,
+    record: Optional[int] = RecordOpt,
     jobs: Optional[int] = JobsOpt,
     functions: bool = typer.Option(
         False, "--functions", help="Also list the nodes of library functions (tf.function bodies), after the graph's own, "
@@ -97,7 +106,7 @@ def nodes(
     found = False
     try:
         f = dialect(input_kind)
-        with open_graph(file, spool=functions) as g, bar(g) as on_progress:  # (--functions: two passes)
+        with open_graph(file, spool=functions, record=record) as g, bar(g) as on_progress:  # (--functions: two passes)
             d = g.dialect if f is None else DIALECTS[f]
             places = [d, DIALECTS["function"]] if functions and d.name == "graphdef" else [d]
             for place in places:
@@ -156,6 +165,7 @@ def show(
     ),
     max_nodes: int = typer.Option(64, "--max-nodes", metavar="N", help="With --context or --format dot: at most N nodes (a note says when cut)."),
     input_kind: str = InputKindOpt,
+    record: Optional[int] = RecordOpt,
     function: Optional[str] = typer.Option(None, "--function", metavar="NAME", help="Look in this library function only (as fp/bp name it)."),
     quiet: bool = QuietOpt,
 ) -> None:
@@ -190,7 +200,7 @@ def show(
         context = 2
     f = dialect(input_kind)
     try:
-        with open_graph(file) as g:
+        with open_graph(file, record=record) as g:
             if context is None:
                 _show(g, name, shape == "json", f, function)
             else:
@@ -331,6 +341,7 @@ def stats(
     as_json: bool = JsonOpt,
     out_format: str = format_option("text"),
     input_kind: str = InputKindOpt,
+    record: Optional[int] = RecordOpt,
     jobs: Optional[int] = JobsOpt,
     quiet: bool = QuietOpt,
 ) -> None:
@@ -349,7 +360,7 @@ def stats(
     n_jobs = jobs_of(jobs)
     f = dialect(input_kind)
     try:
-        with open_graph(file, spool=False) as g, bar(g) as on_progress:
+        with open_graph(file, spool=False, record=record) as g, bar(g) as on_progress:
             st = _stats(g, f, on_progress=on_progress, jobs=n_jobs)
     except PbtxtError as e:
         raise fail(e)

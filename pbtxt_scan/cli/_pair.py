@@ -12,7 +12,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 import typer
 
 from .. import PbtxtError
-from ._app import EXIT_NOT_FOUND, InputKindOpt, JsonOpt, QuietOpt, command, emit, note, out, output_format, quiet, renamed, say_notes, usage_error
+from ._app import EXIT_NOT_FOUND, InputKindOpt, JsonOpt, RecordOpt, QuietOpt, command, emit, note, out, output_format, quiet, renamed, say_notes, usage_error
 from ._checks import check_choice, inputs_of, say_ignored_filters, say_unmatched_ops, with_source_hint
 from ._points import (
     ConfigOpt, FilesArg, FilterOpt, KeepOpt, RuleOpt, SkipOpt, SourceOpt, answer_json, filters_given, open_input, options_of,
@@ -39,6 +39,7 @@ class _PointsRun(NamedTuple):
     explain: bool
     ge: Optional[str]
     input_kind: str
+    record: Optional[int]
     output: str
     task_trace: str
     aic_metrics: str
@@ -71,6 +72,7 @@ def points(
     config: Optional[Path] = ConfigOpt,
     source: List[str] = SourceOpt,
     input_kind: str = InputKindOpt,
+    record: Optional[int] = RecordOpt,
     quiet: bool = QuietOpt,
 ) -> None:
     """Print both fp_point and bp_point (and, with --ge, the names GE uses).
@@ -98,7 +100,7 @@ def points(
         profiling_output = old_output
     check_choice(task_trace, TASK_TRACE, "--task-trace")
     check_choice(aic_metrics, AIC_METRICS, "--aic-metrics")
-    run = _PointsRun(options_of(rule, skip_op, keep_op, name_filter, config, source), fmt, explain, ge, input_kind,
+    run = _PointsRun(options_of(rule, skip_op, keep_op, name_filter, config, source), fmt, explain, ge, input_kind, record,
                      profiling_output, task_trace, aic_metrics)
     paths = inputs_of(files, "points")
     if len(paths) > 1 and fmt not in ("text", "json"):
@@ -115,7 +117,7 @@ def _points_of(file: str, run: _PointsRun, *, prefix: bool) -> int:
     opts = run.opts
     bp_error: Optional[PbtxtError] = None
     try:
-        with open_input(file, run.input_kind) as g:  # one input for both searches (stdin and pipes are spooled)
+        with open_input(file, run.input_kind, run.record) as g:  # one input for both searches (stdin and pipes are spooled)
             try:
                 fa = find_fp(g, opts)
             except PbtxtError as e:

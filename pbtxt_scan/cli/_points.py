@@ -10,7 +10,7 @@ import typer
 
 from .. import PbtxtError
 from ._app import (
-    EXIT_NOT_FOUND, InputKindOpt, JsonOpt, QuietOpt, command, dialect, emit, fail, format_option, note,
+    EXIT_NOT_FOUND, InputKindOpt, JsonOpt, RecordOpt, QuietOpt, command, dialect, emit, fail, format_option, note,
     open_graph, out, output_format, quiet, say_notes, usage_error,
 )
 from ._checks import inputs_of, say_ignored_filters, say_unmatched_ops, with_source_hint
@@ -129,10 +129,11 @@ def say_ge_rules(file: str, g: Any) -> None:
         )
 
 
-def open_input(file: str, input_kind: str) -> Any:
-    """The input, read as ``--input-kind`` says (auto: as its content says)."""
+def open_input(file: str, input_kind: str, record: Optional[int] = None) -> Any:
+    """The input, read as ``--input-kind`` says (auto: as its content says); ``record``: an event
+    file's record to read the graph from (``--record``)."""
     kind = dialect(input_kind)
-    g = open_graph(file)
+    g = open_graph(file, record=record)
     if kind is not None:
         from .. import DIALECTS
 
@@ -147,6 +148,7 @@ class _Asked(NamedTuple):
     as_json: bool
     explain: bool
     input_kind: str
+    record: Optional[int]
     prefix: bool  # several files: each text row starts with its file
 
 
@@ -156,7 +158,7 @@ def _one_point(kind: str, file: str, asked: _Asked) -> int:
 
     opts = asked.opts
     try:
-        with open_input(file, asked.input_kind) as g:
+        with open_input(file, asked.input_kind, asked.record) as g:
             try:
                 ans = (find_fp if kind == "fp" else find_bp)(g, opts)
             except PbtxtError as e:
@@ -202,9 +204,11 @@ def worst(codes: List[int]) -> int:
     return max(codes, default=0)
 
 
-def _each(kind: str, files: Optional[List[str]], opts: Any, *, as_json: bool, explain: bool, input_kind: str) -> None:
+def _each(
+    kind: str, files: Optional[List[str]], opts: Any, *, as_json: bool, explain: bool, input_kind: str, record: Optional[int]
+) -> None:
     paths = inputs_of(files, kind)
-    asked = _Asked(opts, as_json, explain, input_kind, len(paths) > 1)
+    asked = _Asked(opts, as_json, explain, input_kind, record, len(paths) > 1)
     code = worst([_one_point(kind, f, asked) for f in paths])
     if code:
         raise typer.Exit(code)
@@ -226,11 +230,12 @@ def _fp_command(
     config: Optional[Path] = ConfigOpt,
     source: List[str] = SourceOpt,
     input_kind: str = InputKindOpt,
+    record: Optional[int] = RecordOpt,
     quiet: bool = QuietOpt,
 ) -> None:
     as_json = output_format(out_format, as_json, ("text",)) == "json"
     opts = options_of(rule, skip_op, keep_op, name_filter, config, source)
-    _each("fp", files, opts, as_json=as_json, explain=explain, input_kind=input_kind)
+    _each("fp", files, opts, as_json=as_json, explain=explain, input_kind=input_kind, record=record)
 
 
 def _bp_command(
@@ -244,11 +249,12 @@ def _bp_command(
     keep_op: List[str] = KeepOpt,
     config: Optional[Path] = ConfigOpt,
     input_kind: str = InputKindOpt,
+    record: Optional[int] = RecordOpt,
     quiet: bool = QuietOpt,
 ) -> None:
     as_json = output_format(out_format, as_json, ("text",)) == "json"
     opts = options_of(rule, skip_op, keep_op, None, config)
-    _each("bp", files, opts, as_json=as_json, explain=explain, input_kind=input_kind)
+    _each("bp", files, opts, as_json=as_json, explain=explain, input_kind=input_kind, record=record)
 
 
 _FP_DOC = """Print fp_point: the first compute operator of forward propagation.

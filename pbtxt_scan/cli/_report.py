@@ -13,7 +13,7 @@ import typer
 
 from .. import PbtxtError, __version__
 from ._app import (
-    EXIT_NOT_FOUND, FileArg, InputKindOpt, JsonOpt, QuietOpt, command, emit, fail, format_option, output_format, say_notes, usage_error,
+    EXIT_NOT_FOUND, FileArg, InputKindOpt, JsonOpt, RecordOpt, QuietOpt, command, emit, fail, format_option, output_format, say_notes, usage_error,
 )
 from ._checks import say_unmatched_ops, with_source_hint
 from ._pair import on_ge
@@ -47,6 +47,7 @@ def report(
     config: Optional[Path] = ConfigOpt,
     source: List[str] = SourceOpt,
     input_kind: str = InputKindOpt,
+    record: Optional[int] = RecordOpt,
     quiet: bool = QuietOpt,
 ) -> None:
     """Write one self-contained HTML page that shows fp and bp, and why.
@@ -79,7 +80,7 @@ def report(
     if file != "-" and target.exists() and Path(file).exists() and os.path.samefile(str(target), file):
         raise usage_error("%s is the input: the report never writes over it" % target, "--output")
     try:
-        page, found = _page(file, opts, ge=ge, context=context, input_kind=input_kind, argv=_argv(file, output, ge, context, rule, source))
+        page, found = _page(file, opts, ge=ge, context=context, input_kind=input_kind, record=record, argv=_argv(file, output, ge, context, rule, source))
     except PbtxtError as e:
         raise fail(e) from None
     from ..report import render
@@ -112,11 +113,13 @@ def _argv(file: str, output: Optional[str], ge: Optional[str], context: int, rul
     return " ".join(shlex.quote(w) for w in words)
 
 
-def _page(file: str, opts: Any, *, ge: Optional[str], context: int, input_kind: str, argv: str) -> Tuple[Any, bool]:
+def _page(
+    file: str, opts: Any, *, ge: Optional[str], context: int, input_kind: str, record: Optional[int], argv: str
+) -> Tuple[Any, bool]:
     from .. import find_bp, find_fp
     from ..report import Page
 
-    with open_input(file, input_kind) as g:
+    with open_input(file, input_kind, record) as g:
         try:
             fa = find_fp(g, opts)
         except PbtxtError as e:

@@ -151,7 +151,7 @@ def _feed(g: "GraphFile", start: int, end: int, w: int) -> None:
     explicit offsets where the system has it (the file's own position is left alone), else
     positioned reads; stop quietly when the reader has gone."""
     fd = g.fileno()
-    off = start
+    off, end = start + g.base, end + g.base  # (a graph inside an event file: its bytes from ``base`` on)
     try:
         while off < end:
             n = min(1 << 20, end - off)
@@ -160,7 +160,7 @@ def _feed(g: "GraphFile", start: int, end: int, w: int) -> None:
             except BrokenPipeError:
                 return
             except (AttributeError, OSError):
-                chunk = os.pread(fd, n, off) if hasattr(os, "pread") else g.read_at(off, n)
+                chunk = os.pread(fd, n, off) if hasattr(os, "pread") else g.read_at(off - g.base, n)
                 n = os.write(w, chunk) if chunk else 0
             if n <= 0:
                 return

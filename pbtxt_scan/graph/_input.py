@@ -44,7 +44,7 @@ from ._dialect import DIALECTS, HEAD_BYTES, TF_HEADS, Dialect, container_of_head
 from .._errors import PbtxtError
 from .._model import Block, Message
 from ..source._lane import PARSE_MAX, Lane
-from ..source._kinds import not_a_graph
+from ..source._kinds import is_event_file, not_a_graph
 from ..source._source import DEFAULT_CHUNK, PathLike, gunzipped, open_binary, spool as spool_stream
 from ..source._views import View
 
@@ -74,6 +74,11 @@ class GraphFile:
         self._stored = 0  # unspooled streams: the bytes read so far
         self._eof = False
         self._head = b""  # unspooled streams: the first bytes, kept to be read again from 0
+        # A graph inside a bigger file (a TensorBoard event file's record): offsets count from
+        # ``base``, and the store ends at ``size`` (see :meth:`_narrow`).
+        self.base = 0
+        self._narrowed = False
+        self.events: Optional[Tuple[Any, Any]] = None  # an event file: (what _events.scan found, the place read)
         # How blocks are read: text unless open() finds a binary graph (then the wire lane).
         self.lane: Lane = TextLane(self, dialect_of_head)
         self.on_note: Optional[Callable[[str], None]] = None  # told which MetaGraph a SavedModel gives
@@ -85,14 +90,16 @@ class GraphFile:
                 self._stored = len(self._head)
 
     @classmethod
-    def open(cls, path: PathLike, spool: bool = True) -> "GraphFile":
-        """Open ``path`` (``-`` for stdin; gzip is unpacked): protobuf text format, or a binary
-        GraphDef, MetaGraphDef or SavedModel (told by content); other binary files are refused."""
+    def open(cls, path: PathLike, spool: bool = True, record: Optional[int] = None) -> "GraphFile":
+        """Open ``path`` (``-`` for stdin; gzip is unpacked): protobuf text format, a binary
+        GraphDef, MetaGraphDef or SavedModel, or a TensorBoard event file (told by content); other
+        binary files are refused. ``record``: which record of an event file holds the graph to
+        read (default: the last training graph)."""
         picked = None
-        if str(path) != "-" and os.path.isdir(path):  # a SavedModel or model_dir folder: its graph file
+        if str(path) != "-" and os.path.isdir(path):  # a SavedModel, model_dir or logs folder: its graph file
             path, picked = graph_in_folder(str(path))
         raw, name = open_binary(path)
-        return cls._opened(raw, name, spool=spool, owned=str(path) != "-", picked=picked)  # (stdin stays open)
+        return cls._opened(raw, name, spool=spool, owned=str(path) != "-", picked=picked, record=record)  # (stdin stays open)
 
     @classmethod
     def of_stream(cls, f: BinaryIO, name: str) -> "GraphFile":
@@ -100,10 +107,12 @@ class GraphFile:
         reads a path: a regular file in place, anything else through a spool; gzip is unpacked."""
         if not hasattr(f, "peek"):
             f = io.BufferedReader(f)  # type: ignore[arg-type]  # (gzip is told by a peek)
-        return cls._opened(gunzipped(f, name), name, spool=True, owned=False, picked=None)
+        return cls._opened(gunzipped(f, name), name, spool=True, owned=False, picked=None, record=None)
 
     @classmethod
-    def _opened(cls, raw: BinaryIO, name: str, *, spool: bool, owned: bool, picked: Optional[str]) -> "GraphFile":
+    def _opened(
+        cls, raw: BinaryIO, name: str, *, spool: bool, owned: bool, picked: Optional[str], record: Optional[int]
+    ) -> "GraphFile":
         """The GraphFile reading ``raw``, its kind told by content (``owned``: closed with it)."""
         g: Optional[GraphFile] = None
         try:
@@ -111,7 +120,11 @@ class GraphFile:
             g.picked = picked
             head = g.head(_binary.SNIFF_BYTES)
             kind = _binary.sniff(head)
-            if kind is None:
+            if is_event_file(head):
+                g._read_events(record)
+            elif record is not None:
+                raise PbtxtError("--record N picks a record of a TensorBoard event file, and this is not one", path=name)
+            elif kind is None:
                 why = not_a_graph(head, complete=len(head) < _binary.SNIFF_BYTES, name=name)
                 if why:
                     raise PbtxtError(why, path=name)
@@ -134,6 +147,33 @@ class GraphFile:
 
     _owned = False
     picked: Optional[str] = None  # a folder was given: which file in it is read, and why (one line)
+    chosen: Optional[str] = None  # an event file: which record's graph is read, and why (one line)
+
+    def _read_events(self, record: Optional[int]) -> None:
+        """Read the graph of a TensorBoard event file: find it by the records' length prefixes
+        (``wire._events``) and narrow this file to it, read by the wire lane like a ``.pb``."""
+        from ..wire import _events
+
+        if not self.regular:
+            self._spool_from_here()  # (a stream: its graph may be anywhere; the spool is read in place)
+        try:
+            found = _events.scan(self.read_at, self.size or 0, record=record)
+            if not found.graphs:
+                raise PbtxtError(_events.no_graph(found))
+            place, why = _events.choose(self.read_at, found, record)
+        except PbtxtError as e:
+            raise e.with_path(self.name) from None
+        self._narrow(place.start, place.end)
+        self.events = (found, place)
+        self.chosen = "%s: reading %s: %s" % (self.name, _events.describe(place, found), why)
+        self.lane = WireLane(self, place.kind, DIALECTS["graphdef"])
+
+    def _narrow(self, start: int, end: int) -> None:
+        """Read bytes ``[start, end)`` of the file as if they were all of it: offset 0 is ``start``.
+        (A graph in an event file: the lanes, the byte searches and the caches see that graph alone.)"""
+        self.base = start
+        self.size = end - start
+        self._narrowed = True
 
     def close(self) -> None:
         if self._stream is not None:
@@ -169,6 +209,13 @@ class GraphFile:
 
     def read_at(self, pos: int, n: int) -> bytes:
         """Up to ``n`` bytes at offset ``pos`` (fewer at the end of the input)."""
+        if self._narrowed:  # (offset 0 is the graph's first byte, and the store ends with it)
+            return self.read_file_at(self.base + pos, max(0, min(n, (self.size or 0) - pos)))
+        return self.read_file_at(pos, n)
+
+    def read_file_at(self, pos: int, n: int) -> bytes:
+        """Like :meth:`read_at`, with offsets in the whole file even where it is narrowed to a graph
+        in it (an event file's records)."""
         try:
             if self.regular:
                 if _PREAD:  # positioned: the descriptor's offset stays free for a grep reading it
@@ -182,7 +229,7 @@ class GraphFile:
             out = self._head[pos : pos + n]
             if len(out) == n or self._stored > len(self._head):
                 return out
-            return out + self.read_at(len(self._head), n - len(out))
+            return out + self.read_file_at(len(self._head), n - len(out))
         if pos != self._stored:
             raise PbtxtError("cannot read %s a second time: pass a file" % self.name, path=self.name)
         data = self._read_raw(n)
@@ -236,7 +283,7 @@ class GraphFile:
     def offset_free(self) -> bool:
         """Whether nothing in this process reads through the descriptor's shared offset while a
         search runs (reads are positioned): a child process may then read the descriptor itself."""
-        return self.regular and _PREAD
+        return self.regular and _PREAD and not self._narrowed
 
     def fileno(self) -> int:
         """The descriptor of a regular file (for positioned reads by helpers such as grep's feeder)."""
@@ -260,13 +307,18 @@ class GraphFile:
             st = os.fstat(self._raw.fileno())
         except OSError:
             return None
-        return os.path.realpath(path), st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns
+        real = os.path.realpath(path) + ("@%d+%d" % (self.base, self.size or 0) if self._narrowed else "")
+        return real, st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns
 
     def changed(self) -> Optional[PbtxtError]:
         """An error if the file's size or mtime differ from when it was opened (regular files)."""
         if self.spooled:
             return None  # (our own spool: nothing else writes it)
         now = _regular_stat(self._raw)
+        if self._narrowed:  # (an event file the training still writes grows: the graph read stays as it was)
+            if now is None or now[0] < self.base + (self.size or 0):
+                return PbtxtError(_CHANGED % (self._stat[0] if self._stat else "?", now[0] if now else "?"), path=self.name)
+            return None
         if self._stat is not None and now != self._stat:
             return PbtxtError(_CHANGED % (self._stat[0], now[0] if now else "?"), path=self.name)
         return None

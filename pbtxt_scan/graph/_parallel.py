@@ -114,7 +114,7 @@ def plan(g: GraphFile, jobs: int, *, split_bytes: Optional[int] = None, path: Tu
     """Chunk boundaries ``[0, b1, ..., size]``, or None for the single-process path.
     ``split_bytes``: chunks of about this size (the tests' small files), not the planner's.
     A binary graph splits only as a GraphDef, at its nodes (``path``: ``node``; see the docstring)."""
-    if jobs <= 1 or not g.regular or not g.size or not can_fork():
+    if jobs <= 1 or not g.regular or not g.size or g.base or not can_fork():  # (a graph in an event file: one process)
         return None
     if isinstance(g.lane, WireLane):
         if g.binary != GRAPHDEF or tuple(path) != NODE_PATH:

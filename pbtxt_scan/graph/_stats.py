@@ -7,6 +7,7 @@ from typing import Any, Callable, Dict, NamedTuple, Optional, Union
 
 from ._dialect import NAME_AND_OP, Dialect, named
 from ._input import Source, opened
+from .._errors import PbtxtError
 from ..parallel._cores import usable_cores
 from ..source._source import DEFAULT_CHUNK
 from ..wire._binary import describe
@@ -44,8 +45,26 @@ class Stats(NamedTuple):
 def check(
     path: Source, chunk_size: int = DEFAULT_CHUNK, on_progress: Optional[Callable[[int], None]] = None, jobs: Optional[int] = 1
 ) -> Stats:
-    """Validate the whole file against the grammar; raise :class:`PbtxtError` at the first error."""
-    return stats(path, dialect=None, chunk_size=chunk_size, on_progress=on_progress, jobs=jobs)
+    """Validate the whole file against the grammar; raise :class:`PbtxtError` at the first error.
+    (An event file: its framing and every record's data CRC, then the graph read.)"""
+    with opened(path, spool=False) as g:
+        _check_records(g, every=True)
+        return stats(g, dialect=None, chunk_size=chunk_size, on_progress=on_progress, jobs=jobs)
+
+
+def _check_records(g: Any, *, every: bool) -> None:
+    """An event file's data CRCs: of every record (``check``), or of the one whose graph is read."""
+    if g.events is None:
+        return
+    from ..wire._tfrecord import check_data, iter_records
+
+    found, place = g.events
+    try:
+        for rec in iter_records(g.read_file_at, found.size):
+            if every or rec.index == place.record:
+                check_data(g.read_file_at, rec)
+    except PbtxtError as e:
+        raise e.with_path(g.name) from None
 
 
 def stats(
@@ -62,6 +81,7 @@ def stats(
     t0 = time.perf_counter()
     jobs = usable_cores() if jobs is None else jobs
     with opened(path, spool=False) as g:
+        _check_records(g, every=False)  # (check has checked them all)
         d = g.dialect if dialect is None or dialect == "auto" else named(dialect)
         if jobs != 1:
             from . import _parallel

@@ -11,15 +11,15 @@ through it).
 """
 from __future__ import annotations
 
-import functools
 import os
 import re
 import struct
-from typing import List, Optional, Tuple
+from typing import Optional, Tuple
 
+from ._crc32c import masked_crc32c
 from ._source import BOM, looks_binary
 
-GIVE = "give a graph.pbtxt, a binary graph (.pb, .meta, saved_model.pb), a SavedModel or model_dir folder, or a GE dump"
+GIVE = "give a graph.pbtxt, a binary graph (.pb, .meta, saved_model.pb), a TensorBoard event file, a SavedModel, model_dir or logs folder, or a GE dump"
 
 # Magic numbers of files people pass by mistake: (prefix, what it is).
 _MAGIC: Tuple[Tuple[bytes, str], ...] = (
@@ -112,36 +112,23 @@ def _utf16(head: bytes) -> bool:
     return False
 
 
-def _tfrecord(head: bytes) -> Optional[str]:
-    """A TFRecord file (TensorBoard's event files are one): each record is a little-endian u64
-    length, the masked CRC-32C of those 8 bytes, the data and its masked CRC-32C."""
+def is_event_file(head: bytes) -> bool:
+    """Whether ``head`` starts a TensorBoard event file: a TFRecord frame whose length checksum
+    holds and whose first Event names its ``file_version`` (``brain.Event:N``)."""
+    return _framed(head) and b"brain.Event:" in head[12:12 + 64]
+
+
+def _framed(head: bytes) -> bool:
+    """A TFRecord frame's start: a little-endian u64 length and the masked CRC-32C of those 8 bytes."""
     if len(head) < 12:
-        return None
-    (length,) = struct.unpack_from("<Q", head, 0)
+        return False
     (crc,) = struct.unpack_from("<I", head, 8)
-    if _masked_crc32c(head[:8]) != crc:
+    return masked_crc32c(head[:8]) == crc
+
+
+def _tfrecord(head: bytes) -> Optional[str]:
+    """A TFRecord file that is no event file (records of training data). (Event files are told
+    apart before this is asked: ``graph._input`` reads them.)"""
+    if not _framed(head) or is_event_file(head):
         return None
-    if b"brain.Event:" in head[12 : 12 + min(length, 64)]:  # the first Event's file_version
-        return ("this is a TensorBoard event file, not a graph: event files are not read yet; give the graph.pbtxt "
-                "(or the model.ckpt-N.meta) the same training wrote, or its model_dir folder")
     return "this is a TFRecord file (records of training data, not a graph): %s" % GIVE
-
-
-def _masked_crc32c(data: bytes) -> int:
-    crc = 0xFFFFFFFF
-    table = _crc32c_table()
-    for b in data:
-        crc = table[(crc ^ b) & 0xFF] ^ (crc >> 8)
-    crc ^= 0xFFFFFFFF
-    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
-
-
-@functools.lru_cache(maxsize=1)
-def _crc32c_table() -> List[int]:
-    table = []
-    for n in range(256):
-        c = n
-        for _ in range(8):
-            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-        table.append(c)
-    return table

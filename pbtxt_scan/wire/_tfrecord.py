@@ -1,118 +1,111 @@
-"""TFRecord framing of TensorBoard event files (``events.out.tfevents.*``), without TensorFlow.
+"""TFRecord framing, the container of TensorBoard's event files (``events.out.tfevents.*``).
 
-Each record: u64 little-endian length, masked CRC-32C of the 8 length bytes, ``length`` data bytes,
-masked CRC-32C of the data. CRC-32C is Castagnoli (reflected polynomial 0x82F63B78); the mask is
-``((c >> 15 | c << 17) + 0xa282ead8) mod 2**32`` (TensorFlow's ``tensorflow/core/lib/hash/crc32c.h``
-``Mask`` and ``tensorflow/core/lib/io/record_writer.cc``).
+Each record: a little-endian u64 length, the masked CRC-32C of those 8 bytes, ``length`` data
+bytes, and the masked CRC-32C of the data (TensorFlow's ``tensorflow/core/lib/io/record_writer.cc``;
+the CRC and its mask: ``source._crc32c``).
 
-- ``iter_records(f, path=None) -> Iterator[Record]``: the records' positions in file order.
-  The data is skipped by a seek past the length, never read; every length CRC is checked.
-- ``read_record(f, record, path=None) -> bytes``: one record's data, its data CRC checked.
+- :func:`iter_records` walks the records' headers: each record's data is stepped over by its
+  length, never read (a record's header lies in the window already read when records are small,
+  and is one positioned read away when they are big), and every length CRC is checked.
+- :func:`check_data` reads one record's data and checks its CRC (``check`` and ``stats`` do, for
+  the records they read whole: at pure Python's CRC speed, about 8 MB/s, it is the one slow part).
 
-A bad CRC raises :class:`~pbtxt_scan._errors.PbtxtError` naming the record's offset; a record cut
-short at the end of the file raises its own message (the file may still be being written).
+Errors name the record by its number (counted from 0, as ``--record`` does) and its offset. A
+record cut short at the end of the file is said to be so (the training may still be writing it),
+not taken for the end of the file.
 """
 from __future__ import annotations
 
-import os
 import struct
-from typing import BinaryIO, Iterator, List, NamedTuple, Optional
+from typing import Callable, Iterator, NamedTuple, Optional
 
 from .._errors import PbtxtError
+from ..source._crc32c import crc32c, masked, masked_crc32c
 
-_POLY = 0x82F63B78
-_MASK_DELTA = 0xA282EAD8
 HEADER = 12  # u64 length + u32 masked CRC of it
 FOOTER = 4  # u32 masked CRC of the data
+WINDOW = 1 << 16  # what one read takes: a run of small records' headers at once
+
+ReadAt = Callable[[int, int], bytes]
 
 
-def _table() -> List[int]:
-    table = []
-    for n in range(256):
-        c = n
-        for _ in range(8):
-            c = (c >> 1) ^ _POLY if c & 1 else c >> 1
-        table.append(c)
-    return table
-
-
-_TABLE = _table()
-
-
-def crc32c(data: bytes, crc: int = 0) -> int:
-    """CRC-32C (Castagnoli) of ``data``, table-driven."""
-    table = _TABLE
-    c = crc ^ 0xFFFFFFFF
-    for b in data:
-        c = table[(c ^ b) & 0xFF] ^ (c >> 8)
-    return c ^ 0xFFFFFFFF
-
-
-def masked_crc(data: bytes) -> int:
-    c = crc32c(data)
-    return (((c >> 15) | (c << 17)) + _MASK_DELTA) & 0xFFFFFFFF
+class CutShort(PbtxtError):
+    """The file ends inside a record: the training may still be writing it."""
 
 
 class Record(NamedTuple):
-    """One record: ``offset`` of its header, ``data_start`` and ``length`` of its data, its number."""
+    """One record: its number, the offset of its header, where its data starts and its length."""
 
     index: int
     offset: int
     data_start: int
     length: int
-    data_crc: int
 
     @property
     def end(self) -> int:
         return self.data_start + self.length + FOOTER
 
 
-def _size(f: BinaryIO) -> int:
-    try:
-        return os.fstat(f.fileno()).st_size
-    except (AttributeError, OSError, ValueError):
-        here = f.tell()
-        size = f.seek(0, os.SEEK_END)
-        f.seek(here)
-        return size
+class Window:
+    """Bytes of a file read through ``read_at`` a window at a time: ``get`` answers from the last
+    window when it holds the range, else reads a new one there (a skip further on is a seek)."""
+
+    __slots__ = ("read_at", "buf", "at")
+
+    def __init__(self, read_at: ReadAt) -> None:
+        self.read_at = read_at
+        self.buf = b""
+        self.at = 0
+
+    def get(self, pos: int, n: int) -> bytes:
+        i = pos - self.at
+        if i < 0 or i + n > len(self.buf):
+            self.buf = self.read_at(pos, max(n, WINDOW))
+            self.at = pos
+            i = 0
+        return self.buf[i : i + n]
 
 
-def iter_records(f: BinaryIO, path: Optional[str] = None) -> Iterator[Record]:
-    """Every record's position, in file order, the data skipped by seeking."""
-    size = _size(f)
+def iter_records(read_at: ReadAt, size: int, *, window: Optional[Window] = None) -> Iterator[Record]:
+    """Every record of the file (``size`` bytes), in order, by its header alone."""
+    w = window or Window(read_at)
     offset = 0
     index = 0
     while offset < size:
-        f.seek(offset)
-        head = f.read(HEADER)
+        head = w.get(offset, HEADER)
         if len(head) < HEADER:
-            raise PbtxtError(
-                "record %d is cut short: %d of its 12 header bytes at the end of the file "
-                "(is the file still being written?)" % (index, len(head)),
-                path=path, offset=offset)
+            raise CutShort(
+                "record %d is cut short: the file ends %d bytes into its 12-byte header (is the training "
+                "still writing it? run again when it is done)" % (index, len(head)),
+                offset=offset,
+            )
         length, length_crc = struct.unpack("<QI", head)
-        if masked_crc(head[:8]) != length_crc:
+        if masked_crc32c(head[:8]) != length_crc:
             raise PbtxtError(
-                "record %d: bad length CRC (not a TFRecord event file, or a damaged one)" % index,
-                path=path, offset=offset)
-        data_start = offset + HEADER
-        end = data_start + length + FOOTER
+                "record %d: its length's CRC does not hold (a damaged event file, or not one)" % index, offset=offset
+            )
+        end = offset + HEADER + length + FOOTER
         if end > size:
-            raise PbtxtError(
-                "record %d is cut short: it needs %d bytes, the file ends after %d "
-                "(is the file still being written?)" % (index, length + FOOTER + HEADER, size - offset),
-                path=path, offset=offset)
-        f.seek(data_start + length)
-        (data_crc,) = struct.unpack("<I", f.read(FOOTER))
-        yield Record(index, offset, data_start, length, data_crc)
+            raise CutShort(
+                "record %d is cut short: it needs %d bytes and the file ends after %d (is the training still "
+                "writing it? run again when it is done)" % (index, HEADER + length + FOOTER, size - offset),
+                offset=offset,
+            )
+        yield Record(index, offset, offset + HEADER, length)
         offset = end
         index += 1
 
 
-def read_record(f: BinaryIO, record: Record, path: Optional[str] = None) -> bytes:
-    """One record's data, its CRC checked."""
-    f.seek(record.data_start)
-    data = f.read(record.length)
-    if len(data) < record.length or masked_crc(data) != record.data_crc:
-        raise PbtxtError("record %d: bad data CRC" % record.index, path=path, offset=record.offset)
-    return data
+def check_data(read_at: ReadAt, record: Record, chunk: int = 1 << 20) -> None:
+    """Read ``record``'s data and check its CRC; :class:`PbtxtError` at the record if it fails."""
+    c = 0
+    pos, end = record.data_start, record.data_start + record.length
+    while pos < end:
+        data = read_at(pos, min(chunk, end - pos))
+        if not data:
+            break
+        c = crc32c(data, c)
+        pos += len(data)
+    foot = read_at(end, FOOTER)
+    if pos < end or len(foot) < FOOTER or masked(c) != struct.unpack("<I", foot)[0]:
+        raise PbtxtError("record %d: its data's CRC does not hold (a damaged event file)" % record.index, offset=record.offset)

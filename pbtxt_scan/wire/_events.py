@@ -1,0 +1,286 @@
+"""Where the graphs are in a TensorBoard event file, found by the length prefixes alone.
+
+An event file is TFRecord framing (``_tfrecord``) around one ``tensorflow.Event`` a record.
+:func:`scan` walks the records' headers and, in each Event, the fields down to where a graph
+lies; a graph is a byte range of the file (:class:`Place`) that the wire lane then reads as it
+reads a ``.pb`` or ``.meta`` (``graph._input`` narrows the open file to it). Nothing is copied,
+and nothing but field tags and lengths (and the few short strings that name a summary's plugin)
+is read: a record's payload, a histogram or an image, is stepped over by its length.
+
+Field numbers, each checked against TensorFlow's and TensorBoard's ``.proto`` files (the table in
+``tests/data/README.md``, ``events/``, read from the tensorflow-cpu 2.15.1 wheel):
+
+- ``tensorflow/core/util/event.proto``: ``Event`` wall_time = 1 (double), step = 2, file_version
+  = 3, graph_def = 4 (a serialized ``GraphDef``: ``FileWriter(logdir, graph)``, ``add_graph``, the
+  Keras callback's train graph), summary = 5, log_message = 6, session_log = 7,
+  tagged_run_metadata = 8, meta_graph_def = 9 (a serialized ``MetaGraphDef``, graph in its field
+  2: ``add_meta_graph``, an Estimator), source_metadata = 10.
+- ``tensorflow/core/framework/summary.proto``: ``Summary`` value = 1; ``Summary.Value`` tag = 1,
+  tensor = 8, metadata = 9 (written after the payload); ``SummaryMetadata`` plugin_data = 1;
+  ``SummaryMetadata.PluginData`` plugin_name = 1.
+- ``tensorflow/core/framework/tensor.proto``: ``TensorProto`` string_val = 8.
+- ``tensorflow/core/protobuf/config.proto``: ``RunMetadata`` function_graphs = 4;
+  ``RunMetadata.FunctionGraphs`` pre_optimization_graph = 2 (the function's graph as traced).
+
+``tf.summary.trace_export`` writes a summary whose plugin is ``graph_run_metadata_graph`` (or
+``graph_run_metadata`` with the profiler) and whose tensor's ``string_val[0]`` is a RunMetadata:
+each ``function_graphs[i].pre_optimization_graph`` is a graph. The ``graph_keras_model`` plugin
+is a Keras model's JSON config (layers, not ops): counted, so the tool can say so.
+
+Memory: the last :data:`KEEP` graphs' places (a few integers each) and the set of plugin names.
+"""
+from __future__ import annotations
+
+import collections
+import re
+from typing import Deque, Iterator, List, NamedTuple, Optional, Set, Tuple
+
+from .._errors import PbtxtError
+from ._tfrecord import CutShort, ReadAt, Record, Window, iter_records
+from ._wire_read import GRAPHDEF, METAGRAPH
+
+KEEP = 64  # graphs whose places are kept (the last ones: the training graph is looked for from the end)
+GRAPH_PLUGINS = (b"graph_run_metadata_graph", b"graph_run_metadata")
+KERAS_PLUGIN = b"graph_keras_model"
+_NAME_MAX = 256  # a plugin name or tag longer than this is not read (no plugin has one)
+# A gradients scope in a node name's path (``gradients/``, ``gradients_3/``, ``gradient_tape/``): which
+# of several graphs is the training one. (Only a pick among graphs: the rules decide on the graph.)
+_GRADIENTS = re.compile(rb"(?<![A-Za-z0-9_.\-])(?:gradients(?:_[0-9]+)?|gradient_tape)/")
+_SEARCH_CHUNK = 1 << 20
+
+
+class Place(NamedTuple):
+    """A graph in the event file: record ``record`` (its header at ``offset``), bytes ``[start,
+    end)`` of kind ``kind`` (``graphdef`` or ``metagraph``); ``where`` says which field holds it."""
+
+    record: int
+    offset: int
+    start: int
+    end: int
+    kind: str
+    where: str
+    step: int
+
+
+class Scan:
+    """What :func:`scan` found: the record count, the last graphs' places (all of ``record``'s when
+    one was asked), how many graphs in all, and what else there was."""
+
+    __slots__ = ("records", "graphs", "places", "asked", "plugins", "keras_models", "run_metadata", "size", "cut")
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.records = 0
+        self.graphs = 0
+        self.places: Deque[Place] = collections.deque(maxlen=KEEP)
+        self.asked: List[Place] = []  # the graphs of the record --record names
+        self.plugins: Set[str] = set()
+        self.keras_models = 0
+        self.run_metadata = 0
+        self.cut: Optional[PbtxtError] = None  # the last record, cut short (still being written)
+
+
+def scan(read_at: ReadAt, size: int, *, record: Optional[int] = None) -> Scan:
+    """Every record's header and where each Event's graphs are. ``record``: keep that record's
+    graphs whatever comes after it."""
+    out = Scan(size)
+    w = Window(read_at)
+    try:
+        for rec in iter_records(read_at, size, window=w):
+            out.records += 1
+            for place in _graphs(w, rec, out):
+                out.graphs += 1
+                out.places.append(place)
+                if rec.index == record:
+                    out.asked.append(place)
+    except CutShort as e:  # (a training still writing: the records before it are whole)
+        if not out.records:
+            raise
+        out.cut = e
+    return out
+
+
+def _graphs(w: Window, rec: Record, out: Scan) -> Iterator[Place]:
+    start, end = rec.data_start, rec.data_start + rec.length
+    step = 0
+    for field, wt, a, b in _fields(w, start, end, rec):
+        if field == 2 and wt == 0:
+            step = a
+        elif wt != 2:
+            continue
+        elif field == 4:
+            yield Place(rec.index, rec.offset, a, b, GRAPHDEF, "graph_def", step)
+        elif field == 9:
+            yield Place(rec.index, rec.offset, a, b, METAGRAPH, "meta_graph_def", step)
+        elif field == 5:
+            for k, (fa, fb, tag) in enumerate(_run_metadata_graphs(w, a, b, rec, out)):
+                yield Place(rec.index, rec.offset, fa, fb, GRAPHDEF, "function graph %d of summary %r" % (k, tag), step)
+        elif field == 8:
+            out.run_metadata += 1
+
+
+def _run_metadata_graphs(w: Window, start: int, end: int, rec: Record, out: Scan) -> Iterator[Tuple[int, int, str]]:
+    """A Summary's graphs: of each value whose plugin is a graph plugin, the tensor's RunMetadata's
+    function graphs (``pre_optimization_graph``), with the value's tag."""
+    for field, wt, a, b in _fields(w, start, end, rec):
+        if field != 1 or wt != 2:
+            continue
+        tag, tensor, plugin = "", None, b""
+        for vf, vwt, va, vb in _fields(w, a, b, rec):
+            if vwt != 2:
+                continue
+            if vf == 1 and vb - va <= _NAME_MAX:
+                tag = w.get(va, vb - va).decode("utf-8", "replace")
+            elif vf == 8:
+                tensor = (va, vb)
+            elif vf == 9:
+                plugin = _plugin_name(w, va, vb, rec)
+        if plugin:
+            out.plugins.add(plugin.decode("utf-8", "replace"))
+        if plugin == KERAS_PLUGIN:
+            out.keras_models += 1
+        if plugin in GRAPH_PLUGINS and tensor is not None:
+            for sf, swt, sa, sb in _fields(w, tensor[0], tensor[1], rec):
+                if sf == 8 and swt == 2:  # string_val[0]: the RunMetadata
+                    out.run_metadata += 1
+                    for fa, fb in _function_graphs(w, sa, sb, rec):
+                        yield fa, fb, tag
+                    break
+
+
+def _plugin_name(w: Window, start: int, end: int, rec: Record) -> bytes:
+    for f, wt, a, b in _fields(w, start, end, rec):
+        if f == 1 and wt == 2:  # plugin_data
+            for pf, pwt, pa, pb in _fields(w, a, b, rec):
+                if pf == 1 and pwt == 2 and pb - pa <= _NAME_MAX:  # plugin_name
+                    return w.get(pa, pb - pa)
+    return b""
+
+
+def _function_graphs(w: Window, start: int, end: int, rec: Record) -> Iterator[Tuple[int, int]]:
+    for f, wt, a, b in _fields(w, start, end, rec):
+        if f == 4 and wt == 2:  # function_graphs
+            for gf, gwt, ga, gb in _fields(w, a, b, rec):
+                if gf == 2 and gwt == 2:  # pre_optimization_graph
+                    yield ga, gb
+
+
+def _fields(w: Window, start: int, end: int, rec: Record) -> Iterator[Tuple[int, int, int, int]]:
+    """The fields of the message at ``[start, end)``: ``(number, wire type, a, b)``, where ``(a, b)``
+    is the value's byte range for a length-delimited field, and ``(value, 0)`` for a varint."""
+    pos = start
+    while pos < end:
+        key, pos = _varint(w, pos, end, rec)
+        field, wt = key >> 3, key & 7
+        if wt == 0:
+            v, pos = _varint(w, pos, end, rec)
+            yield field, wt, v, 0
+            continue
+        if wt == 2:
+            n, pos = _varint(w, pos, end, rec)
+            if pos + n > end:
+                raise _bad(rec, pos, "a field runs past the end of its message")
+            yield field, wt, pos, pos + n
+            pos += n
+        elif wt == 1:
+            pos += 8
+        elif wt == 5:
+            pos += 4
+        else:
+            raise _bad(rec, pos, "wire type %d is not one an Event uses" % wt)
+        if field == 0 or pos > end:
+            raise _bad(rec, pos, "a field runs past the end of its message")
+
+
+def _varint(w: Window, pos: int, end: int, rec: Record) -> Tuple[int, int]:
+    data = w.get(pos, min(10, end - pos))
+    v = shift = 0
+    for i, b in enumerate(data):
+        v |= (b & 0x7F) << shift
+        if b < 0x80:
+            return v, pos + i + 1
+        shift += 7
+    raise _bad(rec, pos, "a varint runs past the end of its message")
+
+
+def _bad(rec: Record, pos: int, why: str) -> PbtxtError:
+    return PbtxtError("record %d is not a valid Event: %s" % (rec.index, why), offset=pos)
+
+
+def has_gradients(read_at: ReadAt, place: Place) -> bool:
+    """Whether a node name in the graph at ``place`` has a gradients scope (a byte search that stops
+    at the first: the forward pass comes first, so about half the graph is read)."""
+    pos = place.start
+    keep = b""
+    while pos < place.end:
+        data = read_at(pos, min(_SEARCH_CHUNK, place.end - pos))
+        if not data:
+            return False
+        if _GRADIENTS.search(keep + data):
+            return True
+        keep = data[-32:]
+        pos += len(data)
+    return False
+
+
+def choose(read_at: ReadAt, found: Scan, record: Optional[int] = None) -> Tuple[Place, str]:
+    """The graph to read, and why: the one of ``record``, else the last one with a gradients scope
+    (the training graph: an Estimator writes one a ``train`` call, ``trace_export`` one a trace),
+    else the last one."""
+    if record is not None:
+        if not found.asked:
+            raise PbtxtError(_no_graph_in_record(found, record))
+        places = found.asked
+    else:
+        places = list(found.places)
+    for p in reversed(places):
+        if has_gradients(read_at, p):
+            if record is not None:
+                return p, "--record %d" % record
+            return p, _why(found, "the last graph with a gradients scope")
+    last = places[-1]
+    if record is not None:
+        return last, "--record %d (it has no gradients scope: a forward graph only)" % record
+    return last, _why(found, "no graph has a gradients scope (a forward graph only: bp needs the training graph; "
+                             "Keras 2.0-2.1's callback wrote no more), the last one")
+
+
+def _why(found: Scan, what: str) -> str:
+    if found.graphs == 1:
+        return "the file's one graph"
+    return "%s of the %d graphs in the file (--record N reads another)" % (what, found.graphs)
+
+
+def _no_graph_in_record(found: Scan, record: int) -> str:
+    if record >= found.records:
+        return "--record %d: the file has %d records (0 to %d)" % (record, found.records, found.records - 1)
+    with_graphs = sorted({p.record for p in found.places})
+    return "--record %d holds no graph; %s" % (
+        record, "records with a graph: %s" % ", ".join(map(str, with_graphs)) if with_graphs else "no record holds one")
+
+
+def describe(place: Place, found: Scan) -> str:
+    """``record 3 of 7 (step 0): graph_def, 39,082 bytes at offset 273``: the note said on stderr."""
+    said = "record %d of %d (step %d): %s, %s bytes at offset %d" % (
+        place.record, found.records, place.step, place.where, format(place.end - place.start, ","), place.start)
+    if found.cut is not None:
+        said += " (record %d, the last, is cut short: the training may still be writing it)" % found.records
+    return said
+
+
+def no_graph(found: Scan) -> str:
+    """What an event file without a graph holds, and what to give instead (one line)."""
+    plugins = ", ".join(sorted(found.plugins)) or "none named"
+    what = "this TensorBoard event file holds no graph (%d records; summary plugins: %s)" % (found.records, plugins)
+    if found.keras_models:
+        return (
+            "%s, only a Keras model's config (graph_keras_model: layers as JSON, not ops). tf_keras's TensorBoard "
+            "callback writes the op graph only once its batch hooks run (write_graph=True, and a train step logged: "
+            "update_freq or profile_batch); give the train/ event file that has it, or a graph.pbtxt written with "
+            "tf.io.write_graph" % what
+        )
+    return (
+        "%s. Keras 3 (3.7 and later) writes no op graph even with write_graph=True, and a validation/ or eval/ "
+        "folder never holds one: give the train/ event file of a run that wrote its graph (tf.compat.v1 FileWriter, an "
+        "Estimator, tf_keras's callback, tf.summary.trace_export), or a graph.pbtxt written with tf.io.write_graph" % what
+    )
