@@ -6,9 +6,13 @@ What TensorFlow leaves in a folder, in the order looked for:
 2. a ``model_dir`` (Estimator, ``tf.compat.v1.train.Saver``): the ``.meta`` of the newest
    checkpoint, the one the ``checkpoint`` file names (``model_checkpoint_path: "model.ckpt-1000"``,
    relative to the folder); without that file, the ``.meta`` of the highest step;
-3. the ``graph.pbtxt`` an Estimator writes beside them.
+3. the ``graph.pbtxt`` an Estimator writes beside them;
+4. TensorBoard event files (a ``logs/`` folder, a ``FileWriter`` logdir): those in ``train/`` first,
+   then the folder's own, then other subfolders, ``validation/``, ``eval/`` and ``test/`` last; in
+   each, the newest (by the time in its name, then its mtime) that holds a graph (a pass over its
+   record headers, ``wire._events``).
 
-A folder with only TensorBoard event files, or only GE dumps, is refused with what to give instead.
+A folder with only GE dumps is refused with what to give instead.
 A GE dump folder is for the GE commands (``ge._dumps`` picks the training graph there).
 """
 from __future__ import annotations
@@ -44,12 +48,9 @@ def graph_in_folder(folder: str) -> Tuple[str, str]:
         return _chose(folder, best, "the checkpoint graph of the highest step (%d .meta file%s)" % (len(metas), "" if len(metas) == 1 else "s"))
     if "graph.pbtxt" in files:
         return _chose(folder, "graph.pbtxt", "the graph the training wrote to its model_dir")
-    if any(n.startswith("events.out.tfevents.") for n in files):
-        raise PbtxtError(
-            "this folder holds TensorBoard event files but no graph.pbtxt, .meta or saved_model.pb: event files are "
-            "not read yet; give the graph.pbtxt (tf.io.write_graph) or the .meta the training wrote",
-            path=folder,
-        )
+    events = _event_files(folder, names)
+    if events:
+        return _event_file_with_graph(folder, events)
     if any(_GE_DUMP.match(n) for n in files) or _has_nested_ge_dumps(folder, names):
         raise PbtxtError(
             "a GE dump folder: 'pbtxt-scan ge-auto %s' gives GE's own choice, 'points GRAPH --ge %s' maps a TF graph's "
@@ -59,6 +60,64 @@ def graph_in_folder(folder: str) -> Tuple[str, str]:
     raise PbtxtError(
         "no graph in this folder (looked for saved_model.pb, saved_model.pbtxt, checkpoint, *.meta, graph.pbtxt): "
         "give the graph file itself",
+        path=folder,
+    )
+
+
+_EVENTS = "events.out.tfevents."
+_LAST_SUBFOLDERS = ("validation", "eval", "test")
+_TIME = re.compile(r"^events\.out\.tfevents\.([0-9]+)")
+
+
+def _event_files(folder: str, names: List[str]) -> List[str]:
+    """The folder's event files (relative paths), in the order they are tried."""
+    def newest_first(sub: str) -> List[str]:
+        d = os.path.join(folder, sub)
+        try:
+            found = [n for n in os.listdir(d) if n.startswith(_EVENTS) and os.path.isfile(os.path.join(d, n))]
+        except OSError:
+            return []
+        return [os.path.join(sub, n) if sub else n for n in sorted(found, key=lambda n: _event_time(d, n), reverse=True)]
+
+    subs = [n for n in names if os.path.isdir(os.path.join(folder, n))]
+    order = (["train"] if "train" in subs else []) + [""]
+    order += [n for n in subs if n != "train" and n not in _LAST_SUBFOLDERS]
+    order += [n for n in _LAST_SUBFOLDERS if n in subs]
+    return [path for sub in order for path in newest_first(sub)]
+
+
+def _event_time(folder: str, name: str) -> Tuple[int, float, str]:
+    m = _TIME.match(name)
+    try:
+        mtime = os.path.getmtime(os.path.join(folder, name))
+    except OSError:
+        mtime = 0.0
+    return (int(m.group(1)) if m else 0, mtime, name)
+
+
+def _event_file_with_graph(folder: str, events: List[str]) -> Tuple[str, str]:
+    """The first of ``events`` that holds a graph; else the error of the first, naming the others."""
+    from ..wire import _events
+
+    first_error: Optional[str] = None
+    for rel in events:
+        path = os.path.join(folder, rel)
+        try:
+            with open(path, "rb") as f:
+                found = _events.scan(lambda pos, n: (f.seek(pos), f.read(n))[1], os.fstat(f.fileno()).st_size)
+        except (OSError, PbtxtError) as e:
+            if first_error is None:
+                first_error = "%s: %s" % (path, getattr(e, "msg", None) or getattr(e, "strerror", None) or e)
+            continue
+        if found.graphs:
+            tried = events.index(rel)
+            return _chose(folder, rel, "the newest event file %s that holds a graph%s" % (
+                "in train/" if rel.startswith("train" + os.sep) else "here",
+                "; the %d tried before it hold none" % tried if tried else ""))
+        if first_error is None:
+            first_error = "%s: %s" % (path, _events.no_graph(found))
+    raise PbtxtError(
+        "no event file in this folder holds a graph (%d looked at, train/ first); the first: %s" % (len(events), first_error),
         path=folder,
     )
 

@@ -241,8 +241,11 @@ def choose(read_at: ReadAt, found: Scan, record: Optional[int] = None) -> Tuple[
     last = places[-1]
     if record is not None:
         return last, "--record %d (it has no gradients scope: a forward graph only)" % record
-    return last, _why(found, "no graph has a gradients scope (a forward graph only: bp needs the training graph; "
-                             "Keras 2.0-2.1's callback wrote no more), the last one")
+    forward = ("a forward graph only: bp needs the training graph, and Keras 2.0-2.1's TensorBoard callback "
+               "wrote no more")
+    if found.graphs == 1:
+        return last, "the file's one graph, which has no gradients scope (%s)" % forward
+    return last, _why(found, "no graph has a gradients scope (%s), the last one" % forward)
 
 
 def _why(found: Scan, what: str) -> str:
