@@ -27,7 +27,8 @@ from support.examples import examples
 from pbtxt_scan import GraphFile, PbtxtError
 from pbtxt_scan.cli import app
 
-GIVE = "give a graph.pbtxt, a binary graph (.pb, .meta, saved_model.pb), a SavedModel or model_dir folder, or a GE dump"
+GIVE = ("give a graph.pbtxt, a binary graph (.pb, .meta, saved_model.pb), a TensorBoard event file, a SavedModel, model_dir "
+        "or logs folder, or a GE dump")
 
 
 def run(*args: str, stdin: "bytes | None" = None):  # type: ignore[no-untyped-def]
@@ -113,14 +114,14 @@ def test_a_model_dir_with_only_graph_pbtxt(tmp_path: Path) -> None:
     assert r.stderr.splitlines()[0] == "%s: reading %s: the graph the training wrote to its model_dir" % (d, d / "graph.pbtxt")
 
 
-def test_a_model_dir_with_only_event_files_says_they_are_not_read_yet(tmp_path: Path) -> None:
+def test_a_model_dir_with_only_event_files_without_a_graph_says_so(tmp_path: Path) -> None:
     d = model_dir(tmp_path)
     for p in d.iterdir():
         if not p.name.startswith("events."):
             p.unlink()
     for cmd in ("fp", "points", "nodes"):
-        assert_refused(run(cmd, str(d)), "%s: this folder holds TensorBoard event files but no graph.pbtxt, .meta or "
-                       "saved_model.pb: event files are not read yet" % d)
+        assert_refused(run(cmd, str(d)), "%s: no event file in this folder holds a graph (1 looked at, train/ first); "
+                       "the first: %s: this TensorBoard event file holds no graph (2 records" % (d, d / "events.out.tfevents.1700000000.host"))
 
 
 def _nested_and_flat(tmp_path: Path) -> "tuple[Path, Path]":
@@ -161,7 +162,7 @@ def _utf16() -> bytes:
 NOT_GRAPHS: Dict[str, "tuple[str, Callable[[], bytes], str]"] = {
     # case: (file name, its bytes, what stderr says)
     "event_file": ("events.out.tfevents.1700000000.host", event_file,
-                   "this is a TensorBoard event file, not a graph: event files are not read yet"),
+                   "this TensorBoard event file holds no graph (2 records; summary plugins: none named)"),
     "tfrecord_data": ("train.tfrecord", lambda: tfrecord([b"\x0a\x05hello", b"\x0a\x03abc"]),
                       "this is a TFRecord file (records of training data, not a graph)"),
     "checkpoint_file": ("checkpoint", lambda: b'model_checkpoint_path: "model.ckpt-1000"\nall_model_checkpoint_paths: "model.ckpt-1000"\n',
