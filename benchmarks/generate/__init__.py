@@ -13,7 +13,7 @@ or from Python::
     meta = generate("dense", "/tmp/x.pbtxt", 50 << 20, seed=0)
 
 One module per kind (``dense``, ``const``, ``ge``, ``feed``, ``queue``, ``queues`` (many pipelines, renamed copies of a real graph): text; ``binary``: wire
-format), each with its ``write``; the pieces they share live in ``_text`` (protobuf text printing),
+format; ``events``: a TensorBoard event file around a binary graph), each with its ``write``; the pieces they share live in ``_text`` (protobuf text printing),
 ``_stamp`` (templates, writer, payloads, sizes) and ``_tf`` (TF training-graph units), which import
 no kind module. Layout follows the protobuf text printers exactly (2-space indent, ``}`` alone on a
 line, map entries sorted by key, CEscape octal escaping, float32 values printed as the repr of the
@@ -28,7 +28,7 @@ import os
 import time
 from typing import Any, Callable, Dict, Optional
 
-from . import binary, const, dense, feed, ge, queue, queues
+from . import binary, const, dense, events, feed, ge, queue, queues
 from ._stamp import Writer, default_bench_dir, default_output_path, parse_size
 from .const import DEFAULT_CONST_LINE
 
@@ -40,12 +40,12 @@ _TEXT: Dict[str, Callable[..., Dict[str, Any]]] = {
     "dense": dense.write, "const": const.write, "ge": ge.write, "feed": feed.write, "queue": queue.write,
     "queues": queues.write}
 KINDS = tuple(_TEXT)  # what benchmarks.run measures by default
-GENERATORS = KINDS + ("binary",)
+GENERATORS = KINDS + ("binary", "events")
 
 
 def generate(kind: str, path: Optional[str], size_bytes: "int | str", seed: int = 0,
              const_line_bytes: int = DEFAULT_CONST_LINE, const_shape: str = "lines", *, shape: str = "dense",
-             twin: Optional[str] = None) -> Dict[str, Any]:
+             twin: Optional[str] = None, graph_size: "int | str" = 20 << 20) -> Dict[str, Any]:
     """Write a ``kind`` file of about ``size_bytes`` to ``path``; return its metadata. ``const_shape``:
     the const kind's; ``shape`` and ``twin``: the binary kind's (``binary.generate``)."""
     if kind not in GENERATORS:
@@ -55,6 +55,8 @@ def generate(kind: str, path: Optional[str], size_bytes: "int | str", seed: int 
         path = default_output_path(kind, size, seed)
     if kind == "binary":
         return binary.generate(path, size, seed, shape=shape, twin=twin)
+    if kind == "events":
+        return events.generate(path, size, seed, graph_size=parse_size(graph_size))
     t0 = time.perf_counter()
     tmp = path + ".tmp-gen"
     w = Writer(tmp)

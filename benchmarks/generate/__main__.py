@@ -27,13 +27,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                    help="binary kind: dense (default), the dense graph's nodes, or copies, a real transformer training graph followed by "
                         "renamed copies of its nodes (concatenated GraphDef messages)")
     p.add_argument("--twin", default=None, help="binary --shape copies: also write the text twin (the same nodes) here")
+    p.add_argument("--graph-size", default="20MB", help="events kind: the size of the graph in it (default 20MB)")
     p.add_argument("--json", action="store_true", help="print metadata as JSON on stdout")
     a = p.parse_args(argv)
     if a.kind != "binary" and (a.shape != "dense" or a.twin):
         p.error("--shape and --twin are options of the binary kind")
     if a.shape not in ("dense", "copies"):
         p.error("--shape: dense or copies, not %r" % a.shape)
-    meta = generate(a.kind, a.output, a.size, a.seed, parse_size(a.const_line), a.const_shape, shape=a.shape, twin=a.twin)
+    meta = generate(a.kind, a.output, a.size, a.seed, parse_size(a.const_line), a.const_shape, shape=a.shape, twin=a.twin, graph_size=a.graph_size)
     if a.json:
         json.dump(meta, sys.stdout, indent=2)
         sys.stdout.write("\n")
