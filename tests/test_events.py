@@ -273,3 +273,16 @@ def test_a_folder_of_event_files_without_a_graph(tmp_path: Path) -> None:
 def test_struct_sanity() -> None:
     # (the builders' Events start as TensorFlow's do: wall_time as a double, field 1)
     assert ev.file_version()[:1] == b"\x09" and struct.unpack("<d", ev.file_version()[1:9])[0] == 1700000000.0
+
+
+def test_the_benchmark_event_file_reads_as_its_graph(tmp_path: Path) -> None:
+    """benchmarks.generate's ``events`` kind (the 1 GB measurement's input), small: fp and bp on it
+    are those on the graph written beside it, and those the generator expects."""
+    from benchmarks.generate import generate
+
+    meta = generate("events", str(tmp_path / "events.out.tfevents.1.v2"), 1_500_000, graph_size=400_000)
+    assert answers(meta["path"]) == answers(meta["graph"])
+    names = [a["name"] for a in answers(meta["path"])]
+    assert names == [meta["expected"]["fp"], meta["expected"]["bp"]]
+    r = run("check", meta["path"])
+    assert r.exit_code == 0 and "ok (%d records, every CRC holds; the graph in record %d" % (meta["records"], meta["graph_record"]) in r.stdout

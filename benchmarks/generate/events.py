@@ -31,21 +31,10 @@ from typing import Any, Dict, List
 from pbtxt_scan.source._crc32c import masked_crc32c
 
 from . import binary
+from .binary import varint as _varint
 
 VARIABLES = 48
 IMAGE_EVERY = 25
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
 
 
 def _ld(field: int, data: bytes) -> bytes:
