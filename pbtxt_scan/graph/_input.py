@@ -23,7 +23,9 @@ Memory is bounded by the read size (4 MiB) whatever the source: the spool lives 
 The format is the *lane*'s (``source._lane``): when the file is opened its first bytes pick one,
 the text lane (``text._lane``) or, for a binary graph (a ``.pb`` GraphDef, a ``.meta``
 MetaGraphDef, a ``saved_model.pb``, gzipped or not, from a file or a stream), the wire lane
-(``wire._lane``); ``binary`` names the kind. The block-level methods (``dialect``, ``blocks``,
+(``wire._lane``); ``binary`` names the kind. A TensorBoard event file is read as the graph one of its
+records holds (``wire._events`` finds it): the file is *narrowed* to that byte range
+(:meth:`GraphFile._narrow`), which the wire lane then reads like a ``.pb`` or ``.meta``. The block-level methods (``dialect``, ``blocks``,
 ``read``, ``rescan``, ``parse``) hand over to it, and ``_reverse`` reads backward through it, so
 nothing above this object knows which lane it reads.
 """

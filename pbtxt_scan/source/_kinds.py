@@ -2,7 +2,8 @@
 files, its name): :func:`not_a_graph` gives the one-line message that says what the file is and
 what to give instead.
 
-Asked only after the binary graphs were told apart (``wire._binary.sniff``), on the bytes the
+An event file is no such file: :func:`is_event_file` tells it, and ``graph._input`` reads the graph
+in it. Asked only after the binary graphs and event files were told apart (``wire._binary.sniff``), on the bytes the
 input already holds (its first 64 KiB): nothing more is read, so a stream is not held up and a
 big file costs nothing. Each test here looks for a structure no graph has (a TFRecord frame whose
 length checksum holds, an image's magic number, UTF-16's zero bytes, a checkpoint's own field
