@@ -286,3 +286,18 @@ def test_the_benchmark_event_file_reads_as_its_graph(tmp_path: Path) -> None:
     assert names == [meta["expected"]["fp"], meta["expected"]["bp"]]
     r = run("check", meta["path"])
     assert r.exit_code == 0 and "ok (%d records, every CRC holds; the graph in record %d" % (meta["records"], meta["graph_record"]) in r.stdout
+
+
+@pytest.mark.parametrize("jobs", [1, 2, 3])
+def test_check_on_several_workers_finds_the_first_bad_record(jobs: int) -> None:
+    from pbtxt_scan.wire._tfrecord import check_every
+
+    rng = random.Random(5)
+    blob = bytearray(ev.event_file([ev.histogram("w%d" % (s % 7), rng, s) for s in range(300)]))
+    recs = list(iter_records(_read_at(bytes(blob)), len(blob)))
+    assert check_every(_read_at(bytes(blob)), len(blob), jobs=jobs, parallel_min=0) == len(recs)
+    for k in (250, 120):  # (two bad records: the first in file order is said)
+        blob[recs[k].data_start + 5] ^= 2
+    with pytest.raises(PbtxtError) as e:
+        check_every(_read_at(bytes(blob)), len(blob), jobs=jobs, parallel_min=0)
+    assert (e.value.msg, e.value.offset) == ("record 120: its data's CRC does not hold (a damaged event file)", recs[120].offset)

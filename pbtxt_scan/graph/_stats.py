@@ -48,21 +48,23 @@ def check(
     """Validate the whole file against the grammar; raise :class:`PbtxtError` at the first error.
     (An event file: its framing and every record's data CRC, then the graph read.)"""
     with opened(path, spool=False) as g:
-        _check_records(g, every=True)
+        _check_records(g, every=True, jobs=usable_cores() if jobs is None else jobs)
         return stats(g, dialect=None, chunk_size=chunk_size, on_progress=on_progress, jobs=jobs)
 
 
-def _check_records(g: Any, *, every: bool) -> None:
-    """An event file's data CRCs: of every record (``check``), or of the one whose graph is read."""
+def _check_records(g: Any, *, every: bool, jobs: int = 1) -> None:
+    """An event file's CRCs: every record's (``check``), or the graph record's data CRC."""
     if g.events is None:
         return
-    from ..wire._tfrecord import check_data, iter_records
+    from ..wire._tfrecord import HEADER, Record, check_data, check_every
 
     found, place = g.events
     try:
-        for rec in iter_records(g.read_file_at, found.size):
-            if every or rec.index == place.record:
-                check_data(g.read_file_at, rec)
+        if every:
+            check_every(g.read_file_at, found.size, jobs=jobs)
+        else:
+            length = int.from_bytes(g.read_file_at(place.offset, 8), "little")
+            check_data(g.read_file_at, Record(place.record, place.offset, place.offset + HEADER, length))
     except PbtxtError as e:
         raise e.with_path(g.name) from None
 
