@@ -33,10 +33,12 @@ from __future__ import annotations
 
 import collections
 import re
-from typing import Deque, Iterator, List, NamedTuple, Optional, Set, Tuple
+import struct
+from typing import Deque, Dict, Iterator, List, NamedTuple, Optional, Set, Tuple
 
 from .._errors import PbtxtError
-from ._tfrecord import CutShort, ReadAt, Record, Window, iter_records
+from ._tfrecord import FOOTER, HEADER, CutShort, ReadAt, Record, Window, iter_records
+from ..source._crc32c import masked_crc32c
 from ._wire_read import GRAPHDEF, METAGRAPH
 
 KEEP = 64  # graphs whose places are kept (the last ones: the training graph is looked for from the end)
@@ -86,8 +88,7 @@ def scan(read_at: ReadAt, size: int, *, record: Optional[int] = None) -> Scan:
     out = Scan(size)
     w = Window(read_at)
     try:
-        for rec in iter_records(read_at, size, window=w):
-            out.records += 1
+        for rec in _candidates(w, size, out):
             for place in _graphs(w, rec, out):
                 out.graphs += 1
                 out.places.append(place)
@@ -98,6 +99,87 @@ def scan(read_at: ReadAt, size: int, *, record: Optional[int] = None) -> Scan:
             raise
         out.cut = e
     return out
+
+
+def _candidates(w: Window, size: int, out: Scan) -> Iterator[Record]:
+    """The records that may hold a graph (``out.records`` counts them all), by their first bytes.
+
+    This is the one loop over a file's (a million, in a 1 GB file of summaries) records, so it
+    reads TensorFlow's layout off the window directly: an Event starts with ``wall_time`` (tag
+    0x09 and 8 bytes), then ``step`` (0x10, a varint) unless it is 0, then the one field of its
+    ``what``. Records whose field cannot hold a graph (``file_version``, ``session_log``...) are
+    stepped over; so is a summary whose bytes, all in the window, hold no graph plugin's name (a
+    byte search); every other record is walked field by field (:func:`_graphs`). The first
+    :data:`_WALKED` summaries are walked anyway, for the plugin names a file without a graph is
+    said to hold. Same records, same errors as :func:`_tfrecord.iter_records` (its loop, inlined).
+    """
+    length_crcs: Dict[int, int] = {}  # (summaries of one kind have a few lengths: their CRCs once)
+    offset = index = walked = 0
+    unpack = _HEAD.unpack_from
+    no_graph = _NO_GRAPH
+    buf, base = w.buf, w.at
+    blen = len(buf)
+    try:
+        while offset < size:
+            i = offset - base
+            if i < 0 or i + _PEEK > blen:
+                w.get(offset, _PEEK)
+                buf, base, i = w.buf, w.at, 0
+                blen = len(buf)
+                if blen < HEADER:
+                    _fail(w, size, offset, index)
+            length, length_crc = unpack(buf, i)
+            crc = length_crcs.get(length)
+            if crc is None:
+                crc = masked_crc32c(buf[i : i + 8])
+                if len(length_crcs) < _CRCS_KEPT:
+                    length_crcs[length] = crc
+            at = offset
+            offset += length + _FRAME
+            if crc != length_crc or offset > size:
+                _fail(w, size, at, index)
+            index += 1
+            d = i + HEADER
+            stop = d + length
+            if length < 10 or buf[d] != 0x09:  # (not TensorFlow's layout: walked)
+                what = -1
+            else:
+                p = d + 9
+                if buf[p] == 0x10:
+                    p += 1
+                    while buf[p] & 0x80 and p < d + 20:
+                        p += 1
+                    p += 1
+                what = buf[p] if p < stop else -1
+            if what in no_graph:
+                continue
+            if what == 0x2A:
+                if walked >= _WALKED and stop <= blen and buf.find(b"graph_", p, stop) < 0:
+                    continue
+                walked += 1
+            out.records = index
+            yield Record(index - 1, at, at + HEADER, length)
+            buf, base = w.buf, w.at  # (the walk may have moved the window)
+            blen = len(buf)
+    finally:
+        out.records = index
+
+
+def _fail(w: Window, size: int, offset: int, index: int) -> None:
+    """Raise the error :func:`_tfrecord.iter_records` gives for the record at ``offset``."""
+    for _ in iter_records(w.read_at, size, window=w, start=offset, index=index, stop=offset + 1):
+        pass
+    raise PbtxtError("record %d: its header does not hold" % index, offset=offset)  # (not reached)
+
+
+_HEAD = struct.Struct("<QI")
+_FRAME = HEADER + FOOTER
+_PEEK = HEADER + 64  # a record's header and its Event's first fields
+_CRCS_KEPT = 1 << 16
+_WALKED = 256
+# The tags of the Event fields no graph is in: file_version (3), log_message (6), session_log (7),
+# source_metadata (10). (graph_def 4, summary 5, tagged_run_metadata 8, meta_graph_def 9 are walked.)
+_NO_GRAPH = frozenset({0x1A, 0x32, 0x3A, 0x52})
 
 
 def _graphs(w: Window, rec: Record, out: Scan) -> Iterator[Place]:
