@@ -66,7 +66,7 @@ def test_the_command_line_lists_every_kind():
     out = subprocess.run([sys.executable, "-m", GENERATE, "--help"], cwd=str(ROOT), stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, timeout=60).stdout.decode()
     choices = out[out.index("{") + 1 : out.index("}")].split(",")
-    assert choices == _kinds() and len(choices) == 7
+    assert choices == _kinds() and len(choices) == 8
     for opt in ("--size", "--seed", "-o", "--output", "--const-line", "--json"):
         assert opt in out
 

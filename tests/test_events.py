@@ -179,7 +179,7 @@ def test_stdin_and_gzip(tmp_path: Path) -> None:
 def test_summaries_are_stepped_over_not_read(tmp_path: Path) -> None:
     """Big image summaries before the graph: the scan reads their headers, never their bytes."""
     rng = random.Random(1)
-    images = [ev.image("input", rng, s, 200_000) for s in range(10)]
+    images = [ev.image("input", rng, s, 100_000) for s in range(3)]
     blob = ev.event_file(images + [ev.graph_def(MLP)])
     path = write(tmp_path, "events.out.tfevents.1", blob)
     from pbtxt_scan.wire import _events
@@ -191,8 +191,9 @@ def test_summaries_are_stepped_over_not_read(tmp_path: Path) -> None:
         return blob[pos : pos + n]
 
     found = _events.scan(read_at, len(blob))
-    assert found.graphs == 1 and found.records == 12
-    assert sum(asked) < 12 * 70_000  # (a window a record at most: not 2 MB of images)
+    assert found.graphs == 1 and found.records == 5
+    assert sum(asked) < 5 * 70_000  # (a window a record at most)
+    assert max(asked) < 100_000  # (no image read whole)
     assert answers(path) == answers(write(tmp_path, "g.pb", MLP))
 
 

@@ -55,7 +55,7 @@ def histogram(tag: str, rng: random.Random, step: int, buckets: int = 30) -> byt
 
 def image(tag: str, rng: random.Random, step: int, size: int) -> bytes:
     """An image summary (``Summary.Value.image``, field 4) whose PNG bytes are random."""
-    img = [(1, 28), (2, 28), (3, 1), (4, bytes(rng.getrandbits(8) for _ in range(size)))]
+    img = [(1, 28), (2, 28), (3, 1), (4, rng.getrandbits(8 * size).to_bytes(size, "little"))]
     return event([(5, [(1, _value(tag, [(4, img)]))])], step)
 
 
