@@ -23,6 +23,7 @@ from support import events as ev
 from support.cli import CliRunner
 from support.containers import crc32c_masked, tfrecord
 from support.data import DATA
+from support.opens import needs_audit, opens
 
 from pbtxt_scan import PbtxtError
 from pbtxt_scan.cli import app
@@ -302,3 +303,14 @@ def test_check_on_several_workers_finds_the_first_bad_record(jobs: int) -> None:
     with pytest.raises(PbtxtError) as e:
         check_every(_read_at(bytes(blob)), len(blob), jobs=jobs, parallel_min=0)
     assert (e.value.msg, e.value.offset) == ("record 120: its data's CRC does not hold (a damaged event file)", recs[120].offset)
+
+
+@needs_audit
+@pytest.mark.parametrize("args", [["fp"], ["bp"], ["points"], ["check"], ["stats"], ["show", "{f}", "dense/MatMul", "--context", "1"]],
+                         ids=lambda a: a[0] if len(a) == 1 else "show --context")
+def test_an_event_file_is_opened_once(tmp_path: Path, args: List[str]) -> None:
+    events = write(tmp_path, "events.out.tfevents.1", ev.around([ev.graph_def(ev.forward_only(MLP)), ev.graph_def(MLP)]))
+    argv = [a.format(f=events) for a in args] if len(args) > 1 else args + [str(events)]
+    n, r = opens(events, *argv, tmp_path=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert n == 1, "opened %d times" % n
