@@ -69,6 +69,8 @@ GRAD_COMPONENT = re.compile(r"^(gradients(_\d+)?|gradient_tape)$")
 # --------------------------------------------------------------------------
 # TFRecord framing, read by hand
 # --------------------------------------------------------------------------
+# Kept apart from pbtxt_scan/source/_kinds.py's CRC on purpose: the manifest is
+# what the project's event reader is checked against, so it is not made with it.
 def _crc_table():
     table = []
     for n in range(256):
