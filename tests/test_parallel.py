@@ -23,7 +23,7 @@ from pbtxt_scan.cli import app
 
 from support.cli import CliRunner
 from support.data import DATA
-from support.marks import slow_if_big
+from support.marks import quick_first, slow_if_big
 
 GRAPHS = sorted((DATA / "graphs").glob("*.pbtxt"))
 GE = sorted(p for p in (DATA / "ge").rglob("*") if p.suffix in (".txt", ".pbtxt"))
@@ -114,7 +114,7 @@ def _bom_comments(b: bytes) -> bytes:
 LAYOUTS = {"crlf": _crlf, "one_line": _one_line, "angle": _angle, "flush_left": _flush_left, "bom_comments": _bom_comments}
 
 
-@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+@pytest.mark.parametrize("layout", quick_first(sorted(LAYOUTS), 2))
 @pytest.mark.parametrize("cmd", COMMANDS, ids=" ".join)
 def test_layouts(layout: str, cmd: List[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     p = tmp_path / ("mlp_%s.pbtxt" % layout)

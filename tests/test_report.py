@@ -5,7 +5,7 @@ left to right on an acyclic neighbourhood, no two boxes on one spot, cycles end)
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Dict, List, Set, Tuple
+from typing import Dict, List, Tuple
 
 from hypothesis import given, strategies as st
 from support.browser import foreign_urls, read_page
