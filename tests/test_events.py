@@ -29,6 +29,7 @@ from support.opens import needs_audit, opens
 from pbtxt_scan import PbtxtError
 from pbtxt_scan.cli import app
 from pbtxt_scan.source._crc32c import crc32c, masked_crc32c
+from pbtxt_scan.wire import _events
 from pbtxt_scan.wire._tfrecord import CutShort, check_data, iter_records
 
 BINARY = DATA / "binary"
@@ -192,7 +193,7 @@ def test_summaries_are_stepped_over_not_read(tmp_path: Path) -> None:
         asked.append(n)
         return blob[pos : pos + n]
 
-    found = _events.scan(read_at, len(blob))
+    found = _events.scan(read_at, len(blob), window=1 << 16)
     assert found.graphs == 1 and found.records == 5
     assert sum(asked) < 5 * 70_000  # (a window a record at most)
     assert max(asked) < 100_000  # (no image read whole)
@@ -315,3 +316,28 @@ def test_an_event_file_is_opened_once(tmp_path: Path, args: List[str]) -> None:
     n, r = opens(events, *argv, tmp_path=tmp_path)
     assert r.returncode == 0, r.stderr
     assert n == 1, "opened %d times" % n
+
+
+_RECORD_KINDS = st.sampled_from(["scalar", "histogram", "image", "graph", "meta", "trace", "keras", "log"])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(_RECORD_KINDS, min_size=1, max_size=14), st.integers(80, 5000), st.integers(0, 3), st.randoms(use_true_random=False))
+def test_the_fast_loop_finds_what_a_full_walk_finds(kinds: List[str], window: int, walk_first: int, rng: random.Random) -> None:
+    """Any window size (summaries across its end, records longer than it) and any number of
+    summaries walked first: the same records, graphs and Keras configs as walking every field."""
+    small = ev.forward_only(MLP)[:600]  # (a graph's bytes: only found, never parsed, here)
+    make = {
+        "scalar": lambda s: ev.scalar("loss", rng.random(), s), "histogram": lambda s: ev.histogram("w", rng, s),
+        "image": lambda s: ev.image("img", rng, s, rng.randrange(10, 3000)), "graph": lambda s: ev.graph_def(small, s),
+        "meta": lambda s: ev.meta_graph_def(small, s), "trace": lambda s: ev.trace_export([small, small[:100]], step=s),
+        "keras": lambda s: ev.keras_model(), "log": lambda s: ev.event([(7, [(1, 1)])], s),
+    }
+    blob = ev.event_file([make[k](s) for s, k in enumerate(kinds)])
+    read_at = _read_at(blob)
+    fast = _events.scan(read_at, len(blob), window=window, walk_first=walk_first)
+    full = _events.scan(read_at, len(blob), window=len(blob) + 1, walk_first=len(blob))
+    assert fast.records == full.records == len(kinds) + 1
+    assert list(fast.places) == list(full.places)
+    assert fast.keras_models == full.keras_models == kinds.count("keras")
+    assert fast.graphs == kinds.count("graph") + kinds.count("meta") + 2 * kinds.count("trace")

@@ -82,13 +82,18 @@ class Scan:
         self.cut: Optional[PbtxtError] = None  # the last record, cut short (still being written)
 
 
-def scan(read_at: ReadAt, size: int, *, record: Optional[int] = None) -> Scan:
+def scan(
+    read_at: ReadAt, size: int, *, record: Optional[int] = None, window: int = 1 << 20, walk_first: int = 256
+) -> Scan:
     """Every record's header and where each Event's graphs are. ``record``: keep that record's
-    graphs whatever comes after it."""
+    graphs whatever comes after it. ``window``: what one read takes (a summary across its end is
+    read again whole, up to this size; a longer one is walked by its fields). ``walk_first``: how
+    many summaries are walked field by field whatever they hold (for the plugin names said when
+    there is no graph); later ones only when they may hold a graph."""
     out = Scan(size)
-    w = Window(read_at)
+    w = Window(read_at, window)
     try:
-        for rec in _candidates(w, size, out):
+        for rec in _candidates(w, size, out, walk_first):
             for place in _graphs(w, rec, out):
                 out.graphs += 1
                 out.places.append(place)
@@ -101,7 +106,7 @@ def scan(read_at: ReadAt, size: int, *, record: Optional[int] = None) -> Scan:
     return out
 
 
-def _candidates(w: Window, size: int, out: Scan) -> Iterator[Record]:
+def _candidates(w: Window, size: int, out: Scan, walk_first: int) -> Iterator[Record]:
     """The records that may hold a graph (``out.records`` counts them all), by their first bytes.
 
     This is the one loop over a file's (a million, in a 1 GB file of summaries) records, so it
@@ -109,8 +114,8 @@ def _candidates(w: Window, size: int, out: Scan) -> Iterator[Record]:
     0x09 and 8 bytes), then ``step`` (0x10, a varint) unless it is 0, then the one field of its
     ``what``. Records whose field cannot hold a graph (``file_version``, ``session_log``...) are
     stepped over; so is a summary whose bytes, all in the window, hold no graph plugin's name (a
-    byte search); every other record is walked field by field (:func:`_graphs`). The first
-    :data:`_WALKED` summaries are walked anyway, for the plugin names a file without a graph is
+    byte search; one that runs across the window's end is read again whole first); every other
+    record is walked field by field (:func:`_graphs`). The first ``walk_first`` summaries are walked anyway, for the plugin names a file without a graph is
     said to hold. Same records, same errors as :func:`_tfrecord.iter_records` (its loop, inlined).
     """
     length_crcs: Dict[int, int] = {}  # (summaries of one kind have a few lengths: their CRCs once)
@@ -153,9 +158,16 @@ def _candidates(w: Window, size: int, out: Scan) -> Iterator[Record]:
                 what = buf[p] if p < stop else -1
             if what in no_graph:
                 continue
-            if what == 0x2A:
-                if walked >= _WALKED and stop <= blen and buf.find(b"graph_", p, stop) < 0:
+            if what == 0x2A and walked >= walk_first:
+                if stop > blen and length < w.span:  # (across the window's end: read it whole)
+                    w.get(at, HEADER + length + FOOTER)
+                    buf, base = w.buf, w.at
+                    blen = len(buf)
+                    p -= d - HEADER
+                    d, stop = HEADER, HEADER + length
+                if stop <= blen and buf.find(b"graph_", p, stop) < 0:
                     continue
+            if what == 0x2A:
                 walked += 1
             out.records = index
             yield Record(index - 1, at, at + HEADER, length)
@@ -176,7 +188,6 @@ _HEAD = struct.Struct("<QI")
 _FRAME = HEADER + FOOTER
 _PEEK = HEADER + 64  # a record's header and its Event's first fields
 _CRCS_KEPT = 1 << 16
-_WALKED = 256
 # The tags of the Event fields no graph is in: file_version (3), log_message (6), session_log (7),
 # source_metadata (10). (graph_def 4, summary 5, tagged_run_metadata 8, meta_graph_def 9 are walked.)
 _NO_GRAPH = frozenset({0x1A, 0x32, 0x3A, 0x52})

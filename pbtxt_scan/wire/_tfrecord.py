@@ -51,17 +51,18 @@ class Window:
     """Bytes of a file read through ``read_at`` a window at a time: ``get`` answers from the last
     window when it holds the range, else reads a new one there (a skip further on is a seek)."""
 
-    __slots__ = ("read_at", "buf", "at")
+    __slots__ = ("read_at", "buf", "at", "span")
 
-    def __init__(self, read_at: ReadAt) -> None:
+    def __init__(self, read_at: ReadAt, span: int = WINDOW) -> None:
         self.read_at = read_at
         self.buf = b""
         self.at = 0
+        self.span = span
 
     def get(self, pos: int, n: int) -> bytes:
         i = pos - self.at
         if i < 0 or i + n > len(self.buf):
-            self.buf = self.read_at(pos, max(n, WINDOW))
+            self.buf = self.read_at(pos, max(n, self.span))
             self.at = pos
             i = 0
         return self.buf[i : i + n]
