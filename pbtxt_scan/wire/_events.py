@@ -115,8 +115,8 @@ def _candidates(w: Window, size: int, out: Scan, walk_first: int) -> Iterator[Re
     ``what``. Records whose field cannot hold a graph (``file_version``, ``session_log``...) are
     stepped over; so is a summary whose bytes, all in the window, hold no graph plugin's name (a
     byte search; one that runs across the window's end is read again whole first); every other
-    record is walked field by field (:func:`_graphs`). The first ``walk_first`` summaries are walked anyway, for the plugin names a file without a graph is
-    said to hold. Same records, same errors as :func:`_tfrecord.iter_records` (its loop, inlined).
+    record is walked field by field (:func:`_graphs`). The first ``walk_first`` summaries are
+    walked anyway, for the plugin names a file without a graph is said to hold. Same records, same errors as :func:`_tfrecord.iter_records` (its loop, inlined).
     """
     length_crcs: Dict[int, int] = {}  # (summaries of one kind have a few lengths: their CRCs once)
     offset = index = walked = 0
