@@ -49,6 +49,8 @@ _NAME_MAX = 256  # a plugin name or tag longer than this is not read (no plugin 
 # of several graphs is the training one. (Only a pick among graphs: the rules decide on the graph.)
 _GRADIENTS = re.compile(rb"(?<![A-Za-z0-9_.\-])(?:gradients(?:_[0-9]+)?|gradient_tape)/")
 _SEARCH_CHUNK = 1 << 20
+_CONFIG_MAX = 1 << 20  # a model config longer than this is not read (which Keras wrote it is then unsaid)
+_KERAS_VERSION = re.compile(rb'"keras_version": *"([0-9][0-9.]*)')
 
 
 class Place(NamedTuple):
@@ -68,7 +70,7 @@ class Scan:
     """What :func:`scan` found: the record count, the last graphs' places (all of ``record``'s when
     one was asked), how many graphs in all, and what else there was."""
 
-    __slots__ = ("records", "graphs", "places", "asked", "plugins", "keras_models", "run_metadata", "size", "cut")
+    __slots__ = ("records", "graphs", "places", "asked", "plugins", "keras_models", "keras", "run_metadata", "size", "cut")
 
     def __init__(self, size: int) -> None:
         self.size = size
@@ -78,6 +80,7 @@ class Scan:
         self.asked: List[Place] = []  # the graphs of the record --record names
         self.plugins: Set[str] = set()
         self.keras_models = 0
+        self.keras: Optional[str] = None  # which Keras wrote the first model config: "3", or its keras_version
         self.run_metadata = 0
         self.cut: Optional[PbtxtError] = None  # the last record, cut short (still being written)
 
@@ -232,6 +235,8 @@ def _run_metadata_graphs(w: Window, start: int, end: int, rec: Record, out: Scan
             out.plugins.add(plugin.decode("utf-8", "replace"))
         if plugin == KERAS_PLUGIN:
             out.keras_models += 1
+            if out.keras is None and tensor is not None and tensor[1] - tensor[0] <= _CONFIG_MAX:
+                out.keras = _keras_of(w.get(tensor[0], tensor[1] - tensor[0]))
         if plugin in GRAPH_PLUGINS and tensor is not None:
             for sf, swt, sa, sb in _fields(w, tensor[0], tensor[1], rec):
                 if sf == 8 and swt == 2:  # string_val[0]: the RunMetadata
@@ -239,6 +244,15 @@ def _run_metadata_graphs(w: Window, start: int, end: int, rec: Record, out: Scan
                     for fa, fb in _function_graphs(w, sa, sb, rec):
                         yield fa, fb, tag
                     break
+
+
+def _keras_of(config: bytes) -> Optional[str]:
+    """Which Keras wrote a model config: ``"3"`` (Keras 3 serializes ``{"module": "keras", ...}``),
+    else the ``keras_version`` it names (tf.keras and tf_keras: ``"2.15.0"``)."""
+    m = _KERAS_VERSION.search(config)
+    if m is not None:
+        return m.group(1).decode("ascii")
+    return "3" if b'{"module": "keras' in config else None
 
 
 def _plugin_name(w: Window, start: int, end: int, rec: Record) -> bytes:
@@ -368,6 +382,13 @@ def no_graph(found: Scan) -> str:
     """What an event file without a graph holds, and what to give instead (one line)."""
     plugins = ", ".join(sorted(found.plugins)) or "none named"
     what = "this TensorBoard event file holds no graph (%d records; summary plugins: %s)" % (found.records, plugins)
+    if found.keras_models and found.keras == "3":
+        return (
+            "%s, only a Keras 3 model's config (graph_keras_model: layers as JSON, not ops): Keras 3 (3.7 and later) "
+            "writes no op graph, even with write_graph=True. Give a graph.pbtxt written with tf.io.write_graph, or "
+            "train with tf_keras (TF_USE_LEGACY_KERAS=1, as Ascend's TF 2 adapter does), whose callback writes "
+            "the train graph" % what
+        )
     if found.keras_models:
         return (
             "%s, only a Keras model's config (graph_keras_model: layers as JSON, not ops). tf_keras's TensorBoard "
