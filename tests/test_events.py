@@ -341,3 +341,31 @@ def test_the_fast_loop_finds_what_a_full_walk_finds(kinds: List[str], window: in
     assert list(fast.places) == list(full.places)
     assert fast.keras_models == full.keras_models == kinds.count("keras")
     assert fast.graphs == kinds.count("graph") + kinds.count("meta") + 2 * kinds.count("trace")
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(_RECORD_KINDS, min_size=1, max_size=30), st.integers(2, 5), st.integers(2, 12), st.booleans(),
+       st.randoms(use_true_random=False))
+def test_parts_on_several_workers_join_into_one_pass(kinds: List[str], jobs: int, per: int, cut: bool,
+                                                      rng: random.Random) -> None:
+    """Split anywhere (inside records, records longer than a part, a last record cut short): the
+    workers' parts join into what one pass reads."""
+    from pbtxt_scan.wire._events_split import scan_split
+
+    small = ev.forward_only(MLP)[:700]
+    make = {
+        "scalar": lambda s: ev.scalar("loss", rng.random(), s), "histogram": lambda s: ev.histogram("w", rng, s),
+        "image": lambda s: ev.image("img", rng, s, rng.randrange(10, 6000)), "graph": lambda s: ev.graph_def(small, s),
+        "meta": lambda s: ev.meta_graph_def(small, s), "trace": lambda s: ev.trace_export([small, small[:100]], step=s),
+        "keras": lambda s: ev.keras_model(), "log": lambda s: ev.event([(7, [(1, 1)])], s),
+    }
+    blob = ev.event_file([make[k](s) for s, k in enumerate(kinds)])
+    if cut:
+        blob = blob[:-3]
+    read_at = _read_at(blob)
+    one = _events.scan_part(read_at, len(blob), walk_first=0)
+    split = scan_split(read_at, len(blob), jobs, window=1 << 20, walk_first=0, split_min=0, part_min=len(blob) // per)
+    assert split is not None
+    assert (split.records, list(split.places), split.graphs, split.keras_models, split.end) == (
+        one.records, list(one.places), one.graphs, one.keras_models, one.end)
+    assert (split.cut is None) == (one.cut is None) == (not cut)

@@ -46,6 +46,7 @@ from ._dialect import DIALECTS, HEAD_BYTES, TF_HEADS, Dialect, container_of_head
 from .._errors import PbtxtError
 from .._model import Block, Message
 from ..source._lane import PARSE_MAX, Lane
+from ..parallel._cores import usable_cores
 from ..source._kinds import is_event_file, not_a_graph
 from ..source._source import DEFAULT_CHUNK, PathLike, gunzipped, open_binary, spool as spool_stream
 from ..source._views import View
@@ -159,7 +160,7 @@ class GraphFile:
         if not self.regular:
             self._spool_from_here()  # (a stream: its graph may be anywhere; the spool is read in place)
         try:
-            found = _events.scan(self.read_at, self.size or 0, record=record)
+            found = _events.scan(self.read_at, self.size or 0, record=record, jobs=usable_cores())
             if not found.graphs:
                 raise PbtxtError(_events.no_graph(found))
             place, why = _events.choose(self.read_at, found, record)

@@ -70,7 +70,8 @@ class Scan:
     """What :func:`scan` found: the record count, the last graphs' places (all of ``record``'s when
     one was asked), how many graphs in all, and what else there was."""
 
-    __slots__ = ("records", "graphs", "places", "asked", "plugins", "keras_models", "keras", "run_metadata", "size", "cut")
+    __slots__ = ("records", "graphs", "places", "asked", "plugins", "keras_models", "keras", "run_metadata", "size", "cut",
+                 "end")
 
     def __init__(self, size: int) -> None:
         self.size = size
@@ -83,33 +84,51 @@ class Scan:
         self.keras: Optional[str] = None  # which Keras wrote the first model config: "3", or its keras_version
         self.run_metadata = 0
         self.cut: Optional[PbtxtError] = None  # the last record, cut short (still being written)
+        self.end = 0  # where the records read end (a part's: the first record it did not read)
 
 
 def scan(
-    read_at: ReadAt, size: int, *, record: Optional[int] = None, window: int = 1 << 20, walk_first: int = 256
+    read_at: ReadAt, size: int, *, record: Optional[int] = None, window: int = 1 << 20, walk_first: int = 256,
+    jobs: int = 1,
 ) -> Scan:
     """Every record's header and where each Event's graphs are. ``record``: keep that record's
     graphs whatever comes after it. ``window``: what one read takes (a summary across its end is
     read again whole, up to this size; a longer one is walked by its fields). ``walk_first``: how
     many summaries are walked field by field whatever they hold (for the plugin names said when
-    there is no graph); later ones only when they may hold a graph."""
+    there is no graph); later ones only when they may hold a graph. ``jobs`` > 1: a big file's
+    parts on that many forked workers (``_events_split``), the same result."""
+    if jobs > 1 and record is None:
+        from ._events_split import scan_split
+
+        got = scan_split(read_at, size, jobs, window=window, walk_first=walk_first)
+        if got is not None:
+            return got
+    return scan_part(read_at, size, record=record, window=window, walk_first=walk_first)
+
+
+def scan_part(
+    read_at: ReadAt, size: int, *, record: Optional[int] = None, window: int = 1 << 20, walk_first: int = 256,
+    start: int = 0, stop: Optional[int] = None,
+) -> Scan:
+    """:func:`scan` in one process, of the records whose headers are in ``[start, stop)`` (a
+    record header must be at ``start``); records are counted from the first read."""
     out = Scan(size)
     w = Window(read_at, window)
     try:
-        for rec in _candidates(w, size, out, walk_first):
+        for rec in _candidates(w, size, out, walk_first, start, size if stop is None else stop):
             for place in _graphs(w, rec, out):
                 out.graphs += 1
                 out.places.append(place)
                 if rec.index == record:
                     out.asked.append(place)
     except CutShort as e:  # (a training still writing: the records before it are whole)
-        if not out.records:
+        if not out.records and not start:
             raise
         out.cut = e
     return out
 
 
-def _candidates(w: Window, size: int, out: Scan, walk_first: int) -> Iterator[Record]:
+def _candidates(w: Window, size: int, out: Scan, walk_first: int, start: int, until: int) -> Iterator[Record]:
     """The records that may hold a graph (``out.records`` counts them all), by their first bytes.
 
     This is the one loop over a file's (a million, in a 1 GB file of summaries) records, so it
@@ -122,13 +141,13 @@ def _candidates(w: Window, size: int, out: Scan, walk_first: int) -> Iterator[Re
     walked anyway, for the plugin names a file without a graph is said to hold. Same records, same errors as :func:`_tfrecord.iter_records` (its loop, inlined).
     """
     length_crcs: Dict[int, int] = {}  # (summaries of one kind have a few lengths: their CRCs once)
-    offset = index = walked = 0
+    offset, index, walked = start, 0, 0
     unpack = _HEAD.unpack_from
     no_graph = _NO_GRAPH
     buf, base = w.buf, w.at
     blen = len(buf)
     try:
-        while offset < size:
+        while offset < until:
             i = offset - base
             if i < 0 or i + _PEEK > blen:
                 w.get(offset, _PEEK)
@@ -143,9 +162,9 @@ def _candidates(w: Window, size: int, out: Scan, walk_first: int) -> Iterator[Re
                 if len(length_crcs) < _CRCS_KEPT:
                     length_crcs[length] = crc
             at = offset
-            offset += length + _FRAME
-            if crc != length_crc or offset > size:
+            if crc != length_crc or offset + length + _FRAME > size:
                 _fail(w, size, at, index)
+            offset += length + _FRAME
             index += 1
             d = i + HEADER
             stop = d + length
@@ -178,6 +197,7 @@ def _candidates(w: Window, size: int, out: Scan, walk_first: int) -> Iterator[Re
             blen = len(buf)
     finally:
         out.records = index
+        out.end = offset
 
 
 def _fail(w: Window, size: int, offset: int, index: int) -> None:
