@@ -363,7 +363,7 @@ def test_parts_on_several_workers_join_into_one_pass(kinds: List[str], jobs: int
     if cut:
         blob = blob[:-3]
     read_at = _read_at(blob)
-    one = _events.scan_part(read_at, len(blob), walk_first=0)
+    one = _events.scan(read_at, len(blob), walk_first=0)
     split = scan_split(read_at, len(blob), jobs, window=1 << 20, walk_first=0, split_min=0, part_min=len(blob) // per)
     assert split is not None
     assert (split.records, list(split.places), split.graphs, split.keras_models, split.end) == (

@@ -155,12 +155,12 @@ class GraphFile:
     def _read_events(self, record: Optional[int]) -> None:
         """Read the graph of a TensorBoard event file: find it by the records' length prefixes
         (``wire._events``) and narrow this file to it, read by the wire lane like a ``.pb``."""
-        from ..wire import _events
+        from ..wire import _events, _events_split
 
         if not self.regular:
             self._spool_from_here()  # (a stream: its graph may be anywhere; the spool is read in place)
         try:
-            found = _events.scan(self.read_at, self.size or 0, record=record, jobs=usable_cores())
+            found = _events_split.scan(self.read_at, self.size or 0, record=record, jobs=usable_cores())
             if not found.graphs:
                 raise PbtxtError(_events.no_graph(found))
             place, why = _events.choose(self.read_at, found, record)

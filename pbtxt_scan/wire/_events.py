@@ -89,29 +89,15 @@ class Scan:
 
 def scan(
     read_at: ReadAt, size: int, *, record: Optional[int] = None, window: int = 1 << 20, walk_first: int = 256,
-    jobs: int = 1,
-) -> Scan:
-    """Every record's header and where each Event's graphs are. ``record``: keep that record's
-    graphs whatever comes after it. ``window``: what one read takes (a summary across its end is
-    read again whole, up to this size; a longer one is walked by its fields). ``walk_first``: how
-    many summaries are walked field by field whatever they hold (for the plugin names said when
-    there is no graph); later ones only when they may hold a graph. ``jobs`` > 1: a big file's
-    parts on that many forked workers (``_events_split``), the same result."""
-    if jobs > 1 and record is None:
-        from ._events_split import scan_split
-
-        got = scan_split(read_at, size, jobs, window=window, walk_first=walk_first)
-        if got is not None:
-            return got
-    return scan_part(read_at, size, record=record, window=window, walk_first=walk_first)
-
-
-def scan_part(
-    read_at: ReadAt, size: int, *, record: Optional[int] = None, window: int = 1 << 20, walk_first: int = 256,
     start: int = 0, stop: Optional[int] = None,
 ) -> Scan:
-    """:func:`scan` in one process, of the records whose headers are in ``[start, stop)`` (a
-    record header must be at ``start``); records are counted from the first read."""
+    """Every record's header and where each Event's graphs are, in one pass (on several
+    processes: ``_events_split.scan``). ``record``: keep that record's graphs whatever comes
+    after it. ``window``: what one read takes (a summary across its end is read again whole, up to
+    this size; a longer one is walked by its fields). ``walk_first``: how many summaries are
+    walked field by field whatever they hold (for the plugin names said when there is no graph);
+    later ones only when they may hold a graph. ``start``, ``stop``: only the records whose
+    headers are in that range (a header must be at ``start``), counted from the first read."""
     out = Scan(size)
     w = Window(read_at, window)
     try:

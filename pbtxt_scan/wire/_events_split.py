@@ -22,7 +22,7 @@ from typing import List, Optional, Tuple
 from .._errors import PbtxtError
 from ..parallel._pool import Pool, PoolError, can_fork
 from ..source._crc32c import masked_crc32c
-from ._events import KEEP, Scan, scan_part
+from ._events import KEEP, Scan, scan as scan_part
 from ._tfrecord import FOOTER, HEADER, ReadAt
 
 SPLIT_MIN = 64 << 20  # a smaller file reads in under a tenth of a second a part: one process
@@ -30,6 +30,19 @@ PART_MIN = 32 << 20
 _CHAINED = 3  # records that must follow a header found in the middle of a file
 _SYNC = re.compile(rb"(?s)(?=.{4}\x00\x00\x00\x00.{4}\x09)")
 _SYNC_CHUNK = 1 << 20
+
+
+def scan(
+    read_at: ReadAt, size: int, *, record: Optional[int] = None, jobs: int = 1, window: int = 1 << 20,
+    walk_first: int = 256,
+) -> Scan:
+    """``_events.scan`` of the whole file, on ``jobs`` workers when it is big (and no ``record``
+    is asked: a worker cannot number its records)."""
+    if jobs > 1 and record is None:
+        got = scan_split(read_at, size, jobs, window=window, walk_first=walk_first)
+        if got is not None:
+            return got
+    return scan_part(read_at, size, record=record, window=window, walk_first=walk_first)
 
 
 def scan_split(
