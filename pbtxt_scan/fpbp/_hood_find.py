@@ -147,10 +147,11 @@ def searched_centre(g: "GraphFile", name: str) -> Optional[Block]:
     grep = shutil.which("grep")
     if grep is None or not g.regular or not g.lane.searchable or not _NAME_OK.match(name):
         return None
+    first = ("-F", "--line-buffered")  # (each hit as it is found: the search stops at the node, not at the file's end)
     if g.binary is None and tuple(g.dialect.path) == ("node",):
-        blocks = _text_blocks(g, grep, 0, g.size or 0, 1, 2, b"node {\n")
+        blocks = _text_blocks(g, grep, 0, g.size or 0, 1, 2, b"node {\n", opts=first)
     elif g.binary == GRAPHDEF:
-        blocks = _wire_blocks(g, grep)
+        blocks = _wire_blocks(g, grep, first)
     else:
         return None
     try:
@@ -162,7 +163,11 @@ def searched_centre(g: "GraphFile", name: str) -> Optional[Block]:
     return None
 
 
-def _text_blocks(g: "GraphFile", grep: str, lo: int, hi: int, base: int, indent: int, opener: bytes) -> Blocks:
+def _text_blocks(
+    g: "GraphFile", grep: str, lo: int, hi: int, base: int, indent: int, opener: bytes, known: Optional[Callable[[int], bool]] = None,
+    opts: Tuple[str, ...] = ("-F",),
+) -> Blocks:
+    """A hop's search in a text graph; ``known(offset)``: whether a hit lies in a block read already (left alone)."""
     closer = b"\n" + opener[: indent - 2] + b"}"
     head = b"\n" + opener
 
@@ -170,8 +175,10 @@ def _text_blocks(g: "GraphFile", grep: str, lo: int, hi: int, base: int, indent:
         pats = ['"%s"' % n for n in want | cons] + ['"%s:' % n for n in cons] + ['"^%s"' % n for n in cons]
         blocks: Dict[int, Tuple[int, int]] = {}  # opener offset -> (end, line)
         pattern = "\n".join(sorted(set(pats)))
-        hits = _grep(grep, g, 0, pattern, opts=("-F",)) if lo == 0 and hi >= (g.size or 0) else _grep_range(grep, g, lo, hi, pattern, ("-F",))
+        hits = _grep(grep, g, 0, pattern, opts=opts) if lo == 0 and hi >= (g.size or 0) else _grep_range(grep, g, lo, hi, pattern, opts)
         for off, _ in hits:  # (no line numbers: grep -n costs a third more, and cannot be split; see lines_of)
+            if known is not None and known(off):
+                continue
             back = g.read_at(max(lo, off - _BACK), min(_BACK, off - lo))
             nl = back.rfind(b"\n")
             if nl < 0 and off - lo >= _BACK:
@@ -210,7 +217,7 @@ def _text_blocks(g: "GraphFile", grep: str, lo: int, hi: int, base: int, indent:
     return find
 
 
-def _wire_blocks(g: "GraphFile", grep: str) -> Blocks:
+def _wire_blocks(g: "GraphFile", grep: str, opts: Tuple[str, ...] = ("-F",)) -> Blocks:
     from ..wire._wire_seek import NAME, NODE, Malformed, TopWalk, node_field
 
     # Boundaries of top-level fields met by a walk, about one a MB, kept on the file for the
@@ -225,7 +232,7 @@ def _wire_blocks(g: "GraphFile", grep: str) -> Blocks:
         last = None
         tops = []
         try:
-            for off, _ in _grep(grep, g, 0, "\n".join(sorted(want | cons)), opts=("-F",)):
+            for off, _ in _grep(grep, g, 0, "\n".join(sorted(want | cons)), opts=opts):
                 if last is not None and last.tag <= off < last.end:
                     top = last
                 else:
