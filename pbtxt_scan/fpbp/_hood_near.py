@@ -28,7 +28,7 @@ from ._grep import _SearchFailed
 if TYPE_CHECKING:
     from ..graph._input import GraphFile
 
-WINDOW = 1 << 20  # bytes read on each side of a centre
+WINDOW = 1 << 18  # bytes read on each side of a centre (256 KiB: a few hundred nodes of a training graph)
 BEFORE = 1 << 16  # bytes read before a producer found far away (its own producers)
 _OPENER = b"\nnode {\n"
 _CLOSER = b"\n}\n"
