@@ -115,13 +115,15 @@ def neighbourhoods(
     grep = shutil.which("grep") if search else None
     near: Dict[int, Centre] = {}
     hits: Dict[int, Any] = {}  # (a centre searched for already: not searched again hop by hop)
-    if grep is not None and g.regular and g.lane.searchable and g.binary is None and tuple(g.dialect.path) == ("node",):
+    from ..wire._wire import GRAPHDEF
+
+    if grep is not None and g.regular and g.lane.searchable and g.binary in (None, GRAPHDEF) and tuple(g.dialect.path) == ("node",):
         for k, (what, up, down, fn) in enumerate(asks):
             if isinstance(what, str) and fn is None:
                 hits[k] = hit = searched_centre(g, what)
-                if hit is not None and hit.column == 1:
+                if hit is not None and (hit.column == 1 or g.binary is not None):
                     near[k] = Centre(what, hit.start, None, up, down, rec_of(hit))
-            elif not isinstance(what, str) and what.function is None and what.line is not None:
+            elif not isinstance(what, str) and what.function is None and (what.line is not None or g.binary is not None):
                 near[k] = Centre(what.name, what.offset, what.line, up, down)
     hoods: Dict[int, Hood] = {}
     if near:

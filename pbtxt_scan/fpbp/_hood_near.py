@@ -21,8 +21,10 @@ from __future__ import annotations
 import bisect
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple
 
-from .._model import TF_HEADS, Hood
-from ._hood_find import _NAME_OK, UNCOUNTED, Fallback, Rec, _back_to, _newlines, _on_to, _text_blocks, producer, rec_of
+from .._model import TF_HEADS, Block, Hood
+from ._hood_find import (
+    _NAME_OK, UNCOUNTED, Fallback, Rec, _back_to, _newlines, _on_to, _text_blocks, _wire_blocks, producer, rec_of, wire_marks,
+)
 from ._grep import _SearchFailed
 
 if TYPE_CHECKING:
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
 
 WINDOW = 1 << 18  # bytes read on each side of a centre (256 KiB: a few hundred nodes of a training graph)
 BEFORE = 1 << 16  # bytes read before a producer found far away (its own producers)
+WIRE_WINDOW = 1 << 16  # (a binary graph's nodes are each decoded: fewer of them)
 _OPENER = b"\nnode {\n"
 _CLOSER = b"\n}\n"
 
@@ -113,6 +116,47 @@ def read_window(g: "GraphFile", lo: int, hi: int, at: int, known: Known) -> bool
     return True
 
 
+def read_wire_window(g: "GraphFile", lo: int, hi: int, at: int, known: Known) -> bool:
+    """Read into ``known`` the nodes of a binary GraphDef from the one that holds ``lo`` (walked to
+    by the length prefixes from the last boundary known before it) to the one that holds ``hi``,
+    at least to the node at ``at``; ``False`` if the fields do not chain there."""
+    from ..wire._wire_seek import NODE, Malformed, TopWalk
+
+    marks = wire_marks(g)
+    size = g.size or 0
+    lo = max(0, min(lo, at))
+    m = marks[bisect.bisect_right(marks, lo) - 1]
+    walk = TopWalk(g.read_at, size, m)
+    start: Optional[int] = None
+    end = m
+    try:
+        while end < size and (end <= max(hi, at) or start is None):
+            top = walk.holding(end)
+            if top is None:
+                break
+            if top.tag - m >= _MARK_EVERY and top.tag > marks[-1]:
+                marks.append(top.tag)
+                m = top.tag
+            end = top.end
+            if top.end <= lo:
+                continue
+            if start is None:
+                start = top.tag
+            if top.number == NODE:
+                got = g.rescan(Block(("node",), top.start, top.end, 0, 0, ()), TF_HEADS)
+                if len(got) != 1:
+                    return False
+                known.add(rec_of(got[0]))
+    except Malformed:
+        return False
+    if start is not None:
+        bisect.insort(known.spans, (start, end))
+    return True
+
+
+_MARK_EVERY = 1 << 20
+
+
 def _opener_near(g: "GraphFile", pos: int, floor: int) -> Optional[int]:
     """Where the last column-0 ``node {`` line at or before ``pos`` (and at or after ``floor``) starts."""
     k = _back_to(g, pos + 1, _OPENER, floor)
@@ -129,6 +173,10 @@ def _inside_one(known: Known, start: int, end: int) -> bool:
 
 
 def near_hoods(g: "GraphFile", centres: Sequence[Centre], walk: Walk, grep: str, *, window: int = WINDOW) -> Optional[List[Hood]]:
+    text = g.binary is None
+    read = read_window if text else read_wire_window
+    if not text:
+        window = max(0, min(window, WIRE_WINDOW))
     """Each centre's Hood (``walk`` given the centre, its hops up and down, and a finder), read
     near the centres and searched once for what lies elsewhere; ``None`` where this cannot be
     done (a centre not found where it was said to be, a name grep -F cannot be trusted with,
@@ -137,9 +185,9 @@ def near_hoods(g: "GraphFile", centres: Sequence[Centre], walk: Walk, grep: str,
     anchors: Dict[int, int] = {}
     recs: List[Rec] = []
     for c in centres:
-        if g.read_at(c.offset, 7) != b"node {\n" or (c.offset and g.read_at(c.offset - 1, 1) != b"\n"):
+        if text and (g.read_at(c.offset, 7) != b"node {\n" or (c.offset and g.read_at(c.offset - 1, 1) != b"\n")):
             return None  # (not the writer's layout there)
-        if not read_window(g, c.offset - window, c.offset + window, c.offset, known):
+        if not read(g, c.offset - window, c.offset + window, c.offset, known):
             return None
         r = c.rec or known.recs.get(c.offset)
         if r is None or r.name != c.name:
@@ -147,8 +195,11 @@ def near_hoods(g: "GraphFile", centres: Sequence[Centre], walk: Walk, grep: str,
         known.add(r)
         if c.line is not None:
             anchors[c.offset] = c.line
-        recs.append(r._replace(line=UNCOUNTED))
-    blocks = _text_blocks(g, grep, 0, g.size or 0, 1, 2, b"node {\n", known.covers)
+        recs.append(r._replace(line=UNCOUNTED) if text else r)
+    if text:
+        blocks = _text_blocks(g, grep, 0, g.size or 0, 1, 2, b"node {\n", known.covers)
+    else:
+        blocks = _wire_blocks(g, grep, known=known.covers)
     searched: Set[str] = set()  # every name searched ("n": as a producer's name, or as a consumer's input)
     as_input: Set[str] = set()  # the names searched as inputs too ("n:..." and "^n")
     while True:
@@ -170,8 +221,10 @@ def near_hoods(g: "GraphFile", centres: Sequence[Centre], walk: Walk, grep: str,
         as_input.update(cons)
         for b in found:
             known.add(rec_of(b))
-            if b.name in want and not read_window(g, b.start - BEFORE, b.start, b.start, known):
+            if b.name in want and not read(g, b.start - BEFORE, b.start, b.start, known):
                 return None
+    if not text:
+        return [walk(r, c.up, c.down, known.find) for r, c in zip(recs, centres)]
     drawn: Set[int] = set()  # (the blocks the walks meet: only their lines are counted)
     for r, c in zip(recs, centres):
         walk(r, c.up, c.down, _asking(known, set(), set(), drawn))
