@@ -54,6 +54,7 @@ def test_a_hop_read_by_passes_equals_the_byte_search(path: str, name: str, funct
 
 
 SMALL = [p for p in GRAPHS if p.stat().st_size < 60_000]
+SMALL_BINARY = [p for p in sorted((DATA / "binary").glob("*.pb")) if p.stat().st_size < 60_000]  # (binary GraphDefs)
 
 
 @functools.lru_cache(maxsize=None)
@@ -232,8 +233,8 @@ def test_other_layouts_give_the_naive_hood(tmp_path: Path, text: str, centre: st
 # --- read near the centre, then one byte search (_hood_near)
 
 
-@settings(max_examples=examples(0.2), deadline=None)
-@given(st.sampled_from(SMALL), st.integers(0, 10 ** 6), st.integers(0, 3), st.integers(0, 3), st.sampled_from([0, 1, 300, 3000, 1 << 20]))
+@settings(max_examples=examples(0.3), deadline=None)
+@given(st.sampled_from(SMALL + SMALL_BINARY), st.integers(0, 10 ** 6), st.integers(0, 3), st.integers(0, 3), st.sampled_from([0, 1, 300, 3000, 1 << 20]))
 def test_any_window_gives_the_naive_hood(path: Path, pick: int, up: int, down: int, window: int) -> None:
     names = _names(str(path))
     name = names[pick % len(names)]
@@ -318,19 +319,6 @@ def test_points_drawn_together_share_their_search(monkeypatch: Any) -> None:
         fp, bp = _hood.neighbourhoods(g, [(pts.fp.point, 4, 2, None), (pts.bp.point, 2, 2, None)], max_nodes=100000)
     assert len(calls) == 1, calls  # (no centre searched: the answers say where they are)
     assert fp == naive_hood(path, pts.fp_name, 4, 2) and bp == naive_hood(path, pts.bp_name, 2, 2)
-
-
-SMALL_BINARY = [b for b, _ in TWINS if b.stat().st_size < 60_000]
-
-
-@settings(max_examples=examples(0.2), deadline=None)
-@given(st.sampled_from(SMALL_BINARY), st.integers(0, 10 ** 6), st.integers(0, 3), st.integers(0, 3), st.sampled_from([0, 1, 300, 3000, 1 << 16]))
-def test_any_window_of_a_binary_graph_gives_the_naive_hood(path: Path, pick: int, up: int, down: int, window: int) -> None:
-    names = _names(str(path))
-    name = names[pick % len(names)]
-    with pbtxt_scan.GraphFile.open(str(path)) as g:
-        got = _hood.neighbourhood(g, name, up, down, max_nodes=100000, window=window)
-    assert got == naive_hood(str(path), name, up, down)
 
 
 @pytest.mark.parametrize("binary, name, function, text", [t for t in TWIN_POINTS if t[2] is None][::3])

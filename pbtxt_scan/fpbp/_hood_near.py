@@ -246,6 +246,19 @@ def _asking(known: Known, want: Set[str], cons: Set[str], met: Optional[Set[int]
     return find
 
 
+def _cached_newlines(g: "GraphFile") -> Optional[int]:
+    """The file's newline count, if bp's backward reading left it in the cache."""
+    import json
+
+    from ..graph import _cache
+
+    try:
+        raw = _cache.read(_cache.key_of(g), "lines")
+        return int(json.loads(raw)["newlines"]) if raw else None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def _lines(g: "GraphFile", known: Known, anchors: Dict[int, int], offsets: Set[int]) -> Dict[int, int]:
     """The line of each block at ``offsets``: a window's block from its window's first line, the
     rest each its own; each counted from the nearest line known (an answer's, the file's start,
@@ -254,6 +267,9 @@ def _lines(g: "GraphFile", known: Known, anchors: Dict[int, int], offsets: Set[i
     marks = sorted(anchors.items())
     if not marks or marks[0][0] != 0:
         marks.insert(0, (0, 1))
+    total = _cached_newlines(g)
+    if total is not None and marks[-1][0] < (g.size or 0):
+        marks.append((g.size or 0, total + 1))  # (the file's end: a late node is counted back from there)
     got = dict(marks)
     for off in need:
         k = bisect.bisect_right(marks, (off, 1 << 62)) - 1
