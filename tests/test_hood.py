@@ -329,3 +329,14 @@ def test_binary_answers_drawn_together_share_their_search(monkeypatch: Any, bina
         fp, bp = _hood.neighbourhoods(g, [(pts.fp.point, 4, 2, None), (pts.bp.point, 2, 2, None)], max_nodes=100000)
     assert len(calls) == 1, calls  # (no centre searched: the answers say where they are)
     assert fp == naive_hood(binary, pts.fp_name, 4, 2) and bp == naive_hood(binary, pts.bp_name, 2, 2)
+
+
+@pytest.mark.parametrize("window", [0, 40, 100, 1000, 1 << 18])
+def test_of_two_nodes_named_alike_the_first_is_the_producer_whatever_the_window(tmp_path: Path, window: int) -> None:
+    # TensorFlow refuses such a graph; the walk takes the first p (line 1), as the hop-by-hop search did
+    p = tmp_path / "g.pbtxt"
+    p.write_text(_writer_graph([("p", []), ("p", ["q"]), ("c", ["p"]), ("q", [])], [0, 30, 0, 0]))
+    with pbtxt_scan.GraphFile.open(str(p)) as g:
+        got = _hood.neighbourhood(g, "c", 2, 0, window=window)
+        assert got == _hood.neighbourhood(g, "c", 2, 0, search=False)
+    assert [(n.name, n.op, n.hops, n.line) for n in got.nodes] == [("p", "Op0", -1, 1), ("c", "Op2", 0, 130)]

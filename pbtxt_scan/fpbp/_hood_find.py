@@ -225,8 +225,10 @@ def wire_marks(g: "GraphFile") -> List[int]:
 
 
 def _wire_blocks(
-    g: "GraphFile", grep: str, opts: Tuple[str, ...] = ("-F",), known: Optional[Callable[[int], bool]] = None
+    g: "GraphFile", grep: str, opts: Tuple[str, ...] = ("-F",), known: Optional[Callable[[int], bool]] = None,
+    upto: Optional[int] = None,
 ) -> Blocks:
+    """A hop's search in a binary GraphDef (``upto``: in its first bytes only); ``known`` as for :func:`_text_blocks`."""
     from ..wire._wire_seek import NAME, NODE, Malformed, TopWalk, node_field
 
     # Boundaries of top-level fields met by a walk, about one a MB, kept on the file for the
@@ -240,7 +242,9 @@ def _wire_blocks(
         last = None
         tops = []
         try:
-            for off, _ in _grep(grep, g, 0, "\n".join(sorted(want | cons)), opts=opts):
+            pattern = "\n".join(sorted(want | cons))
+            hits = _grep(grep, g, 0, pattern, opts=opts) if upto is None or upto >= size else _grep_range(grep, g, 0, upto, pattern, opts)
+            for off, _ in hits:
                 if (known is not None and known(off)) or not _may_name(g, off, want, cons):
                     continue  # (no name or input field there: not walked to)
                 if last is not None and last.tag <= off < last.end:

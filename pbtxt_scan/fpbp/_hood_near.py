@@ -13,8 +13,8 @@ When the walk asks for nothing unsearched, it has met every block a walk over th
 would have met, in the same order: the same Hood (``tests/test_hood.py``, with windows of 0 bytes
 up to the whole file).
 
-Node names are taken as unique, as TensorFlow makes them: a producer read in a window is not
-searched for again.
+A producer read in a window is searched for too (in the same pass, or before its block only):
+in a graph that names two nodes alike (TensorFlow refuses one) the first is taken, as before.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, List, Nam
 
 from .._model import TF_HEADS, Block, Hood
 from ._hood_find import (
-    _NAME_OK, UNCOUNTED, Fallback, Rec, _back_to, _newlines, _on_to, _text_blocks, _wire_blocks, producer, rec_of, wire_marks,
+    _NAME_OK, UNCOUNTED, Blocks, Fallback, Rec, _back_to, _newlines, _on_to, _text_blocks, _wire_blocks, producer, rec_of, wire_marks,
 )
 from ._grep import _SearchFailed
 
@@ -196,10 +196,13 @@ def near_hoods(g: "GraphFile", centres: Sequence[Centre], walk: Walk, grep: str,
         if c.line is not None:
             anchors[c.offset] = c.line
         recs.append(r._replace(line=UNCOUNTED) if text else r)
-    if text:
-        blocks = _text_blocks(g, grep, 0, g.size or 0, 1, 2, b"node {\n", known.covers)
-    else:
-        blocks = _wire_blocks(g, grep, known=known.covers)
+    size = g.size or 0
+
+    def search(hi: int) -> Blocks:
+        if text:
+            return _text_blocks(g, grep, 0, hi, 1, 2, b"node {\n", known.covers)
+        return _wire_blocks(g, grep, known=known.covers, upto=hi)
+
     searched: Set[str] = set()  # every name searched ("n": as a producer's name, or as a consumer's input)
     as_input: Set[str] = set()  # the names searched as inputs too ("n:..." and "^n")
     while True:
@@ -208,20 +211,25 @@ def near_hoods(g: "GraphFile", centres: Sequence[Centre], walk: Walk, grep: str,
         for r, c in zip(recs, centres):
             walk(r, c.up, c.down, _asking(known, want, cons, None))
         cons -= as_input
-        want = {n for n in want if n not in known.by_name} - searched - cons
+        want -= searched | cons
+        unread = {n for n in want if n not in known.by_name}
         if not want and not cons:
             break
         if not all(_NAME_OK.match(n) for n in want | cons):
             return None
+        # A producer read already is searched for too, in the same pass: a graph that names two
+        # nodes alike (TensorFlow does not) has its first taken, as a walk over the whole file
+        # does. Alone, such names are searched for before their first block only.
+        hi = size if unread or cons else max(min(known.by_name[n]) for n in want)
         try:
-            found = [b for b in blocks(frozenset(want), frozenset(cons)) if not known.covers(b.start)]
+            found = [b for b in search(hi)(frozenset(want), frozenset(cons)) if not known.covers(b.start)] if hi > 0 else []
         except (Fallback, _SearchFailed):
             return None
         searched.update(want | cons)
         as_input.update(cons)
         for b in found:
             known.add(rec_of(b))
-            if b.name in want and not read(g, b.start - BEFORE, b.start, b.start, known):
+            if b.name in unread and not read(g, b.start - BEFORE, b.start, b.start, known):
                 return None
     if not text:
         return [walk(r, c.up, c.down, known.find) for r, c in zip(recs, centres)]
