@@ -1,5 +1,7 @@
 """What the report and ``show --context`` spend beyond fp and bp, timed inside one process.
 
+``python -m benchmarks.hood FILE --report OUT.html`` runs the ``report`` command itself in this
+process, its phases timed (fp, bp, the drawings, the whole page) against its wall time.
 ``python -m benchmarks.hood FILE [--rounds 3]`` prints, per round, the seconds of fp, bp, the two
 neighbourhoods the report draws (around the answers, found together), the page's rendering, and
 ``show FP --context 2``'s neighbourhood (its centre found by name, as show finds it) on a fresh
@@ -11,7 +13,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
-from typing import Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 
 def _round(path: str) -> Dict[str, float]:
@@ -42,11 +44,47 @@ def _round(path: str) -> Dict[str, float]:
     return out
 
 
+def _report_command(path: str, out: str) -> None:
+    import pbtxt_scan
+    from pbtxt_scan.cli import _report
+    from pbtxt_scan.cli import app as cli
+
+    spent: Dict[str, float] = {}
+
+    def timed(name: str, f: Any) -> Any:
+        def run(*a: Any, **k: Any) -> Any:
+            t = time.perf_counter()
+            try:
+                return f(*a, **k)
+            finally:
+                spent[name] = spent.get(name, 0.0) + time.perf_counter() - t
+
+        return run
+
+    saved = (pbtxt_scan.find_fp, pbtxt_scan.find_bp, _report._drawings, _report._page)
+    pbtxt_scan.find_fp, pbtxt_scan.find_bp = timed("fp", saved[0]), timed("bp", saved[1])
+    _report._drawings, _report._page = timed("drawings", saved[2]), timed("page", saved[3])
+    t = time.perf_counter()
+    try:
+        cli(["report", path, "-o", out])
+    except SystemExit:
+        pass
+    finally:
+        pbtxt_scan.find_fp, pbtxt_scan.find_bp, _report._drawings, _report._page = saved
+    whole = time.perf_counter() - t
+    print("report: %s, the command %.2f s (beyond fp and bp: %.2f s)" % (
+        ", ".join("%s %.2f s" % kv for kv in spent.items()), whole, whole - spent.get("fp", 0) - spent.get("bp", 0)))
+
+
 def main(argv: Optional[List[str]] = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.hood", description=__doc__.splitlines()[0])
     ap.add_argument("file")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--report", metavar="OUT.html", help="run the report command instead, its phases timed")
     a = ap.parse_args(argv)
+    if a.report:
+        _report_command(a.file, a.report)
+        return
     rows: List[Dict[str, float]] = []
     for k in range(a.rounds):
         rows.append(_round(a.file))

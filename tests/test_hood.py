@@ -311,24 +311,17 @@ def test_a_consumer_far_away_costs_a_second_search_only_for_its_own_consumers(tm
     assert len(calls) == 4, calls  # the centre, {a}, {b, c}, {d}: each hop's consumers far away
 
 
-def test_points_drawn_together_share_their_search(monkeypatch: Any) -> None:
-    path = str(DATA / "graphs" / "mlp_sgd.pbtxt")
+TOGETHER = [str(DATA / "graphs" / "mlp_sgd.pbtxt")] + [t[0] for t in TWIN_POINTS if t[2] is None][::3]
+
+
+@pytest.mark.parametrize("path", sorted(set(TOGETHER)))
+def test_answers_drawn_together_share_their_search(monkeypatch: Any, path: str) -> None:
     pts = pbtxt_scan.points(path)
     calls = _counting_greps(monkeypatch)
     with pbtxt_scan.GraphFile.open(path) as g:
         fp, bp = _hood.neighbourhoods(g, [(pts.fp.point, 4, 2, None), (pts.bp.point, 2, 2, None)], max_nodes=100000)
     assert len(calls) == 1, calls  # (no centre searched: the answers say where they are)
     assert fp == naive_hood(path, pts.fp_name, 4, 2) and bp == naive_hood(path, pts.bp_name, 2, 2)
-
-
-@pytest.mark.parametrize("binary, name, function, text", [t for t in TWIN_POINTS if t[2] is None][::3])
-def test_binary_answers_drawn_together_share_their_search(monkeypatch: Any, binary: str, name: str, function: Optional[str], text: str) -> None:
-    pts = pbtxt_scan.points(binary)
-    calls = _counting_greps(monkeypatch)
-    with pbtxt_scan.GraphFile.open(binary) as g:
-        fp, bp = _hood.neighbourhoods(g, [(pts.fp.point, 4, 2, None), (pts.bp.point, 2, 2, None)], max_nodes=100000)
-    assert len(calls) == 1, calls  # (no centre searched: the answers say where they are)
-    assert fp == naive_hood(binary, pts.fp_name, 4, 2) and bp == naive_hood(binary, pts.bp_name, 2, 2)
 
 
 @pytest.mark.parametrize("window", [0, 40, 100, 1000, 1 << 18])
