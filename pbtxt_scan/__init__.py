@@ -14,7 +14,8 @@ Public API (everything else is private and may change):
   :data:`RULES` names the rules, :func:`profiling_options` builds Ascend's PROFILING_OPTIONS
   (:data:`AIC_METRICS`, :data:`TASK_TRACE`: the values it takes)
 - :func:`neighbourhood`: a node's producers and consumers a few hops away, as a :class:`Hood` of
-  :class:`HoodNode` and :class:`HoodEdge` (what ``show --context`` prints)
+  :class:`HoodNode` and :class:`HoodEdge` (what ``show --context`` prints); :func:`neighbourhoods`:
+  several at once, around names or answers' points, sharing their byte search (the report's)
 - :class:`GraphFile`: one input opened once (a path, ``-``, a pipe or ``.gz``; text format, or a binary
   GraphDef, MetaGraphDef or SavedModel told by content), read through by every layer
 - :class:`PbtxtError`: the one error type (``line``, ``column``, ``path``)
@@ -50,7 +51,7 @@ from .language._grammar import parse_text
 # check a file do not pay for them (about 40 ms).
 _RULES_API = (
     "AIC_METRICS", "Answer", "Options", "Point", "Points", "RULES", "TASK_TRACE", "explain", "find_bp", "find_fp",
-    "neighbourhood", "points", "profiling_options",
+    "neighbourhood", "neighbourhoods", "points", "profiling_options",
 )
 
 
@@ -96,6 +97,7 @@ __all__ = [
     "find_node",
     "iter_blocks",
     "neighbourhood",
+    "neighbourhoods",
     "iter_nodes",
     "iter_rows",
     "row_tsv",

@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import contextlib
 import io
-from typing import Any, Iterator, List, NamedTuple, Optional
+from typing import Any, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from .graph._input import GraphFile
 from ._model import Hood
 from .fpbp._hood import neighbourhood as _neighbourhood
+from .fpbp._hood import neighbourhoods as _neighbourhoods
 from .fpbp._profiling import AIC_METRICS, TASK_TRACE, profiling_options
 from .fpbp._rules import RULES, Answer, Options, Point, format_trail
 from .fpbp._rules import find_bp as _find_bp
@@ -88,6 +89,16 @@ def neighbourhood(
         return _neighbourhood(g, name, up, down, function=function, max_nodes=max_nodes)
 
 
+def neighbourhoods(src: Any, centres: Sequence[Tuple[Any, int, int]], *, max_nodes: int = 64) -> List[Hood]:
+    """Several neighbourhoods of one graph at once, each centre ``(what, up, down)``: ``what`` a
+    node's name (as :func:`neighbourhood` finds it) or an answer's :class:`Point` (read where it
+    says, in its function), e.g. ``neighbourhoods(path, [(p.fp.point, 4, 2), (p.bp.point, 2, 2)])``.
+    Where the input allows, they are read near their centres and share one byte search (what the
+    report draws costs one pass over the file, not one a hop)."""
+    with _graph(src) as g:
+        return _neighbourhoods(g, [(w, up, down, None) for w, up, down in centres], max_nodes=max_nodes)
+
+
 def points(src: Any, opts: Options = Options()) -> Points:
     """fp_point and bp_point of one graph, read through one opened input (``src`` as for
     :func:`find_fp`): ``points(src).fp_name``, ``.bp_name``, and the two :class:`Answer` objects."""
@@ -117,5 +128,5 @@ def _graph(src: Any) -> Iterator[GraphFile]:
 
 __all__ = [
     "AIC_METRICS", "RULES", "TASK_TRACE", "Answer", "Options", "Point", "Points", "explain", "find_bp",
-    "find_fp", "neighbourhood", "points", "profiling_options",
+    "find_fp", "neighbourhood", "neighbourhoods", "points", "profiling_options",
 ]

@@ -54,6 +54,7 @@ def test_a_hop_read_by_passes_equals_the_byte_search(path: str, name: str, funct
 
 
 SMALL = [p for p in GRAPHS if p.stat().st_size < 60_000]
+SMALL_BINARY = [p for p in sorted((DATA / "binary").glob("*.pb")) if p.stat().st_size < 60_000]  # (binary GraphDefs)
 
 
 @functools.lru_cache(maxsize=None)
@@ -227,3 +228,108 @@ def test_other_layouts_give_the_naive_hood(tmp_path: Path, text: str, centre: st
     p = tmp_path / "g.pbtxt"
     p.write_text(text)
     assert pbtxt_scan.neighbourhood(str(p), centre, 3, 3) == naive_hood(str(p), centre, 3, 3)
+
+
+# --- read near the centre, then one byte search (_hood_near)
+
+
+@settings(max_examples=examples(0.3), deadline=None)
+@given(st.sampled_from(SMALL + SMALL_BINARY), st.integers(0, 10 ** 6), st.integers(0, 3), st.integers(0, 3), st.sampled_from([0, 1, 300, 3000, 1 << 20]))
+def test_any_window_gives_the_naive_hood(path: Path, pick: int, up: int, down: int, window: int) -> None:
+    names = _names(str(path))
+    name = names[pick % len(names)]
+    with pbtxt_scan.GraphFile.open(str(path)) as g:
+        got = _hood.neighbourhood(g, name, up, down, max_nodes=100000, window=window)
+    assert got == naive_hood(str(path), name, up, down)
+
+
+def _writer_graph(nodes: List[Tuple[str, List[str]]], filler: List[int]) -> str:
+    """Nodes in tf.io.write_graph's layout, ``filler[k]`` unrelated Const nodes before the k-th."""
+    out = []
+    for k, (name, inputs) in enumerate(nodes):
+        out += ['node {\n  name: "pad%d_%d"\n  op: "Const"\n}\n' % (k, j) for j in range(filler[k % len(filler)])]
+        out.append('node {\n  name: "%s"\n  op: "Op%d"\n%s}\n' % (name, k % 3, "".join('  input: "%s"\n' % i for i in inputs)))
+    return "".join(out) + "versions {\n  producer: 1\n}\n"
+
+
+@st.composite
+def _random_graphs(draw: Any) -> Tuple[str, str]:
+    n = draw(st.integers(1, 9))
+    names = ["n%d" % k for k in range(n)]
+    nodes = []
+    for name in names:  # (inputs name any node, before or after it: the order need not be topological)
+        picks = draw(st.lists(st.tuples(st.sampled_from(names), st.sampled_from(["", ":1", "^"])), max_size=3))
+        nodes.append((name, ["^" + p if s == "^" else p + s for p, s in picks]))
+    text = _writer_graph(nodes, draw(st.lists(st.integers(0, 40), min_size=1, max_size=4)))
+    return text, draw(st.sampled_from(names))
+
+
+@settings(max_examples=examples(0.3), deadline=None)
+@given(_random_graphs(), st.integers(0, 3), st.integers(0, 3), st.sampled_from([0, 40, 500, 1 << 20]))
+def test_far_producers_and_consumers_are_found(tmp_path_factory: Any, graph: Tuple[str, str], up: int, down: int, window: int) -> None:
+    text, centre = graph
+    p = tmp_path_factory.mktemp("far") / "g.pbtxt"
+    p.write_text(text)
+    with pbtxt_scan.GraphFile.open(str(p)) as g:
+        got = _hood.neighbourhood(g, centre, up, down, max_nodes=100000, window=window)
+    assert got == naive_hood(str(p), centre, up, down)
+
+
+def _counting_greps(monkeypatch: Any) -> List[str]:
+    import pbtxt_scan.fpbp._hood_find as hf
+
+    calls: List[str] = []
+    real = hf._grep
+
+    def counted(grep: str, g: Any, offset: int, pattern: str, **kw: Any) -> Any:
+        calls.append(pattern)
+        return real(grep, g, offset, pattern, **kw)
+
+    monkeypatch.setattr(hf, "_grep", counted)
+    return calls
+
+
+@pytest.mark.parametrize("path, name, function", [p for p in POINTS if p[2] is None][::4])
+def test_context_2_is_the_centres_search_and_one_more(monkeypatch: Any, path: str, name: str, function: Optional[str]) -> None:
+    calls = _counting_greps(monkeypatch)
+    with pbtxt_scan.GraphFile.open(path) as g:
+        got = _hood.neighbourhood(g, name, 2, 2, max_nodes=100000)
+    assert got == naive_hood(path, name, 2, 2)
+    assert len(calls) == 2, calls  # (the centre's, then every name the walk asked for at once)
+
+
+def test_a_consumer_far_away_costs_a_second_search_only_for_its_own_consumers(tmp_path: Path, monkeypatch: Any) -> None:
+    # c is a's consumer; d, far after it, is c's consumer: the window (40 bytes) holds a alone
+    text = _writer_graph([("a", []), ("b", ["a"]), ("c", ["a:1"]), ("d", ["^c"]), ("e", ["d"])], [0, 30, 0, 30, 0])
+    p = tmp_path / "g.pbtxt"
+    p.write_text(text)
+    calls = _counting_greps(monkeypatch)
+    with pbtxt_scan.GraphFile.open(str(p)) as g:
+        got = _hood.neighbourhood(g, "a", 0, 3, window=40)
+    assert [(n.name, n.hops) for n in got.nodes] == [("a", 0), ("b", 1), ("c", 1), ("d", 2), ("e", 3)]
+    assert got == naive_hood(str(p), "a", 0, 3)
+    assert len(calls) == 4, calls  # the centre, {a}, {b, c}, {d}: each hop's consumers far away
+
+
+TOGETHER = [str(DATA / "graphs" / "mlp_sgd.pbtxt")] + [t[0] for t in TWIN_POINTS if t[2] is None][::3]
+
+
+@pytest.mark.parametrize("path", sorted(set(TOGETHER)))
+def test_answers_drawn_together_share_their_search(monkeypatch: Any, path: str) -> None:
+    pts = pbtxt_scan.points(path)
+    calls = _counting_greps(monkeypatch)
+    with pbtxt_scan.GraphFile.open(path) as g:
+        fp, bp = _hood.neighbourhoods(g, [(pts.fp.point, 4, 2, None), (pts.bp.point, 2, 2, None)], max_nodes=100000)
+    assert len(calls) == 1, calls  # (no centre searched: the answers say where they are)
+    assert fp == naive_hood(path, pts.fp_name, 4, 2) and bp == naive_hood(path, pts.bp_name, 2, 2)
+
+
+@pytest.mark.parametrize("window", [0, 40, 100, 1000, 1 << 18])
+def test_of_two_nodes_named_alike_the_first_is_the_producer_whatever_the_window(tmp_path: Path, window: int) -> None:
+    # TensorFlow refuses such a graph; the walk takes the first p (line 1), as the hop-by-hop search did
+    p = tmp_path / "g.pbtxt"
+    p.write_text(_writer_graph([("p", []), ("p", ["q"]), ("c", ["p"]), ("q", [])], [0, 30, 0, 0]))
+    with pbtxt_scan.GraphFile.open(str(p)) as g:
+        got = _hood.neighbourhood(g, "c", 2, 0, window=window)
+        assert got == _hood.neighbourhood(g, "c", 2, 0, search=False)
+    assert [(n.name, n.op, n.hops, n.line) for n in got.nodes] == [("p", "Op0", -1, 1), ("c", "Op2", 0, 130)]

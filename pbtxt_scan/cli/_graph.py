@@ -179,8 +179,8 @@ def show(
     A node of a binary graph is printed as text format (as tf.io.write_graph writes it), after a
     '# FILE offset N' comment; --json gives line null, its offset, and lines counted in that text.
 
-    The neighbourhood is read hop by hop with a byte search (never the whole graph in memory):
-    producers are the nodes the inputs name (^x: a control input, x:1: an output of x), consumers
+    The neighbourhood is read near the node, then one byte search over the file finds what lies
+    elsewhere (never the whole graph in memory): producers are the nodes the inputs name (^x: a control input, x:1: an output of x), consumers
     the nodes whose inputs name it. One row a node: hop, line (or offset), op, name, and the
     inputs it takes from the other rows.
 

@@ -127,7 +127,7 @@ def _page(
         ba = find_bp(g, opts)
         if not quiet_mode():
             say_unmatched_ops(g, opts.skip_ops, opts.keep_ops)
-        drawings = [_drawing(g, fa, FP_UP, context), _drawing(g, ba, context, context)]
+        drawings = _drawings(g, [(fa, FP_UP, context), (ba, context, context)])
         facts = _facts(g, fa, ba)
     say_notes(g)
     say_ge_rules(file, g)
@@ -174,6 +174,25 @@ def _marks(ans: Any, hood: Any) -> Dict[str, Tuple[str, str]]:
         if p.name in where and where[p.name] == (p.offset if binary else p.line):
             marks[p.name] = ("alt", "alternative to %s: %s" % (ans.kind, a.reason))
     return marks
+
+
+def _drawings(g: Any, asks: List[Tuple[Any, int, int]]) -> List[Any]:
+    """Each answer's drawing; the neighbourhoods found together (one byte search for both where
+    the input allows), else each on its own (one that fails says why on its own)."""
+    from ..report import Drawing
+    import pbtxt_scan
+
+    both = [(a, up, down) for a, up, down in asks if a.point is not None]
+    find = getattr(pbtxt_scan, "neighbourhoods", None)
+    if find is not None and both:
+        try:
+            hoods = dict(zip((id(a) for a, _, _ in both), find(g, [(a.point, up, down) for a, up, down in both])))
+        except LookupError:
+            pass
+        else:
+            return [Drawing(a.kind, hoods[id(a)], _marks(a, hoods[id(a)])) if id(a) in hoods else _drawing(g, a, up, down)
+                    for a, up, down in asks]
+    return [_drawing(g, a, up, down) for a, up, down in asks]
 
 
 def _drawing(g: Any, ans: Any, up: int, down: int) -> Any:

@@ -1,18 +1,23 @@
 """A node's neighbourhood (``show --context``, the report's drawing): the producers ``up`` hops
 above it and the consumers ``down`` hops below it, and the edges among them, as a :class:`Hood`.
 
-Found hop by hop, without the graph in memory: each hop asks for the blocks *named* like the
-frontier's inputs (producers) and the blocks whose inputs *name* the frontier (consumers). Where
-the input allows (a regular file, grep at hand) each hop is one byte search (``_hood_find``: a
-fixed-string grep for the frontier's names, hits read at their blocks only); else each hop is one
-forward reading of the blocks. Both give the same Hood (``tests/test_hood.py``).
+Found without the graph in memory, by a breadth-first walk (:func:`walk`): each hop asks for the
+blocks *named* like the frontier's inputs (producers) and the blocks whose inputs *name* the
+frontier (consumers). For a graph's own nodes in a regular file (text in the writer's layout, or a
+binary GraphDef) the walk runs over the blocks near the centres, and one byte search for every
+name it asked for proves the rest of the file adds nothing, or adds what it found
+(``_hood_near``: ``show --context 2`` is the centre's search and one more; the report's two
+drawings share one). Else it goes hop by hop: each hop one byte search (``_hood_find``: a
+fixed-string grep for the frontier's names, hits read at their blocks only), or, where the input
+allows none, one forward reading of the blocks. All give the same Hood (``tests/test_hood.py``).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, List, Optional, Set
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from .._model import FUNCTION_NODES, TF_HEADS, Hood, HoodEdge, HoodNode
 from ._hood_find import UNCOUNTED, Finder, Rec, grep_finder, lines_of, pass_finder, producer, rec_of, searched_centre
+from ._hood_near import WINDOW, Centre, near_hoods
 
 if TYPE_CHECKING:
     from ..graph._input import GraphFile
@@ -68,7 +73,7 @@ def walk(
     counted = lines_of(g, (r.offset for r in recs.values() if r.line == UNCOUNTED)) if g is not None else {}
     nodes = []
     for n, r in recs.items():
-        if r.line == UNCOUNTED:
+        if r.line == UNCOUNTED and r.offset in counted:
             r = recs[n] = r._replace(line=counted[r.offset])
         u, d = du.get(n), dd.get(n)
         hops = -u if u is not None and (d is None or u <= d) else d
@@ -86,16 +91,67 @@ def walk(
 
 def neighbourhood(
     g: "GraphFile", name: str, up: int = 2, down: int = 2, *, function: Optional[str] = None, max_nodes: int = 64,
-    search: bool = True,
+    search: bool = True, window: int = WINDOW,
 ) -> Hood:
     """The :class:`Hood` of the node ``name`` (found as :func:`find_node` finds it: the graph's
     own nodes first, then its library functions; ``function``: in that function only).
-    Raises :class:`LookupError` if no node has that name."""
+    Raises :class:`LookupError` if no node has that name. ``window``: the bytes read on each side
+    of the centre before the one byte search (``_hood_near``)."""
+    return neighbourhoods(g, [(name, up, down, function)], max_nodes=max_nodes, search=search, window=window)[0]
+
+
+Ask = Tuple[Any, int, int, Optional[str]]  # (a node's name or an answer's Point, hops up, hops down, its function)
+
+
+def neighbourhoods(
+    g: "GraphFile", asks: Sequence[Ask], *, max_nodes: int = 64, search: bool = True, window: int = WINDOW,
+) -> List[Hood]:
+    """The :class:`Hood` of each ask: a node's name (found as :func:`neighbourhood` finds it), or
+    an answer's :class:`Point` (read at its offset, in its function). Where the input allows, the
+    graph's own nodes of a text graph are read near their centres and proved complete by one byte
+    search for them all (``_hood_near``); else hop by hop, each on its own."""
+    import shutil
+
+    for _, up, down, _ in asks:
+        if up < 0 or down < 0:
+            raise ValueError("up and down count hops: 0 or more")
+    max_nodes = max(1, max_nodes)
+    grep = shutil.which("grep") if search else None
+    near: Dict[int, Centre] = {}
+    hits: Dict[int, Any] = {}  # (a centre searched for already: not searched again hop by hop)
+    from ..wire._wire import GRAPHDEF
+
+    if grep is not None and g.regular and g.lane.searchable and g.binary in (None, GRAPHDEF) and tuple(g.dialect.path) == ("node",):
+        for k, (what, up, down, fn) in enumerate(asks):
+            if isinstance(what, str) and fn is None:
+                hits[k] = hit = searched_centre(g, what)
+                if hit is not None and (hit.column == 1 or g.binary is not None):
+                    near[k] = Centre(what, hit.start, None, up, down, rec_of(hit))
+            elif not isinstance(what, str) and what.function is None and (what.line is not None or g.binary is not None):
+                near[k] = Centre(what.name, what.offset, what.line, up, down)
+    hoods: Dict[int, Hood] = {}
+    if near:
+        got = near_hoods(g, list(near.values()), lambda c, u, d, f: walk(c, u, d, f, max_nodes, None), grep or "", window=window)
+        if got is not None:
+            hoods = dict(zip(near, got))
+    return [
+        hoods[k] if k in hoods else _hop_by_hop(g, what, up, down, fn, max_nodes, search, hits.get(k, ()))
+        for k, (what, up, down, fn) in enumerate(asks)
+    ]
+
+
+def _hop_by_hop(
+    g: "GraphFile", what: Any, up: int, down: int, function: Optional[str], max_nodes: int, search: bool, hit: Any = ()
+) -> Hood:
+    """A neighbourhood searched (or read) a hop at a time (``hit``: the centre's search made already)."""
     from ..graph._paths import find_node
 
-    if up < 0 or down < 0:
-        raise ValueError("up and down count hops: 0 or more")
-    hit = searched_centre(g, name) if search and function is None else None  # (one byte search, not a reading)
+    if isinstance(what, str):
+        name = what
+    else:
+        name, function = what.name, what.function
+    if hit == ():
+        hit = searched_centre(g, name) if search and function is None else None  # (one byte search, not a reading)
     if hit is not None:
         fn: Optional[str] = None
         block = hit
@@ -115,4 +171,4 @@ def neighbourhood(
         find = grep_finder(g, path, fn, block)
     if find is None:
         find = pass_finder(g, path, fn)
-    return walk(centre, up, down, find, max(1, max_nodes), fn, g)
+    return walk(centre, up, down, find, max_nodes, fn, g)

@@ -147,10 +147,11 @@ def searched_centre(g: "GraphFile", name: str) -> Optional[Block]:
     grep = shutil.which("grep")
     if grep is None or not g.regular or not g.lane.searchable or not _NAME_OK.match(name):
         return None
+    first = ("-F", "--line-buffered")  # (each hit as it is found: the search stops at the node, not at the file's end)
     if g.binary is None and tuple(g.dialect.path) == ("node",):
-        blocks = _text_blocks(g, grep, 0, g.size or 0, 1, 2, b"node {\n")
+        blocks = _text_blocks(g, grep, 0, g.size or 0, 1, 2, b"node {\n", opts=first)
     elif g.binary == GRAPHDEF:
-        blocks = _wire_blocks(g, grep)
+        blocks = _wire_blocks(g, grep, first)
     else:
         return None
     try:
@@ -162,7 +163,11 @@ def searched_centre(g: "GraphFile", name: str) -> Optional[Block]:
     return None
 
 
-def _text_blocks(g: "GraphFile", grep: str, lo: int, hi: int, base: int, indent: int, opener: bytes) -> Blocks:
+def _text_blocks(
+    g: "GraphFile", grep: str, lo: int, hi: int, base: int, indent: int, opener: bytes, known: Optional[Callable[[int], bool]] = None,
+    opts: Tuple[str, ...] = ("-F",),
+) -> Blocks:
+    """A hop's search in a text graph; ``known(offset)``: whether a hit lies in a block read already (left alone)."""
     closer = b"\n" + opener[: indent - 2] + b"}"
     head = b"\n" + opener
 
@@ -170,8 +175,10 @@ def _text_blocks(g: "GraphFile", grep: str, lo: int, hi: int, base: int, indent:
         pats = ['"%s"' % n for n in want | cons] + ['"%s:' % n for n in cons] + ['"^%s"' % n for n in cons]
         blocks: Dict[int, Tuple[int, int]] = {}  # opener offset -> (end, line)
         pattern = "\n".join(sorted(set(pats)))
-        hits = _grep(grep, g, 0, pattern, opts=("-F",)) if lo == 0 and hi >= (g.size or 0) else _grep_range(grep, g, lo, hi, pattern, ("-F",))
+        hits = _grep(grep, g, 0, pattern, opts=opts) if lo == 0 and hi >= (g.size or 0) else _grep_range(grep, g, lo, hi, pattern, opts)
         for off, _ in hits:  # (no line numbers: grep -n costs a third more, and cannot be split; see lines_of)
+            if known is not None and known(off):
+                continue
             back = g.read_at(max(lo, off - _BACK), min(_BACK, off - lo))
             nl = back.rfind(b"\n")
             if nl < 0 and off - lo >= _BACK:
@@ -210,14 +217,24 @@ def _text_blocks(g: "GraphFile", grep: str, lo: int, hi: int, base: int, indent:
     return find
 
 
-def _wire_blocks(g: "GraphFile", grep: str) -> Blocks:
+def wire_marks(g: "GraphFile") -> List[int]:
+    """The node boundaries known in a binary graph, in order (kept on the file for the next walk)."""
+    marks: List[int] = getattr(g, "_hood_marks", None) or _index_marks(g)
+    g._hood_marks = marks  # type: ignore[attr-defined]
+    return marks
+
+
+def _wire_blocks(
+    g: "GraphFile", grep: str, opts: Tuple[str, ...] = ("-F",), known: Optional[Callable[[int], bool]] = None,
+    upto: Optional[int] = None,
+) -> Blocks:
+    """A hop's search in a binary GraphDef (``upto``: in its first bytes only); ``known`` as for :func:`_text_blocks`."""
     from ..wire._wire_seek import NAME, NODE, Malformed, TopWalk, node_field
 
     # Boundaries of top-level fields met by a walk, about one a MB, kept on the file for the
     # next hop (and the centre's search before them): each walk starts at the last one before its
     # hit, so the hops walk the length prefixes about once between them, not once each.
-    marks: List[int] = getattr(g, "_hood_marks", None) or [0]
-    g._hood_marks = marks  # type: ignore[attr-defined]
+    marks = wire_marks(g)
     size = g.size or 0
 
     def find(want: FrozenSet[str], cons: FrozenSet[str]) -> Iterator[Block]:
@@ -225,7 +242,11 @@ def _wire_blocks(g: "GraphFile", grep: str) -> Blocks:
         last = None
         tops = []
         try:
-            for off, _ in _grep(grep, g, 0, "\n".join(sorted(want | cons)), opts=("-F",)):
+            pattern = "\n".join(sorted(want | cons))
+            hits = _grep(grep, g, 0, pattern, opts=opts) if upto is None or upto >= size else _grep_range(grep, g, 0, upto, pattern, opts)
+            for off, _ in hits:
+                if (known is not None and known(off)) or not _may_name(g, off, want, cons):
+                    continue  # (no name or input field there: not walked to)
                 if last is not None and last.tag <= off < last.end:
                     top = last
                 else:
@@ -253,6 +274,56 @@ def _wire_blocks(g: "GraphFile", grep: str) -> Blocks:
             raise Fallback("a binary graph whose fields do not chain") from None
 
     return find
+
+
+_NAME_TAG, _INPUT_TAG = 0x0A, 0x1A  # NodeDef.name and NodeDef.input, length-delimited
+
+
+def _may_name(g: "GraphFile", off: int, want: FrozenSet[str], cons: FrozenSet[str]) -> bool:
+    """Whether a raw hit at ``off`` may lie in a ``name`` field naming one of ``want`` or an
+    ``input`` field naming one of ``cons``, by the bytes around it alone: such a field's value
+    starts at the hit, one byte before it (``^x``: no name holds a ``^``) or one byte after it
+    (grep's match began at the length's last byte, which may be a name's character; no tag is,
+    so no match spans one). A hit that fails is no such field's first match, and a field's
+    other matches follow its first: only hits that pass need the walk that proves them."""
+    lo = max(0, off - 12)
+    head = g.read_at(lo, off + 2 - lo)
+    for s in (off, off + 1, off - 1):
+        k = s - lo  # (the value's first byte in head)
+        if k < 2 or k > len(head) or (s == off - 1 and head[k:k + 1] != b"^"):
+            continue
+        n, shift, j = 0, 0, k - 1  # the length: a varint that ends at k - 1, read backward
+        if head[j] >= 0x80:
+            continue
+        while j > 0 and head[j - 1] >= 0x80 and k - j < 5:
+            j -= 1
+        for b in head[j:k]:
+            n |= (b & 0x7F) << shift
+            shift += 7
+        if j < 1 or head[j - 1] not in (_NAME_TAG, _INPUT_TAG):
+            continue
+        v = g.read_at(s, n).decode("utf-8", "surrogateescape")
+        if len(v) != n:
+            continue
+        if (head[j - 1] == _NAME_TAG and v in want) or (head[j - 1] == _INPUT_TAG and producer(v) in cons):
+            return True
+    return False
+
+
+def _index_marks(g: "GraphFile") -> List[int]:
+    """Node boundaries to start walks from: 0, and the checkpoints (one a 256 KiB) of the backward
+    index bp built for this file, when the cache holds it (the report's hits near bp are then
+    walked to from close by, not from the start)."""
+    from ..graph import _cache
+    from ..wire._wire_index import load_index
+
+    try:
+        index = load_index(_cache.read(_cache.key_of(g), "wire-index-node"), ("node",))
+    except OSError:
+        index = None
+    if index is None:
+        return [0]
+    return [0] + sorted(o for o, f in zip(index.offs, index.fids) if f == -1 and o > 0)
 
 
 def _opener_above(back: bytes, k: int) -> bool:

@@ -1,0 +1,96 @@
+"""What the report and ``show --context`` spend beyond fp and bp, timed inside one process.
+
+``python -m benchmarks.hood FILE --report OUT.html`` runs the ``report`` command itself in this
+process, its phases timed (fp, bp, the drawings, the whole page) against its wall time.
+``python -m benchmarks.hood FILE [--rounds 3]`` prints, per round, the seconds of fp, bp, the two
+neighbourhoods the report draws (around the answers, found together), the page's rendering, and
+``show FP --context 2``'s neighbourhood (its centre found by name, as show finds it) on a fresh
+open; then the medians. The end-to-end commands and their peak memory are measured with
+``/usr/bin/time -v`` (benchmarks/README.md, issue 24).
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from typing import Any, Dict, List, Optional
+
+
+def _round(path: str) -> Dict[str, float]:
+    import pbtxt_scan
+    from pbtxt_scan.cli._points import answer_json
+    from pbtxt_scan.cli._report import FP_UP
+    from pbtxt_scan.report import Drawing, Page, render
+
+    out: Dict[str, float] = {}
+    with pbtxt_scan.GraphFile.open(path) as g:
+        t = time.perf_counter()
+        fa = pbtxt_scan.find_fp(g)
+        out["fp"] = time.perf_counter() - t
+        t = time.perf_counter()
+        ba = pbtxt_scan.find_bp(g)
+        out["bp"] = time.perf_counter() - t
+        t = time.perf_counter()
+        hoods = pbtxt_scan.neighbourhoods(g, [(fa.point, FP_UP, 2), (ba.point, 2, 2)])
+        out["report's hoods"] = time.perf_counter() - t
+    t = time.perf_counter()
+    drawings = [Drawing(a.kind, h, {}) for a, h in zip((fa, ba), hoods)]
+    render(Page(path, "", "", [], [answer_json(fa, path), answer_json(ba, path)], drawings, [], [], (), ""))
+    out["render"] = time.perf_counter() - t
+    with pbtxt_scan.GraphFile.open(path) as g:
+        t = time.perf_counter()
+        pbtxt_scan.neighbourhood(g, fa.point.name, 2, 2)
+        out["show fp -C 2"] = time.perf_counter() - t
+    return out
+
+
+def _report_command(path: str, out: str) -> None:
+    import pbtxt_scan
+    from pbtxt_scan.cli import _report
+    from pbtxt_scan.cli import app as cli
+
+    spent: Dict[str, float] = {}
+
+    def timed(name: str, f: Any) -> Any:
+        def run(*a: Any, **k: Any) -> Any:
+            t = time.perf_counter()
+            try:
+                return f(*a, **k)
+            finally:
+                spent[name] = spent.get(name, 0.0) + time.perf_counter() - t
+
+        return run
+
+    saved = (pbtxt_scan.find_fp, pbtxt_scan.find_bp, _report._drawings, _report._page)
+    pbtxt_scan.find_fp, pbtxt_scan.find_bp = timed("fp", saved[0]), timed("bp", saved[1])
+    _report._drawings, _report._page = timed("drawings", saved[2]), timed("page", saved[3])
+    t = time.perf_counter()
+    try:
+        cli(["report", path, "-o", out])
+    except SystemExit:
+        pass
+    finally:
+        pbtxt_scan.find_fp, pbtxt_scan.find_bp, _report._drawings, _report._page = saved
+    whole = time.perf_counter() - t
+    print("report: %s, the command %.2f s (beyond fp and bp: %.2f s)" % (
+        ", ".join("%s %.2f s" % kv for kv in spent.items()), whole, whole - spent.get("fp", 0) - spent.get("bp", 0)))
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.hood", description=__doc__.splitlines()[0])
+    ap.add_argument("file")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--report", metavar="OUT.html", help="run the report command instead, its phases timed")
+    a = ap.parse_args(argv)
+    if a.report:
+        _report_command(a.file, a.report)
+        return
+    rows: List[Dict[str, float]] = []
+    for k in range(a.rounds):
+        rows.append(_round(a.file))
+        print("round %d: %s" % (k + 1, ", ".join("%s %.2f s" % kv for kv in rows[-1].items())), flush=True)
+    print("median: %s" % ", ".join("%s %.2f s" % (key, statistics.median(r[key] for r in rows)) for key in rows[0]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,301 @@
+"""Neighbourhoods read near their centres, then proved complete by one byte search (``_hood``).
+
+TF writes a graph in an order where a node's producers mostly sit just before it and its
+consumers just after it, so the blocks within ``window`` bytes of a centre usually hold its whole
+neighbourhood. The walk (``_hood.walk``) runs over the blocks read so far (:class:`Known`), and
+records what it asked for: the names whose consumers it wanted and the producers it named. A
+consumer may sit anywhere in the file, and so may a producer not read yet: one fixed-string grep
+over the whole file for all those names at once (every centre's: the report draws two) finds every
+block that names them at its ``name:`` or ``input:`` line. Blocks found outside the windows join
+the known ones (with the bytes just before a producer found so: its own producers are usually
+there), and the walk runs again; a second search is made only for names the first did not cover.
+When the walk asks for nothing unsearched, it has met every block a walk over the whole graph
+would have met, in the same order: the same Hood (``tests/test_hood.py``, with windows of 0 bytes
+up to the whole file).
+
+A producer read in a window is searched for too (in the same pass, or before its block only):
+in a graph that names two nodes alike (TensorFlow refuses one) the first is taken, as before.
+"""
+from __future__ import annotations
+
+import bisect
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple
+
+from .._model import TF_HEADS, Block, Hood
+from ._hood_find import (
+    _NAME_OK, UNCOUNTED, Blocks, Fallback, Rec, _back_to, _newlines, _on_to, _text_blocks, _wire_blocks, producer, rec_of, wire_marks,
+)
+from ._grep import _SearchFailed
+
+if TYPE_CHECKING:
+    from ..graph._input import GraphFile
+
+WINDOW = 1 << 18  # bytes read on each side of a centre (256 KiB: a few hundred nodes of a training graph)
+BEFORE = 1 << 16  # bytes read before a producer found far away (its own producers)
+WIRE_WINDOW = 1 << 16  # (a binary graph's nodes are each decoded: fewer of them)
+_OPENER = b"\nnode {\n"
+_CLOSER = b"\n}\n"
+
+Walk = Callable[[Rec, int, int, Callable[[FrozenSet[str], FrozenSet[str]], Iterable[Rec]]], Hood]
+
+
+class Known:
+    """The blocks read so far, by offset, name and the producers their inputs name; the spans of
+    the file read whole (a hit inside one is a block known already); and the lines known: a
+    window's blocks have lines counted from the window's first byte (``base``)."""
+
+    __slots__ = ("recs", "by_name", "by_src", "spans", "base")
+
+    def __init__(self) -> None:
+        self.recs: Dict[int, Rec] = {}
+        self.by_name: Dict[str, List[int]] = {}
+        self.by_src: Dict[str, List[int]] = {}
+        self.spans: List[Tuple[int, int]] = []
+        self.base: Dict[int, int] = {}  # a block's offset -> its window's first byte (its line counted from there)
+
+    def add(self, r: Rec, window: Optional[int] = None) -> None:
+        if r.offset in self.recs:
+            return
+        self.recs[r.offset] = r
+        self.by_name.setdefault(r.name, []).append(r.offset)
+        for i in r.inputs:
+            self.by_src.setdefault(producer(i), []).append(r.offset)
+        if window is not None:
+            self.base[r.offset] = window
+
+    def covers(self, off: int) -> bool:
+        k = bisect.bisect_right(self.spans, (off, 1 << 62)) - 1
+        return k >= 0 and self.spans[k][0] <= off < self.spans[k][1]
+
+    def find(self, want: FrozenSet[str], cons: FrozenSet[str]) -> List[Rec]:
+        offs: Set[int] = set()
+        for n in want:
+            offs.update(self.by_name.get(n, ()))
+        for n in cons:
+            offs.update(self.by_src.get(n, ()))
+        return [self.recs[o] for o in sorted(offs)]
+
+
+class Centre(NamedTuple):
+    """A neighbourhood asked for: its node (``rec``, or read at ``offset`` and checked to be
+    named ``name``), the line known of it (or ``None``), and the hops up and down."""
+
+    name: str
+    offset: int
+    line: Optional[int]
+    up: int
+    down: int
+    rec: Optional[Rec] = None
+
+
+def read_window(g: "GraphFile", lo: int, hi: int, at: int, known: Known) -> bool:
+    """Read into ``known`` the top-level nodes from the last column-0 ``node {`` at or before ``lo``
+    (within ``lo - WINDOW``; else the node at ``at``) to the last column-0 closer before ``hi``
+    (at least to the end of the node at ``at``); ``False`` if the bytes do not scan there."""
+    from ..text._canonical import scan_canonical
+
+    size = g.size or 0
+    start = _opener_near(g, max(0, min(lo, at)), max(0, min(lo, at) - WINDOW))
+    if start is None or start > at:
+        start = at
+    e = _back_to(g, min(max(hi, at), size), _CLOSER, start)
+    end = e + 2 if e is not None and e > at else None
+    if end is None:
+        e = _on_to(g, at, _CLOSER)
+        end = size if e is None else e + 2
+    if _inside_one(known, start, end):
+        return True
+    try:
+        for b in scan_canonical(g.reader(start, end), ("node",), TF_HEADS, start_offset=start, start_line=1, validate=False):
+            if b.column != 1:
+                return False
+            known.add(rec_of(b), start)
+    except Exception:  # (a PbtxtError, or a hand-over's end of input: bytes that are no whole nodes there)
+        return False
+    bisect.insort(known.spans, (start, end))
+    return True
+
+
+def read_wire_window(g: "GraphFile", lo: int, hi: int, at: int, known: Known) -> bool:
+    """Read into ``known`` the nodes of a binary GraphDef from the one that holds ``lo`` (walked to
+    by the length prefixes from the last boundary known before it) to the one that holds ``hi``,
+    at least to the node at ``at``; ``False`` if the fields do not chain there."""
+    from ..wire._wire_seek import NODE, Malformed, TopWalk
+
+    marks = wire_marks(g)
+    size = g.size or 0
+    lo = max(0, min(lo, at))
+    m = marks[bisect.bisect_right(marks, lo) - 1]
+    walk = TopWalk(g.read_at, size, m)
+    start: Optional[int] = None
+    end = m
+    try:
+        while end < size and (end <= max(hi, at) or start is None):
+            top = walk.holding(end)
+            if top is None:
+                break
+            if top.tag - m >= _MARK_EVERY and top.tag > marks[-1]:
+                marks.append(top.tag)
+                m = top.tag
+            end = top.end
+            if top.end <= lo:
+                continue
+            if start is None:
+                start = top.tag
+            if top.number == NODE:
+                got = g.rescan(Block(("node",), top.start, top.end, 0, 0, ()), TF_HEADS)
+                if len(got) != 1:
+                    return False
+                known.add(rec_of(got[0]))
+    except Malformed:
+        return False
+    if start is not None:
+        bisect.insort(known.spans, (start, end))
+    return True
+
+
+_MARK_EVERY = 1 << 20
+
+
+def _opener_near(g: "GraphFile", pos: int, floor: int) -> Optional[int]:
+    """Where the last column-0 ``node {`` line at or before ``pos`` (and at or after ``floor``) starts."""
+    k = _back_to(g, pos + 1, _OPENER, floor)
+    if k is None:
+        return None
+    if k < floor:  # (at ``floor`` itself: a line start only after a newline)
+        return floor if floor == 0 or g.read_at(floor - 1, 1) == b"\n" else None
+    return k + 1
+
+
+def _inside_one(known: Known, start: int, end: int) -> bool:
+    k = bisect.bisect_right(known.spans, (start, 1 << 62)) - 1
+    return k >= 0 and known.spans[k][0] <= start and end <= known.spans[k][1]
+
+
+def near_hoods(g: "GraphFile", centres: Sequence[Centre], walk: Walk, grep: str, *, window: int = WINDOW) -> Optional[List[Hood]]:
+    text = g.binary is None
+    read = read_window if text else read_wire_window
+    if not text:
+        window = max(0, min(window, WIRE_WINDOW))
+    """Each centre's Hood (``walk`` given the centre, its hops up and down, and a finder), read
+    near the centres and searched once for what lies elsewhere; ``None`` where this cannot be
+    done (a centre not found where it was said to be, a name grep -F cannot be trusted with,
+    bytes that do not scan, a hit the search cannot place): then search hop by hop."""
+    known = Known()
+    anchors: Dict[int, int] = {}
+    recs: List[Rec] = []
+    for c in centres:
+        if text and (g.read_at(c.offset, 7) != b"node {\n" or (c.offset and g.read_at(c.offset - 1, 1) != b"\n")):
+            return None  # (not the writer's layout there)
+        if not read(g, c.offset - window, c.offset + window, c.offset, known):
+            return None
+        r = c.rec or known.recs.get(c.offset)
+        if r is None or r.name != c.name:
+            return None
+        known.add(r)
+        if c.line is not None:
+            anchors[c.offset] = c.line
+        recs.append(r._replace(line=UNCOUNTED) if text else r)
+    size = g.size or 0
+
+    def search(hi: int) -> Blocks:
+        if text:
+            return _text_blocks(g, grep, 0, hi, 1, 2, b"node {\n", known.covers)
+        return _wire_blocks(g, grep, known=known.covers, upto=hi)
+
+    searched: Set[str] = set()  # every name searched ("n": as a producer's name, or as a consumer's input)
+    as_input: Set[str] = set()  # the names searched as inputs too ("n:..." and "^n")
+    while True:
+        want: Set[str] = set()
+        cons: Set[str] = set()
+        for r, c in zip(recs, centres):
+            walk(r, c.up, c.down, _asking(known, want, cons, None))
+        cons -= as_input
+        want -= searched | cons
+        unread = {n for n in want if n not in known.by_name}
+        if not want and not cons:
+            break
+        if not all(_NAME_OK.match(n) for n in want | cons):
+            return None
+        # A producer read already is searched for too, in the same pass: a graph that names two
+        # nodes alike (TensorFlow does not) has its first taken, as a walk over the whole file
+        # does. Alone, such names are searched for before their first block only.
+        hi = size if unread or cons else max(min(known.by_name[n]) for n in want)
+        try:
+            found = [b for b in search(hi)(frozenset(want), frozenset(cons)) if not known.covers(b.start)] if hi > 0 else []
+        except (Fallback, _SearchFailed):
+            return None
+        searched.update(want | cons)
+        as_input.update(cons)
+        for b in found:
+            known.add(rec_of(b))
+            if b.name in unread and not read(g, b.start - BEFORE, b.start, b.start, known):
+                return None
+    if not text:
+        return [walk(r, c.up, c.down, known.find) for r, c in zip(recs, centres)]
+    drawn: Set[int] = set()  # (the blocks the walks meet: only their lines are counted)
+    for r, c in zip(recs, centres):
+        walk(r, c.up, c.down, _asking(known, set(), set(), drawn))
+    counted = _lines(g, known, anchors, drawn | {r.offset for r in recs})
+    for off in counted:
+        known.recs[off] = known.recs[off]._replace(line=counted[off])
+    return [walk(r._replace(line=counted[r.offset]), c.up, c.down, known.find) for r, c in zip(recs, centres)]
+
+
+def _asking(known: Known, want: Set[str], cons: Set[str], met: Optional[Set[int]]) -> Callable[[FrozenSet[str], FrozenSet[str]], List[Rec]]:
+    def find(w: FrozenSet[str], c: FrozenSet[str]) -> List[Rec]:
+        want.update(w)
+        cons.update(c)
+        got = known.find(w, c)
+        if met is not None:
+            met.update(r.offset for r in got)
+        return got
+
+    return find
+
+
+def _cached_newlines(g: "GraphFile") -> Optional[int]:
+    """The file's newline count, if bp's backward reading left it in the cache."""
+    import json
+
+    from ..graph import _cache
+
+    try:
+        raw = _cache.read(_cache.key_of(g), "lines")
+        return int(json.loads(raw)["newlines"]) if raw else None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _lines(g: "GraphFile", known: Known, anchors: Dict[int, int], offsets: Set[int]) -> Dict[int, int]:
+    """The line of each block at ``offsets``: a window's block from its window's first line, the
+    rest each its own; each counted from the nearest line known (an answer's, the file's start,
+    or one counted before), backward or forward."""
+    need = sorted({known.base.get(o, o) for o in offsets} - set(anchors))
+    marks = sorted(anchors.items())
+    if not marks or marks[0][0] != 0:
+        marks.insert(0, (0, 1))
+    total = _cached_newlines(g)
+    if total is not None and marks[-1][0] < (g.size or 0):
+        marks.append((g.size or 0, total + 1))  # (the file's end: a late node is counted back from there)
+    got = dict(marks)
+    for off in need:
+        k = bisect.bisect_right(marks, (off, 1 << 62)) - 1
+        a_off, a_line = marks[k]
+        if k + 1 < len(marks) and marks[k + 1][0] - off < off - a_off:
+            b_off, b_line = marks[k + 1]
+            line = b_line - _newlines(g, off, b_off)
+        else:
+            line = a_line + _newlines(g, a_off, off)
+        got[off] = line
+        bisect.insort(marks, (off, line))
+    out: Dict[int, int] = {}
+    for o in offsets:
+        w = known.base.get(o)
+        if o in anchors:
+            out[o] = anchors[o]
+        elif w is not None:
+            out[o] = got[w] + known.recs[o].line - 1  # type: ignore[operator]
+        else:
+            out[o] = got[o]
+    return out
