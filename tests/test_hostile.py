@@ -20,6 +20,7 @@ from typing import List
 import pytest
 from support.cli import CliRunner
 from support.hostile import _BINARY_GRAPHDEF, CASES, NODE, run_measured
+from support.signals import default_sigint
 
 from pbtxt_scan.cli import app
 
@@ -372,7 +373,7 @@ def test_ctrl_c_exits_130_without_a_traceback(tmp_path: Path) -> None:
     # The graph comes through a pipe we keep open: the scan cannot end before the signal, however
     # fast the machine (a file of 60 MB could be read whole within the wait on 2 idle cores).
     p = subprocess.Popen([sys.executable, "-m", "pbtxt_scan", "stats", "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, env=env)
+                         stderr=subprocess.PIPE, env=env, preexec_fn=default_sigint)
     assert p.stdin is not None
     p.stdin.write(big.read_bytes())
     p.stdin.flush()

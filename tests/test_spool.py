@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, List
 
 import pytest
+from support.signals import default_sigint
 
 from pbtxt_scan import GraphFile, PbtxtError
 from pbtxt_scan.source import _source
@@ -129,9 +130,9 @@ def test_no_temporary_file_is_left(tmp_path: Path) -> None:
     assert (ok.returncode, ok.stdout.strip()) == (0, "gradients/dense/MatMul_grad/MatMul_1"), ok.stderr
     bad = _cli("fp", "-", input="node { name: 'a' op: \n", env=env)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
-    p = subprocess.Popen(  # (bp: it reads the stream to its end, so it is still copying when Ctrl-C comes;
-        # fp may answer from the first blocks and exit 0 before the signal)
-        [sys.executable, "-m", "pbtxt_scan", "bp", "-"], stdin=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    p = subprocess.Popen(  # (bp: it reads the stream to its end, so it is still copying when Ctrl-C comes)
+        [sys.executable, "-m", "pbtxt_scan", "bp", "-"], stdin=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+        preexec_fn=default_sigint,
     )
     assert p.stdin is not None
     p.stdin.write(MLP.read_bytes())
