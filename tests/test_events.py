@@ -318,6 +318,18 @@ def test_an_event_file_is_opened_once(tmp_path: Path, args: List[str]) -> None:
     assert n == 1, "opened %d times" % n
 
 
+def _random_file(kinds: List[str], rng: random.Random, *, image_max: int) -> bytes:
+    """An event file of one record of each kind, in order (graphs: a graph's bytes, only found here)."""
+    small = ev.forward_only(MLP)[:600]
+    make = {
+        "scalar": lambda s: ev.scalar("loss", rng.random(), s), "histogram": lambda s: ev.histogram("w", rng, s),
+        "image": lambda s: ev.image("img", rng, s, rng.randrange(10, image_max)), "graph": lambda s: ev.graph_def(small, s),
+        "meta": lambda s: ev.meta_graph_def(small, s), "trace": lambda s: ev.trace_export([small, small[:100]], step=s),
+        "keras": lambda s: ev.keras_model(), "log": lambda s: ev.event([(7, [(1, 1)])], s),
+    }
+    return ev.event_file([make[k](s) for s, k in enumerate(kinds)])
+
+
 _RECORD_KINDS = st.sampled_from(["scalar", "histogram", "image", "graph", "meta", "trace", "keras", "log"])
 
 
@@ -326,14 +338,7 @@ _RECORD_KINDS = st.sampled_from(["scalar", "histogram", "image", "graph", "meta"
 def test_the_fast_loop_finds_what_a_full_walk_finds(kinds: List[str], window: int, walk_first: int, rng: random.Random) -> None:
     """Any window size (summaries across its end, records longer than it) and any number of
     summaries walked first: the same records, graphs and Keras configs as walking every field."""
-    small = ev.forward_only(MLP)[:600]  # (a graph's bytes: only found, never parsed, here)
-    make = {
-        "scalar": lambda s: ev.scalar("loss", rng.random(), s), "histogram": lambda s: ev.histogram("w", rng, s),
-        "image": lambda s: ev.image("img", rng, s, rng.randrange(10, 3000)), "graph": lambda s: ev.graph_def(small, s),
-        "meta": lambda s: ev.meta_graph_def(small, s), "trace": lambda s: ev.trace_export([small, small[:100]], step=s),
-        "keras": lambda s: ev.keras_model(), "log": lambda s: ev.event([(7, [(1, 1)])], s),
-    }
-    blob = ev.event_file([make[k](s) for s, k in enumerate(kinds)])
+    blob = _random_file(kinds, rng, image_max=3000)
     read_at = _read_at(blob)
     fast = _events.scan(read_at, len(blob), window=window, walk_first=walk_first)
     full = _events.scan(read_at, len(blob), window=len(blob) + 1, walk_first=len(blob))
@@ -352,14 +357,7 @@ def test_parts_on_several_workers_join_into_one_pass(kinds: List[str], jobs: int
     workers' parts join into what one pass reads."""
     from pbtxt_scan.wire._events_split import scan_split
 
-    small = ev.forward_only(MLP)[:700]
-    make = {
-        "scalar": lambda s: ev.scalar("loss", rng.random(), s), "histogram": lambda s: ev.histogram("w", rng, s),
-        "image": lambda s: ev.image("img", rng, s, rng.randrange(10, 6000)), "graph": lambda s: ev.graph_def(small, s),
-        "meta": lambda s: ev.meta_graph_def(small, s), "trace": lambda s: ev.trace_export([small, small[:100]], step=s),
-        "keras": lambda s: ev.keras_model(), "log": lambda s: ev.event([(7, [(1, 1)])], s),
-    }
-    blob = ev.event_file([make[k](s) for s, k in enumerate(kinds)])
+    blob = _random_file(kinds, rng, image_max=6000)
     if cut:
         blob = blob[:-3]
     read_at = _read_at(blob)
