@@ -47,9 +47,11 @@ def check(
 ) -> Stats:
     """Validate the whole file against the grammar; raise :class:`PbtxtError` at the first error.
     (An event file: its framing and every record's data CRC, then the graph read.)"""
+    t0 = time.perf_counter()
+    jobs = usable_cores() if jobs is None else jobs
     with opened(path, spool=False) as g:
-        _check_records(g, every=True, jobs=usable_cores() if jobs is None else jobs)
-        return stats(g, dialect=None, chunk_size=chunk_size, on_progress=on_progress, jobs=jobs)
+        _check_records(g, every=True, jobs=jobs)
+        return _stats(g, None, chunk_size, on_progress, jobs, t0)
 
 
 def _check_records(g: Any, *, every: bool, jobs: int = 1) -> None:
@@ -83,26 +85,34 @@ def stats(
     t0 = time.perf_counter()
     jobs = usable_cores() if jobs is None else jobs
     with opened(path, spool=False) as g:
-        _check_records(g, every=False)  # (check has checked them all)
-        d = g.dialect if dialect is None or dialect == "auto" else named(dialect)
-        if jobs != 1:
-            from . import _parallel
+        _check_records(g, every=False)
+        return _stats(g, dialect, chunk_size, on_progress, jobs, t0)
 
-            got = _parallel.stats(g, d.path, NAME_AND_OP, jobs, on_progress)
-            if got is not None:
-                n, ops, nbytes, lines = got
-                return Stats(g.name, d.name, nbytes, lines, n, ops, time.perf_counter() - t0, g.binary)
-        end_state: Dict[str, int] = {}
-        if isinstance(g.lane, WireLane):
-            # A binary graph: node count, op histogram and validation from one fold over the
-            # length prefixes (``wire._wire_whole``), no block made for most nodes.
-            fold = Fold(validate=True)
-            for _ in g.lane.fold(d.path, fold, NAME_AND_OP, on_progress=on_progress, end_state=end_state):
-                pass
-            return Stats(g.name, d.name, end_state["bytes"], None, fold.nodes, fold.histogram(), time.perf_counter() - t0, g.binary)
-        ops: Dict[str, int] = collections.Counter()
-        n = 0
-        for b in g.blocks(d.path, NAME_AND_OP, chunk_size, on_progress, end_state, validate=True):
-            n += 1
-            ops[b.op or "?"] += 1
-        return Stats(g.name, d.name, end_state["bytes"], end_state["lines"], n, dict(ops), time.perf_counter() - t0, g.binary)
+
+def _stats(
+    g: Any, dialect: Union[None, str, Dialect], chunk_size: int, on_progress: Optional[Callable[[int], None]], jobs: int,
+    t0: float,
+) -> Stats:
+    """:func:`stats` of an open input whose event-file CRCs (if any) were checked."""
+    d = g.dialect if dialect is None or dialect == "auto" else named(dialect)
+    if jobs != 1:
+        from . import _parallel
+
+        got = _parallel.stats(g, d.path, NAME_AND_OP, jobs, on_progress)
+        if got is not None:
+            n, ops, nbytes, lines = got
+            return Stats(g.name, d.name, nbytes, lines, n, ops, time.perf_counter() - t0, g.binary)
+    end_state: Dict[str, int] = {}
+    if isinstance(g.lane, WireLane):
+        # A binary graph: node count, op histogram and validation from one fold over the
+        # length prefixes (``wire._wire_whole``), no block made for most nodes.
+        fold = Fold(validate=True)
+        for _ in g.lane.fold(d.path, fold, NAME_AND_OP, on_progress=on_progress, end_state=end_state):
+            pass
+        return Stats(g.name, d.name, end_state["bytes"], None, fold.nodes, fold.histogram(), time.perf_counter() - t0, g.binary)
+    ops: Dict[str, int] = collections.Counter()
+    n = 0
+    for b in g.blocks(d.path, NAME_AND_OP, chunk_size, on_progress, end_state, validate=True):
+        n += 1
+        ops[b.op or "?"] += 1
+    return Stats(g.name, d.name, end_state["bytes"], end_state["lines"], n, dict(ops), time.perf_counter() - t0, g.binary)

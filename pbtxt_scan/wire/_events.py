@@ -70,7 +70,7 @@ class Scan:
     """What :func:`scan` found: the record count, the last graphs' places (all of ``record``'s when
     one was asked), how many graphs in all, and what else there was."""
 
-    __slots__ = ("records", "graphs", "places", "asked", "plugins", "keras_models", "keras", "run_metadata", "size", "cut",
+    __slots__ = ("records", "graphs", "places", "asked", "plugins", "keras_models", "keras", "size", "cut",
                  "end")
 
     def __init__(self, size: int) -> None:
@@ -82,7 +82,6 @@ class Scan:
         self.plugins: Set[str] = set()
         self.keras_models = 0
         self.keras: Optional[str] = None  # which Keras wrote the first model config: "3", or its keras_version
-        self.run_metadata = 0
         self.cut: Optional[PbtxtError] = None  # the last record, cut short (still being written)
         self.end = 0  # where the records read end (a part's: the first record it did not read)
 
@@ -197,9 +196,11 @@ _HEAD = struct.Struct("<QI")
 _FRAME = HEADER + FOOTER
 _PEEK = HEADER + 64  # a record's header and its Event's first fields
 _CRCS_KEPT = 1 << 16
-# The tags of the Event fields no graph is in: file_version (3), log_message (6), session_log (7),
-# source_metadata (10). (graph_def 4, summary 5, tagged_run_metadata 8, meta_graph_def 9 are walked.)
-_NO_GRAPH = frozenset({0x1A, 0x32, 0x3A, 0x52})
+# The tags of the Event fields whose graphs are not read: file_version (3), log_message (6),
+# session_log (7), tagged_run_metadata (8: TF1 add_run_metadata's partition graphs, as placed
+# and partitioned, not the graph written), source_metadata (10). (graph_def 4, summary 5 and
+# meta_graph_def 9 are walked.)
+_NO_GRAPH = frozenset({0x1A, 0x32, 0x3A, 0x42, 0x52})
 
 
 def _graphs(w: Window, rec: Record, out: Scan) -> Iterator[Place]:
@@ -217,8 +218,6 @@ def _graphs(w: Window, rec: Record, out: Scan) -> Iterator[Place]:
         elif field == 5:
             for k, (fa, fb, tag) in enumerate(_run_metadata_graphs(w, a, b, rec, out)):
                 yield Place(rec.index, rec.offset, fa, fb, GRAPHDEF, "function graph %d of summary %r" % (k, tag), step)
-        elif field == 8:
-            out.run_metadata += 1
 
 
 def _run_metadata_graphs(w: Window, start: int, end: int, rec: Record, out: Scan) -> Iterator[Tuple[int, int, str]]:
@@ -246,7 +245,6 @@ def _run_metadata_graphs(w: Window, start: int, end: int, rec: Record, out: Scan
         if plugin in GRAPH_PLUGINS and tensor is not None:
             for sf, swt, sa, sb in _fields(w, tensor[0], tensor[1], rec):
                 if sf == 8 and swt == 2:  # string_val[0]: the RunMetadata
-                    out.run_metadata += 1
                     for fa, fb in _function_graphs(w, sa, sb, rec):
                         yield fa, fb, tag
                     break

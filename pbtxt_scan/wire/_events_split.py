@@ -90,7 +90,6 @@ def _joined(got: List[Tuple[int, Optional[Scan], Optional[str]]], cuts: List[int
         out.plugins |= part.plugins
         out.keras_models += part.keras_models
         out.keras = out.keras or part.keras
-        out.run_metadata += part.run_metadata
         out.cut = part.cut
         expected = part.end
         if part.cut is not None:
