@@ -11,7 +11,7 @@ event file are compared with) and stored in one ``Event.graph_def`` record after
 of the summaries (the Keras callback writes it after the first batch; a ``FileWriter`` at its
 start). Every step writes, one Event each, as ``tf.summary`` does:
 
-- 3 scalars (a float tensor, ``float_val``; the ``scalars`` plugin's metadata on a tag's first write),
+- 3 scalars (a float tensor, ``float_val``; the ``scalars`` plugin's metadata on every write, as TF 2 writes it),
 - a histogram of each of 48 variables (TF 2's 30 buckets: a ``[30, 3]`` float64 tensor of
   left edge, right edge and count, random per step),
 - every 25 steps, 3 images (``string_val``: width, height and an encoded image of random bytes,
@@ -60,19 +60,13 @@ def _frame(data: bytes) -> bytes:
 
 
 class _Run:
-    """The summaries of one step after another; a tag's plugin metadata on its first write only."""
+    """The summaries of one step after another, each with its plugin's metadata (TF 2 writes it
+    on every write: tests/data/events/tf_keras_callback's MANIFEST.json)."""
 
     def __init__(self, seed: int) -> None:
         self.rng = random.Random(seed)
-        self.seen: set = set()
         self.step = 0
         self.wall = 1796151832.0
-
-    def _tag(self, tag: bytes, plugin: bytes) -> bytes:
-        if tag in self.seen:
-            return b""
-        self.seen.add(tag)
-        return plugin
 
     def step_records(self) -> List[bytes]:
         rng, s = self.rng, self.step
@@ -81,7 +75,7 @@ class _Run:
         out = []
         for tag in (b"epoch_loss", b"epoch_accuracy", b"learning_rate"):
             tensor = b"\x08\x01" + _shape() + _ld(5, struct.pack("<f", rng.random()))
-            out.append(_event(self.wall, s, _value(tag, tensor, self._tag(tag, b"scalars"))))
+            out.append(_event(self.wall, s, _value(tag, tensor, b"scalars")))
         for v in range(VARIABLES):
             tag = b"layer_%d/kernel_0" % v
             lo = rng.uniform(-1, 0)
@@ -90,12 +84,12 @@ class _Run:
             for k in range(30):
                 cells += [lo + k * width, lo + (k + 1) * width, float(rng.randrange(5000))]
             tensor = b"\x08\x02" + _shape(30, 3) + _ld(4, struct.pack("<90d", *cells))
-            out.append(_event(self.wall, s, _value(tag, tensor, self._tag(tag, b"histograms"))))
+            out.append(_event(self.wall, s, _value(tag, tensor, b"histograms")))
         if s % IMAGE_EVERY == 0:
             for k in range(3):
                 png = b"\x89PNG\r\n\x1a\n" + rng.getrandbits(8 * rng.randrange(20000, 60000)).to_bytes(60000, "little")[: rng.randrange(20000, 60000)]
                 tensor = b"\x08\x07" + _shape(3) + _ld(8, b"224") + _ld(8, b"224") + _ld(8, png)
-                out.append(_event(self.wall, s, _value(b"input_image/%d" % k, tensor, self._tag(b"img%d" % k, b"images"))))
+                out.append(_event(self.wall, s, _value(b"input_image/%d" % k, tensor, b"images")))
         return out
 
 
