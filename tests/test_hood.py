@@ -243,24 +243,38 @@ def test_any_window_gives_the_naive_hood(path: Path, pick: int, up: int, down: i
     assert got == naive_hood(str(path), name, up, down)
 
 
-def _writer_graph(nodes: List[Tuple[str, List[str]]], filler: List[int]) -> str:
-    """Nodes in tf.io.write_graph's layout, ``filler[k]`` unrelated Const nodes before the k-th."""
+def _writer_graph(nodes: List[Tuple[str, List[str]]], filler: List[int], names: Tuple[str, ...] = ()) -> str:
+    """Nodes in tf.io.write_graph's layout, ``filler[k]`` unrelated Const nodes before the k-th;
+    with ``names``, their attrs name those nodes as TF's do (a colocation ``loc:@``) and as a
+    string may (quoted inside it, escaped)."""
     out = []
     for k, (name, inputs) in enumerate(nodes):
-        out += ['node {\n  name: "pad%d_%d"\n  op: "Const"\n}\n' % (k, j) for j in range(filler[k % len(filler)])]
+        for j in range(filler[k % len(filler)]):
+            if not names:
+                out.append('node {\n  name: "pad%d_%d"\n  op: "Const"\n}\n' % (k, j))
+                continue
+            other = names[(k + j) % len(names)]
+            out.append('node {\n  name: "pad%d_%d"\n  op: "Const"\n  attr {\n    key: "_class"\n    value {\n      list {\n'
+                       '        s: "loc:@%s"\n      }\n    }\n  }\n  attr {\n    key: "note"\n    value {\n      s: "\\"%s\\" %s:0"\n'
+                       '    }\n  }\n}\n' % (k, j, other, other, other))
         out.append('node {\n  name: "%s"\n  op: "Op%d"\n%s}\n' % (name, k % 3, "".join('  input: "%s"\n' % i for i in inputs)))
     return "".join(out) + "versions {\n  producer: 1\n}\n"
 
 
+# Names as real graphs hold them: short ones, and long ones that begin, end or hold one another
+# (a tower's copy, a gradient's, a numbered twin), which a byte search for one meets in the others.
+_NAME_POOL = ["n0", "n1", "add", "add_1", "dense/MatMul", "dense/MatMul_1", "tower_1/dense/MatMul", "dense/MatMul_grad/MatMul",
+              "gradients/dense/MatMul_grad/MatMul", "dense/MatMul/ReadVariableOp", "IteratorGetNext", "IteratorGetNext_1"]
+
+
 @st.composite
 def _random_graphs(draw: Any) -> Tuple[str, str]:
-    n = draw(st.integers(1, 9))
-    names = ["n%d" % k for k in range(n)]
+    names = draw(st.lists(st.sampled_from(_NAME_POOL), min_size=1, max_size=9, unique=True))
     nodes = []
     for name in names:  # (inputs name any node, before or after it: the order need not be topological)
         picks = draw(st.lists(st.tuples(st.sampled_from(names), st.sampled_from(["", ":1", "^"])), max_size=3))
         nodes.append((name, ["^" + p if s == "^" else p + s for p, s in picks]))
-    text = _writer_graph(nodes, draw(st.lists(st.integers(0, 40), min_size=1, max_size=4)))
+    text = _writer_graph(nodes, draw(st.lists(st.integers(0, 40), min_size=1, max_size=4)), tuple(names))
     return text, draw(st.sampled_from(names))
 
 
@@ -270,7 +284,12 @@ def test_far_producers_and_consumers_are_found(tmp_path_factory: Any, graph: Tup
     text, centre = graph
     p = tmp_path_factory.mktemp("far") / "g.pbtxt"
     p.write_text(text)
-    with pbtxt_scan.GraphFile.open(str(p)) as g:
+
+    def no_fallback(*a: Any) -> Any:
+        raise AssertionError("the search could not place a hit: the hood was made hop by hop")
+
+    with pbtxt_scan.GraphFile.open(str(p)) as g, pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_hood, "_hop_by_hop", no_fallback)  # (every hit a name's, in a colocation or a string's: placed or left)
         got = _hood.neighbourhood(g, centre, up, down, max_nodes=100000, window=window)
     assert got == naive_hood(str(p), centre, up, down)
 

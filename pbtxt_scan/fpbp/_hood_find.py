@@ -172,19 +172,25 @@ def _text_blocks(
     head = b"\n" + opener
 
     def find(want: FrozenSet[str], cons: FrozenSet[str]) -> Iterator[Block]:
-        pats = ['"%s"' % n for n in want | cons] + ['"%s:' % n for n in cons] + ['"^%s"' % n for n in cons]
         blocks: Dict[int, Tuple[int, int]] = {}  # opener offset -> (end, line)
-        pattern = "\n".join(sorted(set(pats)))
+        pattern = "\n".join(search_patterns(want, cons))
         hits = _grep(grep, g, 0, pattern, opts=opts) if lo == 0 and hi >= (g.size or 0) else _grep_range(grep, g, lo, hi, pattern, opts)
-        for off, _ in hits:  # (no line numbers: grep -n costs a third more, and cannot be split; see lines_of)
+        for off, text in hits:  # (no line numbers: grep -n costs a third more, and cannot be split; see lines_of)
             if known is not None and known(off):
                 continue
-            back = g.read_at(max(lo, off - _BACK), min(_BACK, off - lo))
+            near = _quoted_value(g, off, text, want, cons, lo)
+            if near is None:
+                continue
+            off, back = near
             nl = back.rfind(b"\n")
-            if nl < 0 and off - lo >= _BACK:
-                raise Fallback("a hit in a long line")
+            m = _FIELD_LINE.match(back[nl + 1:])
+            if (nl < 0 or (m is not None and len(m.group(1)) != indent)) and len(back) < off - lo:
+                back = g.read_at(max(lo, off - _BACK), min(_BACK, off - lo))  # (the line, or the lines above it, start further back)
+                nl = back.rfind(b"\n")
+                if nl < 0 and off - lo >= _BACK:
+                    raise Fallback("a hit in a long line")
+                m = _FIELD_LINE.match(back[nl + 1:])
             prefix = back[nl + 1:]
-            m = _FIELD_LINE.match(prefix)
             if m is None:
                 if prefix.endswith(b"\\"):  # (an escaped quote inside a string)
                     continue
@@ -215,6 +221,59 @@ def _text_blocks(
             yield got[0]._replace(line=UNCOUNTED)  # (in file order: the hits come in order, a block once)
 
     return find
+
+
+_BARE_MIN = 8  # (a shorter name is searched for quoted: bare, it would be met inside many other names)
+
+
+def search_patterns(want: FrozenSet[str], cons: FrozenSet[str]) -> List[str]:
+    """The fixed strings that find every ``name: "n"`` of ``want`` and ``cons`` and every
+    ``input: "n"``, ``"n:k"`` or ``"^n"`` of ``cons``: the bare names, which grep finds a third
+    faster than quoted ones (a quote in a pattern, a byte on every line of the text, shortens
+    grep's skips); :func:`_quoted_value` keeps the hits that are whole values. A short name is
+    quoted instead: bare, it would be met inside many other names, each hit read here."""
+    pats = set()
+    for n in want | cons:
+        if len(n) >= _BARE_MIN:
+            pats.add(n)
+        else:
+            pats.add('"%s"' % n)
+            if n in cons:
+                pats.update(('"%s:' % n, '"^%s"' % n))
+    return sorted(pats)
+
+
+_NEAR = 256  # bytes read before a hit: most lines start within them
+
+
+def _quoted_value(
+    g: "GraphFile", off: int, text: bytes, want: FrozenSet[str], cons: FrozenSet[str], floor: int,
+) -> Optional[Tuple[int, bytes]]:
+    """Where the quoted string a hit ``text`` at ``off`` lies in opens, and the bytes before that
+    quote (``_NEAR`` of them at most, none before ``floor``), if it is a value a search asked for: ``"n"`` for a name of
+    ``want`` or ``cons``, ``"n:k"`` or ``"^n"`` for one of ``cons``; else ``None``. A name holds
+    no quote, caret or colon, so no false hit overlaps a true one, and grep's longest match at a
+    true value's first byte is the value's name (a name that only begins it is followed by
+    another of the name's bytes)."""
+    if text[:1] == b'"':  # (a quoted pattern: its name)
+        off, text = off + 1, text[1:]
+        if text[:1] == b"^":
+            off, text = off + 1, text[1:]
+        text = text[:-1]
+    n = text.decode("ascii", "replace")
+    lo = max(floor, off - _NEAR)
+    buf = g.read_at(lo, off - lo + len(text) + 1)
+    k = off - lo  # (the name's first byte in buf)
+    after = buf[k + len(text):k + len(text) + 1]
+    if buf[k - 1:k] == b'"':
+        q = k - 1
+        if not (after == b'"' and (n in want or n in cons)) and not (after == b":" and n in cons):
+            return None
+    elif buf[k - 2:k] == b'"^' and after == b'"' and n in cons:
+        q = k - 2
+    else:
+        return None
+    return lo + q, buf[:q]
 
 
 def wire_marks(g: "GraphFile") -> List[int]:
