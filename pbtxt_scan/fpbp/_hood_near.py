@@ -25,7 +25,7 @@ from .._model import TF_HEADS, Block, Hood
 from ._hood_find import (
     _NAME_OK, UNCOUNTED, Blocks, Fallback, Rec, _back_to, _newlines, _on_to, _text_blocks, _wire_blocks, producer, rec_of, wire_marks,
 )
-from ._grep import _SearchFailed
+from ._grep import _SearchFailed, newlines_to_end
 
 if TYPE_CHECKING:
     from ..graph._input import GraphFile
@@ -92,6 +92,7 @@ def read_window(g: "GraphFile", lo: int, hi: int, at: int, known: Known) -> bool
     """Read into ``known`` the top-level nodes from the last column-0 ``node {`` at or before ``lo``
     (within ``lo - WINDOW``; else the node at ``at``) to the last column-0 closer before ``hi``
     (at least to the end of the node at ``at``); ``False`` if the bytes do not scan there."""
+    from ..text import _layout as layout
     from ..text._canonical import scan_canonical
 
     size = g.size or 0
@@ -105,8 +106,11 @@ def read_window(g: "GraphFile", lo: int, hi: int, at: int, known: Known) -> bool
         end = size if e is None else e + 2
     if _inside_one(known, start, end):
         return True
+    # A window's few thousand lines are walked one by one (0.07 s) unless this process has built
+    # the batch patterns already: building them (0.3 s) would cost more than they save here.
+    warm_up = None if layout.warm() else end - start
     try:
-        for b in scan_canonical(g.reader(start, end), ("node",), TF_HEADS, start_offset=start, start_line=1, validate=False):
+        for b in scan_canonical(g.reader(start, end), ("node",), TF_HEADS, start_offset=start, start_line=1, validate=False, warm_up=warm_up):
             if b.column != 1:
                 return False
             known.add(rec_of(b), start)
@@ -267,6 +271,9 @@ def _cached_newlines(g: "GraphFile") -> Optional[int]:
         return None
 
 
+_WC_MIN = 16 << 20  # (a shorter tail is counted here: starting wc costs more)
+
+
 def _lines(g: "GraphFile", known: Known, anchors: Dict[int, int], offsets: Set[int]) -> Dict[int, int]:
     """The line of each block at ``offsets``: a window's block from its window's first line, the
     rest each its own; each counted from the nearest line known (an answer's, the file's start,
@@ -276,6 +283,8 @@ def _lines(g: "GraphFile", known: Known, anchors: Dict[int, int], offsets: Set[i
     if not marks or marks[0][0] != 0:
         marks.insert(0, (0, 1))
     total = _cached_newlines(g)
+    if total is None and need and need[-1] > (g.size or 0) // 2:
+        total = newlines_to_end(g)  # (a late node: counted back from the file's end, the whole file counted by wc)
     if total is not None and marks[-1][0] < (g.size or 0):
         marks.append((g.size or 0, total + 1))  # (the file's end: a late node is counted back from there)
     got = dict(marks)
@@ -284,7 +293,8 @@ def _lines(g: "GraphFile", known: Known, anchors: Dict[int, int], offsets: Set[i
         a_off, a_line = marks[k]
         if k + 1 < len(marks) and marks[k + 1][0] - off < off - a_off:
             b_off, b_line = marks[k + 1]
-            line = b_line - _newlines(g, off, b_off)
+            n = newlines_to_end(g, off) if b_off >= (g.size or 0) and b_off - off > _WC_MIN else None
+            line = b_line - (_newlines(g, off, b_off) if n is None else n)
         else:
             line = a_line + _newlines(g, a_off, off)
         got[off] = line
