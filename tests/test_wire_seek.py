@@ -7,20 +7,12 @@ from typing import List, Optional, Tuple
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.events import _varint as read_varint
 from support.examples import examples
+from support.wire_encoder import varint
 
 from pbtxt_scan.wire import _wire_seek
 from pbtxt_scan.wire._wire_seek import Field, Malformed, TopWalk
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        out.append(b | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
 
 
 @st.composite
@@ -29,12 +21,12 @@ def _fields(draw: st.DrawFn) -> bytes:
     for _ in range(draw(st.integers(0, 40))):
         kind = draw(st.sampled_from(["node", "node", "node", "library", "versions", "version"]))
         if kind == "version":
-            out += b"\x18" + _varint(draw(st.integers(0, 1 << 40)))
+            out += b"\x18" + varint(draw(st.integers(0, 1 << 40)))
             continue
         n = draw(st.sampled_from([0, 1, 5, 127, 128, 200, 16383, 16384, 20000]))
         tag = {"node": b"\x0a", "library": b"\x12", "versions": b"\x22"}[kind]
         # (a payload that itself starts like a node: the walk must skip it by its length)
-        out += tag + _varint(n) + (b"\x0a\x05" * n)[:n]
+        out += tag + varint(n) + (b"\x0a\x05" * n)[:n]
     return bytes(out)
 
 
@@ -43,26 +35,20 @@ def _reference(buf: bytes, off: int) -> Optional[Field]:
     pos = 0
     size = len(buf)
 
-    def varint(i: int) -> Tuple[int, int]:
-        n = shift = 0
-        while True:
-            if i >= size:
-                raise Malformed("cut")
-            b = buf[i]
-            i += 1
-            n |= (b & 0x7F) << shift
-            if b < 0x80:
-                return n, i
-            shift += 7
+    def field_varint(i: int) -> Tuple[int, int]:
+        try:
+            return read_varint(buf, i)
+        except IndexError:
+            raise Malformed("cut") from None
 
     while pos < size:
-        key, j = varint(pos)
+        key, j = field_varint(pos)
         fn, wt = key >> 3, key & 7
         if wt == 2:
-            n, j = varint(j)
+            n, j = field_varint(j)
             f = Field(fn, pos, j, j + n)
         elif wt == 0:
-            _, j = varint(j)
+            _, j = field_varint(j)
             f = Field(fn, pos, j, j)
         else:
             raise AssertionError("the generator writes wire types 0 and 2 only")
