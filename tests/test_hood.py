@@ -279,8 +279,12 @@ def _random_graphs(draw: Any) -> Tuple[str, str]:
 
 
 @settings(max_examples=examples(0.3), deadline=None)
-@given(_random_graphs(), st.integers(0, 3), st.integers(0, 3), st.sampled_from([0, 40, 500, 1 << 20]))
-def test_far_producers_and_consumers_are_found(tmp_path_factory: Any, graph: Tuple[str, str], up: int, down: int, window: int) -> None:
+@given(_random_graphs(), st.integers(0, 3), st.integers(0, 3), st.sampled_from([0, 40, 500, 1 << 20]), st.sampled_from([None, 0, 1, 3]))
+def test_far_producers_and_consumers_are_found(
+    tmp_path_factory: Any, graph: Tuple[str, str], up: int, down: int, window: int, missed: Optional[int],
+) -> None:
+    # (missed: the bare hits met inside other names before a search goes on quoted, as it does in
+    # a real graph after thousands)
     text, centre = graph
     p = tmp_path_factory.mktemp("far") / "g.pbtxt"
     p.write_text(text)
@@ -290,6 +294,8 @@ def test_far_producers_and_consumers_are_found(tmp_path_factory: Any, graph: Tup
 
     with pbtxt_scan.GraphFile.open(str(p)) as g, pytest.MonkeyPatch.context() as mp:
         mp.setattr(_hood, "_hop_by_hop", no_fallback)  # (every hit a name's, in a colocation or a string's: placed or left)
+        if missed is not None:
+            mp.setattr("pbtxt_scan.fpbp._hood_find._MISSED_MAX", missed)
         got = _hood.neighbourhood(g, centre, up, down, max_nodes=100000, window=window)
     assert got == naive_hood(str(p), centre, up, down)
 
@@ -352,3 +358,19 @@ def test_of_two_nodes_named_alike_the_first_is_the_producer_whatever_the_window(
         got = _hood.neighbourhood(g, "c", 2, 0, window=window)
         assert got == _hood.neighbourhood(g, "c", 2, 0, search=False)
     assert [(n.name, n.op, n.hops, n.line) for n in got.nodes] == [("p", "Op0", -1, 1), ("c", "Op2", 0, 130)]
+
+
+@pytest.mark.parametrize("missed", [0, 1, 20000])
+@pytest.mark.parametrize("window", [0, 1 << 20])
+def test_a_search_gone_quoted_finds_a_value_just_after_a_name_met_inside_another(
+    tmp_path: Path, monkeypatch: Any, missed: int, window: int,
+) -> None:
+    # x's first input holds "dense/MatMul" inside another name, its second is dense/MatMul itself:
+    # the search, quoted from the first of them on, must still meet the second (24 bytes on)
+    p = tmp_path / "g.pbtxt"
+    p.write_text(_writer_graph([("dense/MatMul", []), ("tower_1/dense/MatMul", []), ("x", ["tower_1/dense/MatMul", "dense/MatMul"])], [0, 30, 30]))
+    monkeypatch.setattr("pbtxt_scan.fpbp._hood_find._MISSED_MAX", missed)
+    with pbtxt_scan.GraphFile.open(str(p)) as g:
+        got = _hood.neighbourhood(g, "dense/MatMul", 0, 1, window=window)
+    assert got == naive_hood(str(p), "dense/MatMul", 0, 1)
+    assert [n.name for n in got.nodes] == ["dense/MatMul", "x"]

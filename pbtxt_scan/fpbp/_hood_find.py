@@ -172,69 +172,89 @@ def _text_blocks(
     head = b"\n" + opener
 
     def find(want: FrozenSet[str], cons: FrozenSet[str]) -> Iterator[Block]:
-        blocks: Dict[int, Tuple[int, int]] = {}  # opener offset -> (end, line)
-        pattern = "\n".join(search_patterns(want, cons))
-        hits = _grep(grep, g, 0, pattern, opts=opts) if lo == 0 and hi >= (g.size or 0) else _grep_range(grep, g, lo, hi, pattern, opts)
-        for off, text in hits:  # (no line numbers: grep -n costs a third more, and cannot be split; see lines_of)
-            if known is not None and known(off):
-                continue
-            near = _quoted_value(g, off, text, want, cons, lo)
-            if near is None:
-                continue
-            off, back = near
-            nl = back.rfind(b"\n")
-            m = _FIELD_LINE.match(back[nl + 1:])
-            if (nl < 0 or (m is not None and len(m.group(1)) != indent)) and len(back) < off - lo:
-                back = g.read_at(max(lo, off - _BACK), min(_BACK, off - lo))  # (the line, or the lines above it, start further back)
-                nl = back.rfind(b"\n")
-                if nl < 0 and off - lo >= _BACK:
-                    raise Fallback("a hit in a long line")
-                m = _FIELD_LINE.match(back[nl + 1:])
-            prefix = back[nl + 1:]
-            if m is None:
-                if prefix.endswith(b"\\"):  # (an escaped quote inside a string)
-                    continue
-                raise Fallback("a hit off a field line")
-            if m.group(2) not in (b"name", b"input"):
-                continue  # (a value of another field)
-            if len(m.group(1)) != indent:
-                if m.group(2) == b"input" or _opener_above(back[: nl + 1], len(m.group(1))):
-                    raise Fallback("a node in another layout")
-                continue  # (the name of a nested message: an attr's func, a signature)
-            line_start = off - len(prefix)
-            if any(s <= line_start < e for s, (e, _) in blocks.items()):
-                continue
-            start = _back_to(g, line_start, head, lo)
-            if start is None:
-                raise Fallback("no opener above a hit")
-            start += 1
-            if g.read_at(start, line_start - start).find(closer) >= 0:
-                raise Fallback("a closer between a hit and its opener")
-            end = _on_to(g, line_start, closer + b"\n")
-            if end is None:
-                raise Fallback("no closer below a hit")
-            blocks[start] = (end + len(closer), 0)
-            b = Block(FUNCTION_NODES if indent == 6 else ("node",), start, end + len(closer), 1, indent - 1, ())
-            got = g.rescan(b, TF_HEADS)
-            if len(got) != 1:
-                raise Fallback("a block that does not scan")
-            yield got[0]._replace(line=UNCOUNTED)  # (in file order: the hits come in order, a block once)
+        last_end = lo  # the end of the last block found (hits come in file order: a later hit lies in it or after it)
+        start_at = lo
+        for quoted in (False, True):
+            # Bare names first; where they are met inside too many other names (a scope's name:
+            # "GradientDescent/update" in every "GradientDescent/update_layer_k/...") the rest
+            # of the file is searched again quoted, from the last block found on.
+            pattern = "\n".join(search_patterns(want, cons, quoted))
+            whole = lo == 0 and hi >= (g.size or 0)
+            hits = _grep(grep, g, start_at, pattern, opts=opts) if whole else _grep_range(grep, g, start_at, hi, pattern, opts)
+            missed = 0
+            try:
+                for off, text in hits:  # (no line numbers: grep -n costs a third more, and cannot be split; see lines_of)
+                    if off < last_end or (known is not None and known(off)):
+                        continue
+                    near = _quoted_value(g, off, text, want, cons, lo)
+                    if near is None:
+                        missed += 1
+                        if not quoted and missed > _MISSED_MAX:
+                            # (a value not met yet has its quote, or its quote and caret, at or after here:
+                            # a name holds neither, so none overlaps a bare match before it)
+                            start_at = max(last_end, off - 2)
+                            break
+                        continue
+                    off, back, n = near
+                    nl = back.rfind(b"\n")
+                    m = _FIELD_LINE.match(back[nl + 1:])
+                    if (nl < 0 or (m is not None and len(m.group(1)) != indent)) and len(back) < off - lo:
+                        back = g.read_at(max(lo, off - _BACK), min(_BACK, off - lo))  # (the line, or the lines above it, start further back)
+                        nl = back.rfind(b"\n")
+                        if nl < 0 and off - lo >= _BACK:
+                            raise Fallback("a hit in a long line")
+                        m = _FIELD_LINE.match(back[nl + 1:])
+                    prefix = back[nl + 1:]
+                    if m is None:
+                        if prefix.endswith(b"\\"):  # (an escaped quote inside a string)
+                            continue
+                        raise Fallback("a hit off a field line")
+                    if m.group(2) != b"name" and (m.group(2) != b"input" or n not in cons):
+                        continue  # (a value of another field, or a consumer of a node not asked for its consumers)
+                    if len(m.group(1)) != indent:
+                        if m.group(2) == b"input" or _opener_above(back[: nl + 1], len(m.group(1))):
+                            raise Fallback("a node in another layout")
+                        continue  # (the name of a nested message: an attr's func, a signature)
+                    line_start = off - len(prefix)
+                    if line_start < last_end:
+                        continue
+                    start = _back_to(g, line_start, head, lo)
+                    if start is None:
+                        raise Fallback("no opener above a hit")
+                    start += 1
+                    if g.read_at(start, line_start - start).find(closer) >= 0:
+                        raise Fallback("a closer between a hit and its opener")
+                    end = _on_to(g, line_start, closer + b"\n")
+                    if end is None:
+                        raise Fallback("no closer below a hit")
+                    last_end = end + len(closer)
+                    b = Block(FUNCTION_NODES if indent == 6 else ("node",), start, end + len(closer), 1, indent - 1, ())
+                    got = g.rescan(b, TF_HEADS)
+                    if len(got) != 1:
+                        raise Fallback("a block that does not scan")
+                    yield got[0]._replace(line=UNCOUNTED)  # (in file order: the hits come in order, a block once)
+                else:
+                    return
+            finally:
+                hits.close()
 
     return find
 
 
 _BARE_MIN = 8  # (a shorter name is searched for quoted: bare, it would be met inside many other names)
+_MISSED_MAX = 20000  # bare hits that are no value asked for (0.1 s of reading them) before the search is quoted
 
 
-def search_patterns(want: FrozenSet[str], cons: FrozenSet[str]) -> List[str]:
+def search_patterns(want: FrozenSet[str], cons: FrozenSet[str], quoted: bool = False) -> List[str]:
     """The fixed strings that find every ``name: "n"`` of ``want`` and ``cons`` and every
     ``input: "n"``, ``"n:k"`` or ``"^n"`` of ``cons``: the bare names, which grep finds a third
     faster than quoted ones (a quote in a pattern, a byte on every line of the text, shortens
     grep's skips); :func:`_quoted_value` keeps the hits that are whole values. A short name is
-    quoted instead: bare, it would be met inside many other names, each hit read here."""
+    quoted instead (and every name, if ``quoted``): bare, it would be met inside many other
+    names, each hit read here."""
     pats = set()
     for n in want | cons:
-        if len(n) >= _BARE_MIN:
+        if len(n) >= _BARE_MIN and not quoted:
             pats.add(n)
         else:
             pats.add('"%s"' % n)
@@ -248,9 +268,9 @@ _NEAR = 256  # bytes read before a hit: most lines start within them
 
 def _quoted_value(
     g: "GraphFile", off: int, text: bytes, want: FrozenSet[str], cons: FrozenSet[str], floor: int,
-) -> Optional[Tuple[int, bytes]]:
-    """Where the quoted string a hit ``text`` at ``off`` lies in opens, and the bytes before that
-    quote (``_NEAR`` of them at most, none before ``floor``), if it is a value a search asked for: ``"n"`` for a name of
+) -> Optional[Tuple[int, bytes, str]]:
+    """Where the quoted string a hit ``text`` at ``off`` lies in opens, the bytes before that
+    quote (``_NEAR`` of them at most, none before ``floor``) and the name, if it is a value a search asked for: ``"n"`` for a name of
     ``want`` or ``cons``, ``"n:k"`` or ``"^n"`` for one of ``cons``; else ``None``. A name holds
     no quote, caret or colon, so no false hit overlaps a true one, and grep's longest match at a
     true value's first byte is the value's name (a name that only begins it is followed by
@@ -273,7 +293,7 @@ def _quoted_value(
         q = k - 2
     else:
         return None
-    return lo + q, buf[:q]
+    return lo + q, buf[:q], n
 
 
 def wire_marks(g: "GraphFile") -> List[int]:
@@ -281,6 +301,19 @@ def wire_marks(g: "GraphFile") -> List[int]:
     marks: List[int] = getattr(g, "_hood_marks", None) or _index_marks(g)
     g._hood_marks = marks  # type: ignore[attr-defined]
     return marks
+
+
+def reach(g: "GraphFile", off: int) -> int:
+    """``off``, once the boundaries known in a binary graph (:func:`wire_marks`) reach near it: a
+    hit far past the last is walked to by parallel parts (``wire._wire_marks``), not one field
+    after another from there."""
+    from ..parallel._cores import usable_cores
+    from ..wire._wire_marks import SPLIT_MIN, far_marks
+
+    marks = wire_marks(g)
+    if off - marks[-1] > SPLIT_MIN:
+        marks.extend(far_marks(g.read_at, g.size or 0, marks[-1], off, _MARK, usable_cores()))
+    return off
 
 
 def _wire_blocks(
@@ -309,7 +342,7 @@ def _wire_blocks(
                 if last is not None and last.tag <= off < last.end:
                     top = last
                 else:
-                    m = marks[bisect.bisect_right(marks, off) - 1]
+                    m = marks[bisect.bisect_right(marks, reach(g, off)) - 1]
                     if walk is None or walk.pos > off or m > walk.pos:
                         walk = TopWalk(g.read_at, size, m)
                     while walk.pos + _MARK < off and walk.holding(walk.pos + _MARK) is not None:

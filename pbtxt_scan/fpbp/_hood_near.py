@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, List, Nam
 
 from .._model import TF_HEADS, Block, Hood
 from ._hood_find import (
-    _NAME_OK, UNCOUNTED, Blocks, Fallback, Rec, _back_to, _newlines, _on_to, _text_blocks, _wire_blocks, producer, rec_of, wire_marks,
+    _NAME_OK, UNCOUNTED, Blocks, Fallback, Rec, _back_to, _newlines, _on_to, _text_blocks, _wire_blocks, producer, reach, rec_of, wire_marks,
 )
 from ._grep import _SearchFailed, newlines_to_end
 
@@ -129,7 +129,7 @@ def read_wire_window(g: "GraphFile", lo: int, hi: int, at: int, known: Known) ->
     marks = wire_marks(g)
     size = g.size or 0
     lo = max(0, min(lo, at))
-    m = marks[bisect.bisect_right(marks, lo) - 1]
+    m = marks[bisect.bisect_right(marks, reach(g, lo)) - 1]
     walk = TopWalk(g.read_at, size, m)
     start: Optional[int] = None
     end = m
