@@ -105,22 +105,25 @@ def _commands(path: str, rounds: int, cache: bool, fp: Optional[str], bp: Option
         ("show BP -C 2", tool + ["show", path, bp, "--context", "2"]),
     ]
     got: Dict[str, List[Dict[str, Any]]] = {k: [] for k, _ in runs}
-    env = dict(os.environ)
+    saved = os.environ.get("PBTXT_SCAN_CACHE_DIR")
+    if not cache:
+        os.environ["PBTXT_SCAN_CACHE_DIR"] = os.path.join(work, "cache")
     try:
         for k in range(rounds):
             for key, argv in runs:
                 if not cache:
                     shutil.rmtree(os.path.join(work, "cache"), ignore_errors=True)
-                    os.environ["PBTXT_SCAN_CACHE_DIR"] = os.path.join(work, "cache")
                 r = run_once(argv, False, None)
-                os.environ.clear()
-                os.environ.update(env)
                 if r["rc"] != 0:
                     raise SystemExit("%s failed (exit %s): %s" % (key, r["rc"], r["stderr"].strip()[-300:]))
                 got[key].append(r)
             print("round %d: %s" % (k + 1, ", ".join("%s %.2f s" % (key, got[key][-1]["wall"]) for key, _ in runs)), flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+        if saved is None:
+            os.environ.pop("PBTXT_SCAN_CACHE_DIR", None)
+        else:
+            os.environ["PBTXT_SCAN_CACHE_DIR"] = saved
     med = {key: statistics.median(r["wall"] for r in rs) for key, rs in got.items()}
     for key, rs in got.items():
         peak = max((r["rss_mb"] or 0) for r in rs)

@@ -216,8 +216,6 @@ def _text_blocks(
                             raise Fallback("a node in another layout")
                         continue  # (the name of a nested message: an attr's func, a signature)
                     line_start = off - len(prefix)
-                    if line_start < last_end:
-                        continue
                     start = _back_to(g, line_start, head, lo)
                     if start is None:
                         raise Fallback("no opener above a hit")
@@ -270,8 +268,9 @@ def _quoted_value(
     g: "GraphFile", off: int, text: bytes, want: FrozenSet[str], cons: FrozenSet[str], floor: int,
 ) -> Optional[Tuple[int, bytes, str]]:
     """Where the quoted string a hit ``text`` at ``off`` lies in opens, the bytes before that
-    quote (``_NEAR`` of them at most, none before ``floor``) and the name, if it is a value a search asked for: ``"n"`` for a name of
-    ``want`` or ``cons``, ``"n:k"`` or ``"^n"`` for one of ``cons``; else ``None``. A name holds
+    quote (``_NEAR`` of them at most, none before ``floor``) and the name, if it is a value a
+    search asked for: ``"n"`` for a name of ``want`` or ``cons``, ``"n:k"`` or ``"^n"`` for one
+    of ``cons``; else ``None``. A name holds
     no quote, caret or colon, so no false hit overlaps a true one, and grep's longest match at a
     true value's first byte is the value's name (a name that only begins it is followed by
     another of the name's bytes)."""
@@ -303,17 +302,16 @@ def wire_marks(g: "GraphFile") -> List[int]:
     return marks
 
 
-def reach(g: "GraphFile", off: int) -> int:
-    """``off``, once the boundaries known in a binary graph (:func:`wire_marks`) reach near it: a
-    hit far past the last is walked to by parallel parts (``wire._wire_marks``), not one field
-    after another from there."""
+def reach(g: "GraphFile", off: int) -> None:
+    """Bring the boundaries known in a binary graph (:func:`wire_marks`) near ``off``: a hit far
+    past the last is walked to by parallel parts (``wire._wire_marks``), not one field after
+    another from there."""
     from ..parallel._cores import usable_cores
     from ..wire._wire_marks import SPLIT_MIN, far_marks
 
     marks = wire_marks(g)
     if off - marks[-1] > SPLIT_MIN:
         marks.extend(far_marks(g.read_at, g.size or 0, marks[-1], off, _MARK, usable_cores()))
-    return off
 
 
 def _wire_blocks(
@@ -342,7 +340,8 @@ def _wire_blocks(
                 if last is not None and last.tag <= off < last.end:
                     top = last
                 else:
-                    m = marks[bisect.bisect_right(marks, reach(g, off)) - 1]
+                    reach(g, off)
+                    m = marks[bisect.bisect_right(marks, off) - 1]
                     if walk is None or walk.pos > off or m > walk.pos:
                         walk = TopWalk(g.read_at, size, m)
                     while walk.pos + _MARK < off and walk.holding(walk.pos + _MARK) is not None:

@@ -129,7 +129,8 @@ def read_wire_window(g: "GraphFile", lo: int, hi: int, at: int, known: Known) ->
     marks = wire_marks(g)
     size = g.size or 0
     lo = max(0, min(lo, at))
-    m = marks[bisect.bisect_right(marks, reach(g, lo)) - 1]
+    reach(g, lo)
+    m = marks[bisect.bisect_right(marks, lo) - 1]
     walk = TopWalk(g.read_at, size, m)
     start: Optional[int] = None
     end = m
