@@ -20,11 +20,13 @@ DATA = Path(__file__).resolve().parent / "data" / "binary"
 
 
 def _boundaries(buf: bytes) -> Tuple[List[int], bool]:
-    """Every top-level field's start, decoded from the start, up to where the fields stop
-    chaining (and the file's end, if they chain to it); and whether they do."""
+    """Every place the file's own walk stands at, decoded from the start: each top-level field's
+    start, up to the one that does not fit (its start too: the walk stands there before it fails)
+    or the file's end; and whether the fields chain to the end."""
     out, pos = [], 0
     try:
         while pos < len(buf):
+            out.append(pos)
             key, j = read_varint(buf, pos)
             if key & 7 == 2:
                 n, j = read_varint(buf, j)
@@ -33,11 +35,10 @@ def _boundaries(buf: bytes) -> Tuple[List[int], bool]:
                 _, j = read_varint(buf, j)
             if j > len(buf):
                 break
-            out.append(pos)
             pos = j
     except IndexError:
         pass
-    return out + ([pos] if pos == len(buf) else []), pos == len(buf)  # (the file's end: a boundary too)
+    return out + ([pos] if pos == len(buf) else []), pos == len(buf)  # (the file's end: a walk stands there too)
 
 
 @st.composite
