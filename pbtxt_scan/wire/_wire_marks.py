@@ -14,7 +14,7 @@ parts: only the time does.
 """
 from __future__ import annotations
 
-from typing import Callable, List, Optional, Tuple
+from typing import Callable, List, Tuple
 
 from ._wire_seek import Malformed, TopWalk
 
