@@ -50,23 +50,40 @@ def walk(
             du[n] = k
             new_up.append(n)
         want.difference_update(known)
+        if cons:
+            # A node drawn already consumes the frontier or not by its own block's inputs: a later
+            # block of the same name is not the node (as in a walk over the whole graph).
+            for n, r in recs.items():
+                if n not in dd and any(producer(i) in cons for i in r.inputs):
+                    dd[n] = k
+                    new_down.append(n)
         if want or cons:
-            for r in find(frozenset(want), cons):
-                is_up = r.name in want and r.name not in du
-                is_down = r.name not in dd and any(producer(i) in cons for i in r.inputs)
-                if not (is_up or is_down):
-                    continue
-                if r.name not in recs:
+            # Only new nodes are taken from the search, in file order; the first one past
+            # ``max_nodes`` ends the hop, and the search with it (a lazy finder reads no further:
+            # a node with 150,000 consumers costs the first few of them, not all).
+            found = iter(find(frozenset(want), cons))
+            try:
+                for r in found:
+                    if r.name in recs:
+                        continue  # (drawn already, or a later block of a name drawn)
+                    is_up = r.name in want
+                    is_down = any(producer(i) in cons for i in r.inputs)
+                    if not (is_up or is_down):
+                        continue
                     if len(recs) >= max_nodes:
                         truncated = True
-                        continue
+                        break
                     recs[r.name] = r
-                if is_up:
-                    du[r.name] = k
-                    new_up.append(r.name)
-                if is_down:
-                    dd[r.name] = k
-                    new_down.append(r.name)
+                    if is_up:
+                        du[r.name] = k
+                        new_up.append(r.name)
+                    if is_down:
+                        dd[r.name] = k
+                        new_down.append(r.name)
+            finally:
+                close = getattr(found, "close", None)
+                if close is not None:
+                    close()
         up_front, down_front = new_up, new_down
         if not up_front and not down_front:
             break
@@ -131,7 +148,10 @@ def neighbourhoods(
                 near[k] = Centre(what.name, what.offset, what.line, up, down)
     hoods: Dict[int, Hood] = {}
     if near:
-        got = near_hoods(g, list(near.values()), lambda c, u, d, f: walk(c, u, d, f, max_nodes, None), grep or "", window=window)
+        got = near_hoods(
+            g, list(near.values()), lambda c, u, d, f: walk(c, u, d, f, max_nodes, None), grep or "", window=window,
+            limit=max(1 << 12, 16 * max_nodes * len(near)),
+        )
         if got is not None:
             hoods = dict(zip(near, got))
     return [

@@ -117,15 +117,27 @@ def grep_finder(g: "GraphFile", path: Tuple[str, ...], function: Optional[str], 
 
 
 def _checked(find: Finder, g: "GraphFile", path: Tuple[str, ...], function: Optional[str]) -> Finder:
-    """``find``, or a reading of the hop where its hits cannot all be placed."""
+    """``find``, lazily (the walk stops it once a hop is full), and where a hit cannot be placed,
+    a reading of the hop from past the last block ``find`` gave on: both give blocks in file order."""
 
-    def hop(want: FrozenSet[str], cons: FrozenSet[str]) -> Iterable[Rec]:
+    def hop(want: FrozenSet[str], cons: FrozenSet[str]) -> Iterator[Rec]:
+        last = -1
         if all(_NAME_OK.match(n) for n in want | cons):
+            found = iter(find(want, cons))
             try:
-                return list(find(want, cons))
+                for r in found:
+                    last = r.offset
+                    yield r
+                return
             except (Fallback, _SearchFailed):
                 pass
-        return pass_finder(g, path, function)(want, cons)
+            finally:
+                close = getattr(found, "close", None)
+                if close is not None:
+                    close()
+        for r in pass_finder(g, path, function)(want, cons):
+            if r.offset > last:
+                yield r
 
     return hop
 
@@ -184,10 +196,9 @@ def _text_blocks(
             missed = 0
             try:
                 for off, text in hits:  # (no line numbers: grep -n costs a third more, and cannot be split; see lines_of)
-                    if off < last_end or (known is not None and known(off)):
-                        continue
-                    near = _quoted_value(g, off, text, want, cons, lo)
-                    if near is None:
+                    read = off < last_end or (known is not None and known(off))  # (in a block read already)
+                    near = None if read else _quoted_value(g, off, text, want, cons, lo)
+                    if near is None:  # (no value asked for, or one read already: a NoOp's 150,000 inputs met bare)
                         missed += 1
                         if not quoted and missed > _MISSED_MAX:
                             # (a value not met yet has its quote, or its quote and caret, at or after here:

@@ -63,6 +63,18 @@ class Known:
         if window is not None:
             self.base[r.offset] = window
 
+    def cover(self, start: int, end: int) -> None:
+        """Mark ``start..end`` read whole (joined with the spans it meets: they stay apart and in order)."""
+        spans = self.spans
+        k = bisect.bisect_left(spans, (start, start))
+        if k > 0 and spans[k - 1][1] >= start:
+            k -= 1
+        j = k
+        while j < len(spans) and spans[j][0] <= end:
+            start, end = min(start, spans[j][0]), max(end, spans[j][1])
+            j += 1
+        spans[k:j] = [(start, end)]
+
     def covers(self, off: int) -> bool:
         k = bisect.bisect_right(self.spans, (off, 1 << 62)) - 1
         return k >= 0 and self.spans[k][0] <= off < self.spans[k][1]
@@ -116,7 +128,7 @@ def read_window(g: "GraphFile", lo: int, hi: int, at: int, known: Known) -> bool
             known.add(rec_of(b), start)
     except Exception:  # (a PbtxtError, or a hand-over's end of input: bytes that are no whole nodes there)
         return False
-    bisect.insort(known.spans, (start, end))
+    known.cover(start, end)
     return True
 
 
@@ -155,7 +167,7 @@ def read_wire_window(g: "GraphFile", lo: int, hi: int, at: int, known: Known) ->
     except Malformed:
         return False
     if start is not None:
-        bisect.insort(known.spans, (start, end))
+        known.cover(start, end)
     return True
 
 
@@ -177,15 +189,18 @@ def _inside_one(known: Known, start: int, end: int) -> bool:
     return k >= 0 and known.spans[k][0] <= start and end <= known.spans[k][1]
 
 
-def near_hoods(g: "GraphFile", centres: Sequence[Centre], walk: Walk, grep: str, *, window: int = WINDOW) -> Optional[List[Hood]]:
+def near_hoods(
+    g: "GraphFile", centres: Sequence[Centre], walk: Walk, grep: str, *, window: int = WINDOW, limit: int = 1 << 12,
+) -> Optional[List[Hood]]:
+    """Each centre's Hood (``walk`` given the centre, its hops up and down, and a finder), read
+    near the centres and searched once for what lies elsewhere; ``None`` where this cannot be
+    done (a centre not found where it was said to be, a name grep -F cannot be trusted with,
+    bytes that do not scan, a hit the search cannot place, over ``limit`` blocks found by one
+    search: the walk would draw only the first few): then search hop by hop."""
     text = g.binary is None
     read = read_window if text else read_wire_window
     if not text:
         window = max(0, min(window, WIRE_WINDOW))
-    """Each centre's Hood (``walk`` given the centre, its hops up and down, and a finder), read
-    near the centres and searched once for what lies elsewhere; ``None`` where this cannot be
-    done (a centre not found where it was said to be, a name grep -F cannot be trusted with,
-    bytes that do not scan, a hit the search cannot place): then search hop by hop."""
     known = Known()
     anchors: Dict[int, int] = {}
     recs: List[Rec] = []
@@ -226,14 +241,24 @@ def near_hoods(g: "GraphFile", centres: Sequence[Centre], walk: Walk, grep: str,
         # nodes alike (TensorFlow does not) has its first taken, as a walk over the whole file
         # does. Alone, such names are searched for before their first block only.
         hi = size if unread or cons else max(min(known.by_name[n]) for n in want)
-        try:
-            found = [b for b in search(hi)(frozenset(want), frozenset(cons)) if not known.covers(b.start)] if hi > 0 else []
-        except (Fallback, _SearchFailed):
-            return None
+        found: List[Block] = []
+        if hi > 0:
+            blocks = search(hi)(frozenset(want), frozenset(cons))
+            try:
+                for b in blocks:
+                    if not known.covers(b.start):
+                        found.append(b)
+                        if len(found) > limit:
+                            return None  # (a node with thousands of consumers: hop by hop, each hop stopped when full)
+            except (Fallback, _SearchFailed):
+                return None
+            finally:
+                blocks.close()
         searched.update(want | cons)
         as_input.update(cons)
         for b in found:
             known.add(rec_of(b))
+            known.cover(b.start, b.end)  # (a later search's hits inside it are not read again: a NoOp's 150,000 inputs)
             if b.name in unread and not read(g, b.start - BEFORE, b.start, b.start, known):
                 return None
     if not text:

@@ -59,6 +59,10 @@ class TextLane(Lane):
         from ._scan import scan
 
         store = self.store
+        if block.column == 1 and store.read_at(block.start, len(block.path[-1]) + 3) == block.path[-1].encode() + b" {\n":
+            got = self._rescan_canonical(block, heads)
+            if got is not None:
+                return got
         src: BinaryIO = store.reader(block.start, block.end)
         at = block.start
         field = block.path[-1]
@@ -72,6 +76,27 @@ class TextLane(Lane):
         except PbtxtError:
             return []
         return [b._replace(path=block.path, start=block.start, line=block.line, column=block.column) for b in got]
+
+    def _rescan_canonical(self, block: Block, heads: FrozenSet[str]) -> Optional[List[Block]]:
+        """A top-level block in the writer's layout, through the canonical fast path: a node with
+        150,000 ``input:`` lines (an optimizer's group NoOp) in 0.3 s, where the general scanner
+        takes 8. ``None`` where the fast path does not take it (the general scanner decides)."""
+        from . import _layout as layout
+        from ._canonical import scan_canonical
+
+        size = block.end - block.start
+        # (a small block is walked line by line: building the batch patterns costs more than it saves)
+        warm_up = None if layout.warm() or size > 1 << 20 else size
+        try:
+            got = list(scan_canonical(
+                self.store.reader(block.start, block.end), (block.path[-1],), heads, start_offset=block.start,
+                start_line=block.line, display=self.store.name, warm_up=warm_up,
+            ))
+        except PbtxtError:
+            return None
+        if len(got) != 1 or got[0].end != block.end:
+            return None
+        return [got[0]._replace(path=block.path, line=block.line, column=block.column)]
 
     def parse(self, block: Block, max_bytes: int = PARSE_MAX) -> Message:
         """Positions are those of the file."""
