@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from support.cli import CliRunner
 from support.examples import examples
@@ -374,3 +374,76 @@ def test_a_search_gone_quoted_finds_a_value_just_after_a_name_met_inside_another
         got = _hood.neighbourhood(g, "dense/MatMul", 0, 1, window=window)
     assert got == naive_hood(str(p), "dense/MatMul", 0, 1)
     assert [n.name for n in got.nodes] == ["dense/MatMul", "x"]
+
+
+def _three_readings(monkeypatch: Any, path: str, name: str, up: int, down: int, cap: int) -> List[pbtxt_scan.Hood]:
+    """The Hood read near its centre, searched hop by hop, and read hop by hop by passes."""
+    import pbtxt_scan.fpbp._hood_near as hn
+
+    with pbtxt_scan.GraphFile.open(path) as g:
+        near = _hood.neighbourhood(g, name, up, down, max_nodes=cap)
+    real = hn.near_hoods
+    monkeypatch.setattr(_hood, "near_hoods", lambda *a, **kw: real(*a, **dict(kw, limit=0)))  # (any block found: hop by hop)
+    with pbtxt_scan.GraphFile.open(path) as g:
+        searched = _hood.neighbourhood(g, name, up, down, max_nodes=cap)
+    monkeypatch.setattr(_hood, "near_hoods", real)
+    with pbtxt_scan.GraphFile.open(path) as g:
+        read = _hood.neighbourhood(g, name, up, down, max_nodes=cap, search=False)
+    return [near, searched, read]
+
+
+@settings(max_examples=examples(0.3), deadline=None)
+@given(st.sampled_from(SMALL + SMALL_BINARY), st.integers(0, 10 ** 6), st.integers(0, 3), st.integers(0, 3), st.integers(1, 12))
+def test_a_capped_hood_is_the_same_whichever_way_it_is_read(path: Path, pick: int, up: int, down: int, cap: int) -> None:
+    # each hop takes its new nodes in file order until the cap: the near reading, the hop-by-hop
+    # search (which stops each hop's search there) and the reading by passes keep the same ones
+    names = _names(str(path))
+    name = names[pick % len(names)]
+    with pytest.MonkeyPatch.context() as mp:
+        near, searched, read = _three_readings(mp, str(path), name, up, down, cap)
+    assert near == searched == read
+    whole = naive_hood(str(path), name, up, down)
+    assert near.truncated == (len(whole.nodes) > cap)
+    assert {n.name for n in near.nodes} <= {n.name for n in whole.nodes}
+
+
+@pytest.mark.parametrize("binary", [False, True])
+def test_a_node_with_thousands_of_consumers_is_read_only_up_to_the_cap(tmp_path: Path, monkeypatch: Any, binary: bool) -> None:
+    # an optimizer's learning rate feeds every apply op: the hood reads the first few, not all
+    # (36 s and 377 MB on a 1 GB graph's 153,937 before), and draws the first in file order
+    fan = 5000  # (past the near search's limit, 4096 blocks)
+    nodes = [("lr", [])] + [("apply_%d" % k, ["lr", "grad_%d" % k]) for k in range(fan)]
+    text = _writer_graph(nodes, [0])
+    path = tmp_path / "g.pbtxt"
+    path.write_text(text)
+    if binary:
+        from support.wire_encoder import encode, graph, node
+
+        path = tmp_path / "g.pb"
+        path.write_bytes(encode(graph([node(n, "Op%d" % (k % 3), i) for k, (n, i) in enumerate(nodes)])))
+    rescans: List[int] = []
+    real = pbtxt_scan.GraphFile.rescan
+    assert len(text) > 1 << 17
+    monkeypatch.setattr(pbtxt_scan.GraphFile, "rescan", lambda self, b, h: rescans.append(b.start) or real(self, b, h))
+    with pbtxt_scan.GraphFile.open(str(path)) as g:
+        got = _hood.neighbourhood(g, "lr", 1, 1, max_nodes=10, window=0)  # (no window: what is read is what the search found)
+    assert len(rescans) < 4200, len(rescans)  # (the near search gives up past its limit; each hop's search stops when full)
+    assert got == pbtxt_scan.neighbourhood(str(path), "lr", 1, 1, max_nodes=10)
+    assert [n.name for n in got.nodes] == ["lr"] + ["apply_%d" % k for k in range(9)]
+    assert got.truncated
+
+
+@settings(max_examples=examples(1.0), deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 60), st.integers(1, 15)), max_size=12))
+@example([(0, 5), (5, 5)])  # (spans that touch: one)
+@example([(5, 5), (0, 5)])
+def test_spans_read_whole_cover_what_was_read_and_stay_apart(spans: List[Tuple[int, int]]) -> None:
+    from pbtxt_scan.fpbp._hood_near import Known
+
+    known = Known()
+    read = set()
+    for start, length in spans:
+        known.cover(start, start + length)
+        read.update(range(start, start + length))
+    assert [o for o in range(80) if known.covers(o)] == sorted(read)
+    assert all(a[1] < b[0] for a, b in zip(known.spans, known.spans[1:]))  # (in order, apart: one bisect finds a span)
