@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from .._model import FUNCTION_NODES, TF_HEADS, Hood, HoodEdge, HoodNode
-from ._hood_find import UNCOUNTED, Finder, Rec, grep_finder, lines_of, pass_finder, producer, rec_of, searched_centre
+from ._hood_find import UNCOUNTED, Finder, Rec, grep_finder, lines_of, pass_finder, producer, rec_of, searched_centre, stopping
 from ._hood_near import WINDOW, Centre, near_hoods
 
 if TYPE_CHECKING:
@@ -61,8 +61,7 @@ def walk(
             # Only new nodes are taken from the search, in file order; the first one past
             # ``max_nodes`` ends the hop, and the search with it (a lazy finder reads no further:
             # a node with 150,000 consumers costs the first few of them, not all).
-            found = iter(find(frozenset(want), cons))
-            try:
+            with stopping(find(frozenset(want), cons)) as found:
                 for r in found:
                     if r.name in recs:
                         continue  # (drawn already, or a later block of a name drawn)
@@ -80,10 +79,6 @@ def walk(
                     if is_down:
                         dd[r.name] = k
                         new_down.append(r.name)
-            finally:
-                close = getattr(found, "close", None)
-                if close is not None:
-                    close()
         up_front, down_front = new_up, new_down
         if not up_front and not down_front:
             break

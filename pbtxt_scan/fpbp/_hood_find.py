@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import bisect
+import contextlib
 import re
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Tuple
 
@@ -123,23 +124,31 @@ def _checked(find: Finder, g: "GraphFile", path: Tuple[str, ...], function: Opti
     def hop(want: FrozenSet[str], cons: FrozenSet[str]) -> Iterator[Rec]:
         last = -1
         if all(_NAME_OK.match(n) for n in want | cons):
-            found = iter(find(want, cons))
             try:
-                for r in found:
-                    last = r.offset
-                    yield r
+                with stopping(find(want, cons)) as found:
+                    for r in found:
+                        last = r.offset
+                        yield r
                 return
             except (Fallback, _SearchFailed):
                 pass
-            finally:
-                close = getattr(found, "close", None)
-                if close is not None:
-                    close()
         for r in pass_finder(g, path, function)(want, cons):
             if r.offset > last:
                 yield r
 
     return hop
+
+
+@contextlib.contextmanager
+def stopping(found: Iterable[Rec]) -> Iterator[Iterator[Rec]]:
+    """A finder's blocks, its search stopped (its grep ended) when the reader leaves early."""
+    it = iter(found)
+    try:
+        yield it
+    finally:
+        close = getattr(it, "close", None)
+        if close is not None:
+            close()
 
 
 Blocks = Callable[[FrozenSet[str], FrozenSet[str]], Iterator[Block]]
