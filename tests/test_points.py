@@ -112,7 +112,7 @@ def test_stale_index_is_detected(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "g.pbtxt"]
     with alt.open("a") as out:
         out.write('node { name: "gradients/late/Mul" op: "Mul" input: "a" }\n')
-        out.write('node { name: "late_apply" op: "Mul" input: "gradients/late/Mul" }\n')  # (so it runs)
+        out.write('node { name: "late_apply" op: "ApplyGradientDescent" input: "w" input: "lr" input: "gradients/late/Mul" }\n')  # (applied)
     st = alt.stat()
     os.utime(alt, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
     assert find_bp(alt).point.name == "gradients/late/Mul"

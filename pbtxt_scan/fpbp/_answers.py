@@ -79,14 +79,31 @@ class Trail(List[Step]):
         super().append(s)
 
 
+# Why an alternative is not the answer, one word of a closed set (``Alternative.why``; docs/json.md):
+WHYS = (
+    "label",  # label side: its data reaches the loss without meeting a trained variable
+    "metric",  # a metric's input
+    "dead",  # nothing that runs uses it (TensorFlow prunes it)
+    "prefetch",  # the next batch going into a queue or a staging area
+    "untrained_copy",  # a copy of the model that no gradient trains (an eval copy)
+    "feature_mask",  # a mask or a length on the feature side
+    "cast",  # input preprocessing: a dtype conversion or scaling of the batch
+    "other_optimizer",  # another optimizer's point (--train-op chooses)
+    "other_copy",  # another trained copy of the model (--source chooses)
+)
+
+
 class Alternative(NamedTuple):
-    """A node a careful reader could have taken for the point, and why the answer is not it."""
+    """A node a careful reader could have taken for the point, why the answer is not it (``why``,
+    one of :data:`WHYS`), and the same in words (``reason``)."""
 
     point: Point
     reason: str
+    why: str
 
     def to_json(self) -> Dict[str, Any]:
         d = self.point.to_json()
+        d["why"] = self.why
         d["reason"] = self.reason
         return d
 
@@ -109,6 +126,7 @@ class Options(NamedTuple):
     keep_ops: FrozenSet[str] = frozenset()
     name_filters: Tuple[str, ...] = DOC_NAME_FILTERS
     sources: FrozenSet[str] = frozenset()  # --source: the nodes that carry the batch (else found)
+    train_op: Optional[str] = None  # --train-op: the optimizer (its update op or train op) whose step is profiled
 
     @property
     def catalog(self) -> Catalog:

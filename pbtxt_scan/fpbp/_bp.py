@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import collections
 import re
-from typing import Callable, Deque, Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Set
+from typing import Callable, Deque, Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Set, Tuple
 
-from ._answers import _at, _in_units, Answer, Options, Step, Trail, _op, _point, _producer
+from ._answers import _at, _in_units, Alternative, Answer, Options, Step, Trail, _op, _point, _producer
 from ._body import called_function, function_body, step_body, training_function
 from ._catalog import CALLS, METADATA, in_gradients_scope
 from ..graph._dialect import operator_layout
@@ -138,6 +138,74 @@ class _Live:
         return True
 
 
+# A state update: an optimizer's kernel (Apply*, ResourceApply*, ResourceSparseApply*,
+# SparseApply*), an assignment (Assign*, ...VariableOp) or a scatter into a variable. Its first
+# input is the state it updates, not data it reads.
+_UPDATE = re.compile(r"(?:Resource)?(?:Sparse)?Apply[A-Z]|Assign|(?:Resource)?Scatter[A-Z]|(?:Resource)?StridedSliceAssign")
+# Data that leaves the body it is read in, to whatever updates state there: a call, a functional
+# loop or branch (their functions may update state), a function's result, a send to another
+# device. Which optimizer is then unknown: ``ANY``.
+_LEAVES = frozenset("PartitionedCall StatefulPartitionedCall While StatelessWhile If StatelessIf Case StatelessCase _Retval _DeviceRetval _Send _HostSend GeOp".split())
+ANY = "*"
+_ANY = frozenset((ANY,))
+_REPLICA = re.compile(r"(?:replica|tower)_\d+$")
+
+
+def optimizer_of(name: str) -> str:
+    """The optimizer (its name scope, which is also its train op's name) a state update belongs
+    to: ``d_adam/update_discriminator/d1/kernel/ResourceApplyAdam`` -> ``d_adam``,
+    ``Adam/Adam/update_dense/kernel/ResourceApplyAdam`` -> ``Adam/Adam``, ``Adam/AssignVariableOp``
+    -> ``Adam``; a replica's scope (``replica_1/``, ``tower_0/``) is left out: replicas are copies
+    of one model, trained by one optimizer."""
+    parts = [p for p in name.split("/") if not _REPLICA.match(p)]
+    for i, p in enumerate(parts[:-1]):
+        if p.startswith("update") and i:
+            return "/".join(parts[:i])
+    return "/".join(parts[:-1]) or name
+
+
+def is_update(op: Optional[str]) -> bool:
+    return op is not None and _UPDATE.match(op) is not None
+
+
+class _Applied:
+    """Which nodes' data reaches a state update (what an optimizer applies), read backward, and
+    by which optimizers (``reach``: name -> the optimizers its consumers met so far feed; a name
+    is dropped once its node is passed). A node reaches one when it is an update, a loop's back
+    edge, data that leaves the body (a call, a result: ``ANY``), or its name is in ``reach``;
+    only such a node adds its data inputs. Control inputs carry no data: a gradient a train op
+    only waits for is computed, not applied."""
+
+    __slots__ = ("reach", "_inputs")
+
+    def __init__(self, inputs_of: Callable[[Block], List[str]]) -> None:
+        self.reach: Dict[str, FrozenSet[str]] = {}
+        self._inputs = inputs_of
+
+    def visit(self, b: Block) -> Optional[FrozenSet[str]]:
+        """The optimizers ``b``'s data reaches (``None``: none), noting what it reads."""
+        name = b.name or ""
+        op = _op(b)
+        labels = self.reach.pop(name, None)
+        update = is_update(op)
+        if update:
+            own = frozenset((optimizer_of(name),))
+            labels = own if labels is None else labels | own
+        elif op in _LEAVES or op in _BACK_EDGES:
+            labels = _ANY if labels is None else labels | _ANY
+        if labels is None:
+            return None
+        reach = self.reach
+        for k, inp in enumerate(self._inputs(b)):
+            if inp.startswith("^") or (update and k == 0):
+                continue
+            p = _producer(inp) or ""
+            cur = reach.get(p)
+            if cur is None or not labels <= cur:
+                reach[p] = labels if cur is None else cur | labels
+        return labels
+
+
 class _Inside(NamedTuple):
     """bp inside a called function: its block, the function, and the trail read there."""
 
@@ -148,12 +216,74 @@ class _Inside(NamedTuple):
 
 class _Found(NamedTuple):
     """What one backward read found: bp's block (or ``None``), the trail, whether any node was in
-    a gradients scope, and why the block is bp."""
+    a gradients scope, why the block is bp, and the other optimizers' points (``others``:
+    (block, optimizer) in reading order) with whether one step runs them all (``joined``)."""
 
     block: Optional[Block]
     trail: List[Step]
     any_grad: bool
     why: str
+    optimizer: str = ""
+    others: Tuple[Tuple[Block, str], ...] = ()
+    joined: bool = True
+
+
+_APPLIED = "last op in a gradients scope that computes a gradient an optimizer applies"
+_RUNS = "last op in a gradients scope that computes and runs (no gradient read reaches a state update)"
+
+
+class _Pick:
+    """The candidates of one backward read: per optimizer its first (the last in the file) op
+    whose data reaches its updates, the first that runs without reaching one, the first dead one."""
+
+    __slots__ = ("by_opt", "order", "runs", "net", "since", "scope_hint", "groups", "pending", "pending_at")
+
+    def __init__(self) -> None:
+        self.by_opt: Dict[str, Block] = {}
+        self.order: List[str] = []  # optimizers in the order their point was found
+        self.runs: Optional[Block] = None
+        self.net: Optional[Block] = None
+        self.since = 0  # blocks read when the first candidate of any tier was found
+        self.scope_hint = False  # the first point's scope says another optimizer may train
+        self.groups: Dict[str, List[str]] = {}  # small NoOps read: their inputs (a tf.group, a train op)
+        self.pending = False  # an optimizer not yet pointed reads a gradient not yet passed
+        self.pending_at = 0  # when to ask that again (blocks read)
+
+    def applied(self, b: Block, labels: FrozenSet[str]) -> bool:
+        """Note ``b`` as the point of the optimizers in ``labels`` not yet pointed; whether any
+        was new. A point reached only through data that leaves the body or a loop's back edge
+        (``ANY``: a while loop's accumulator, read before what it feeds) is the point of the
+        first optimizer known after it."""
+        new = [o for o in sorted(labels) if o not in self.by_opt and (o != ANY or not self.by_opt)]
+        known = [o for o in new if o != ANY]
+        if ANY in self.by_opt and known:
+            self.by_opt[known[0]] = self.by_opt.pop(ANY)
+            self.order[self.order.index(ANY)] = known[0]
+            new.remove(known[0])
+        for o in new:
+            self.by_opt[o] = b
+            self.order.append(o)
+        return bool(known) or bool(new)
+
+    def first(self) -> Optional[Block]:
+        return self.by_opt[self.order[0]] if self.order else None
+
+
+def _scope_hint(name: str) -> bool:
+    """A point in ``gradients_N/`` (N > 0), or in a gradients scope inside another scope
+    (``critic/gradients/``, ``worker_1/gradients/``): a graph where several ``minimize`` calls
+    each made a gradients scope of its own (the last one, read first, is not alone)."""
+    parts = name.split("/")
+    for i, p in enumerate(parts[:-1]):
+        if _GRAD_SCOPE_PART.match(p):
+            return i > 0 or p != "gradients"
+    return False
+
+
+_PENDING_EVERY = 256
+_GROUP_BYTES = 16 << 10  # a NoOp read for its inputs: smaller than this (``init`` can hold 100,000)
+_GROUPS = 4096
+_GRAD_SCOPE_PART = re.compile(r"^(?:gradients(?:_\d+)?|gradient_tape)$")
 
 
 def _bp_scan(
@@ -163,34 +293,49 @@ def _bp_scan(
     *,
     inputs_of: Optional[Callable[[Block], List[str]]] = None,
     gradient_inputs: Optional[Callable[[Block], List[str]]] = None,
+    data_inputs: Optional[Callable[[Block], List[str]]] = None,
     descend: Optional[Callable[[Block], Optional[_Inside]]] = None,
+    one_step: bool = False,
 ) -> _Found:
-    """bp read backward: the first live gradients-scope node that computes. ``descend``: a call
-    that takes a gradient (the backward function of a ``tf.function`` called in the step) is
-    answered inside the function it calls (or ``None``)."""
+    """bp read backward: the first gradients-scope node that computes and whose data reaches a
+    state update (an optimizer applies it), else the first that runs, else the first that
+    computes. ``descend``: a call that takes a gradient (the backward function of a
+    ``tf.function`` called in the step) is answered inside the function it calls (or ``None``).
+
+    Several optimizers (their updates in different name scopes: ``d_adam/``, ``g_adam/``) each
+    have a point, the last gradient op whose data its updates read; ``opts.train_op`` picks one,
+    else the first found (the last in the file) is the answer and the others are alternatives.
+    ``one_step``: every node read runs in one step (a function body), so several optimizers are
+    one step's."""
     cat = opts.catalog
     back = _Backward(blocks, inputs_of=inputs_of)
     live = None if rule == "doc" else _Live(gradient_inputs or back.inputs)
+    applied = None if rule == "doc" else _Applied(data_inputs or back.inputs)
+    want = None if opts.train_op is None else _TrainOp(opts.train_op)
     memo: Dict[str, bool] = {}
     trail = Trail()
     any_grad = False
-    net: Optional[Block] = None  # the first dead candidate: the answer if none runs
-    read = net_read = 0  # blocks read, and read when `net` was found
+    pick = _Pick()
+    read = 0
     end = 0  # where the read began (the first block's end)
+    at = 0  # where the first candidate is (its start)
     for b in back:
         name = b.name or ""
+        op = _op(b)
         read += 1
         end = end or b.end
-        if net is not None and (read - net_read > max(_NET_BLOCKS, net_read) or net.start - b.end > max(_NET_BYTES, end - net.start)):
-            # A live candidate this far before a dead one is unlikely (optimizers apply the
-            # gradients next to them); reading on could mean the whole file (the gradients may be
-            # fetched, not consumed, or, as in a bare gradients graph, used by nothing).
-            trail.append(Step(_at(b), name, b.op, "pass", "no op that runs within %d blocks before it: the search stops" % (read - net_read)))
+        if pick.since and _done(pick, want, applied, read, at - b.end, end - at):
+            trail.append(Step(_at(b), name, b.op, "pass", "no other point within %d blocks before it: the search stops" % (read - pick.since)))
             break
         grad = in_gradients_scope(name)
         runs = live is None or live.visit(b, grad)
+        labels = applied.visit(b) if applied is not None else None
+        if want is not None:
+            want.visit(b, labels, back.inputs if op == "NoOp" or want.named(name) else None)
+        elif op == "NoOp" and not grad and b.end - b.start < _GROUP_BYTES and len(pick.groups) < _GROUPS:
+            pick.groups[name] = back.inputs(b)
         if not grad:
-            if descend is not None and runs and _op(b) in CALLS:
+            if descend is not None and runs and op in CALLS:
                 inside = descend(b)
                 if inside is not None:
                     ib, fname, itrail = inside.block, inside.function, inside.trail
@@ -201,26 +346,155 @@ def _bp_scan(
             trail.append(Step(_at(b), name, b.op, "skip", "not in a gradients scope"))
             continue
         any_grad = True
-        c = cat.category(_op(b))
+        c = cat.category(op)
         if c is not None:
             trail.append(Step(_at(b), name, b.op, "skip", "catalog: %s" % c))
             continue
-        if not runs and net is not None:
+        if labels is None and not runs and pick.net is not None:
             trail.append(Step(_at(b), name, b.op, "skip", _DEAD))
             continue
         if rule != "doc" and _shape_only(name, back, memo):
             trail.append(Step(_at(b), name, b.op, "skip", "computes only from constants and shapes"))
             continue
-        if not runs:
-            net, net_read = b, read
-            trail.append(Step(_at(b), name, b.op, "skip", _DEAD))
+        if rule == "doc":
+            trail.append(Step(_at(b), name, b.op, "chosen", "last op in a gradients scope that computes"))
+            return _Found(b, trail, True, "last op in a gradients scope that computes")
+        if labels is not None:
+            first = not pick.order
+            if pick.applied(b, labels):
+                if first:
+                    pick.since, at = pick.since or read, at or b.start
+                    pick.scope_hint = _scope_hint(name)
+                trail.append(Step(_at(b), name, b.op, "pass", "the last gradient op that %s applies" % _optimizers(labels)))
+                if want is None and first and not pick.scope_hint and not _pending(applied, pick):
+                    break  # (the common case: one optimizer, nothing more to look for)
+            else:
+                trail.append(Step(_at(b), name, b.op, "skip", "computes a gradient that %s applies after a later op" % _optimizers(labels)))
             continue
-        trail.append(Step(_at(b), name, b.op, "chosen", "last op in a gradients scope that computes"))
-        return _Found(b, trail, True, "last op in a gradients scope that computes")
-    if net is not None:
-        trail.append(Step(_at(net), net.name or "", net.op, "chosen", _NET))
-        return _Found(net, trail, True, _NET)
+        if runs:
+            if pick.runs is None:
+                pick.runs = b
+                pick.since, at = pick.since or read, at or b.start
+            trail.append(Step(_at(b), name, b.op, "skip", "runs, but no optimizer applies what it computes"))
+            continue
+        pick.net = b
+        pick.since, at = pick.since or read, at or b.start
+        trail.append(Step(_at(b), name, b.op, "skip", _DEAD))
+    return _decide(pick, want, trail, any_grad, one_step)
+
+
+def _optimizers(labels: FrozenSet[str]) -> str:
+    named = sorted(o for o in labels if o != ANY)
+    return ", ".join(named) if named else "what the body returns or calls"
+
+
+def _pending(applied: Optional[_Applied], pick: _Pick) -> bool:
+    """Whether an optimizer not yet pointed reads a gradient not yet passed (its point is ahead)."""
+    if applied is None:
+        return False
+    for n, labels in applied.reach.items():
+        if in_gradients_scope(n) and any(o not in pick.by_opt and o != ANY for o in labels):
+            return True
+    return False
+
+
+def _done(pick: _Pick, want: "Optional[_TrainOp]", applied: Optional[_Applied], read: int, before: int, tail: int) -> bool:
+    """Whether the read can stop once a candidate is found (``read`` blocks read, ``before``
+    bytes before the first candidate, ``tail`` bytes after it).
+
+    - ``--train-op``: once its optimizer's point is found (none: on to the budget below);
+    - an optimizer that reads a gradient not yet passed: read on to its point;
+    - the first point's scope hints at another optimizer (``gradients_1/``): the budget;
+    - no point yet, only ops that run but apply nothing, or dead ones: the budget, a live
+      candidate this far before is unlikely (optimizers apply the gradients next to them).
+    The budget: as many blocks again as read to the first candidate (at least ``_NET_BLOCKS``),
+    or as many bytes again as the tail after it (at least ``_NET_BYTES``)."""
+    over = read - pick.since > max(_NET_BLOCKS, pick.since) or before > max(_NET_BYTES, tail)
+    if want is not None:
+        return (want.opts is not None and any(o in pick.by_opt for o in want.opts)) or over
+    if read >= pick.pending_at:  # (asked again every _PENDING_EVERY blocks: it walks ``reach``)
+        pick.pending, pick.pending_at = _pending(applied, pick), read + _PENDING_EVERY
+    if pick.pending:
+        return over
+    if pick.order and not pick.scope_hint:
+        return True
+    if pick.order and len([o for o in pick.order if o != ANY]) > 1:
+        return True
+    return over
+
+
+class _TrainOp:
+    """``--train-op NAME`` read backward: the optimizers NAME runs. NAME is an update op (its
+    optimizer), an optimizer's scope (``d_adam``), or a train op or ``tf.group`` (the optimizers
+    of the updates and train ops it waits for, through control inputs)."""
+
+    __slots__ = ("name", "closure", "opts")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.closure: Set[str] = set()  # names NAME waits for, not yet passed
+        self.opts: Optional[Set[str]] = None  # the optimizers it runs, once known
+
+    def named(self, name: str) -> bool:
+        return name == self.name or name in self.closure
+
+    def visit(self, b: Block, labels: Optional[FrozenSet[str]], inputs_of: Optional[Callable[[Block], List[str]]]) -> None:
+        name = b.name or ""
+        if not self.named(name):
+            return
+        self.closure.discard(name)
+        found: Set[str] = set()
+        if is_update(_op(b)):
+            found.add(optimizer_of(name))
+        elif inputs_of is not None:
+            for inp in inputs_of(b):
+                self.closure.add(_producer(inp.lstrip("^")) or "")
+        if name == self.name or found:
+            self.opts = (self.opts or set()) | found | {name}
+
+
+def _decide(pick: _Pick, want: "Optional[_TrainOp]", trail: List[Step], any_grad: bool, one_step: bool) -> _Found:
+    if want is not None and pick.order:
+        chosen = next((o for o in pick.order if want.opts is not None and o in want.opts), None)
+        if chosen is None:
+            return _Found(None, trail, any_grad, "no gradient op that %s applies (--train-op)" % want.name)
+        b = pick.by_opt[chosen]
+        trail.append(Step(_at(b), b.name or "", b.op, "chosen", "%s (--train-op %s: optimizer %s)" % (_APPLIED, want.name, chosen)))
+        return _Found(b, trail, True, "%s: %s, chosen by --train-op %s" % (_APPLIED, chosen, want.name), chosen)
+    if pick.order:
+        named = [o for o in pick.order if o != ANY] or pick.order
+        b = pick.by_opt[named[0]]
+        others = tuple((pick.by_opt[o], o) for o in named[1:])
+        joined = one_step or not others or _joined(pick.groups, set(named))
+        trail.append(Step(_at(b), b.name or "", b.op, "chosen", _APPLIED))
+        return _Found(b, trail, True, _APPLIED, named[0] if named[0] != ANY else "", others, joined)
+    for b, why in ((pick.runs, _RUNS), (pick.net, _NET)):
+        if b is not None:
+            trail.append(Step(_at(b), b.name or "", b.op, "chosen", why))
+            return _Found(b, trail, True, why)
     return _Found(None, trail, any_grad, "")
+
+
+def _joined(groups: Dict[str, List[str]], opts: Set[str]) -> bool:
+    """Whether one NoOp read (a ``tf.group``, a train op) waits, through control inputs and the
+    NoOps it waits for, for every optimizer in ``opts`` (by its name or its updates' scope)."""
+    for root in groups:
+        seen, work, got = {root}, [root], set()
+        while work and got != opts:
+            n = work.pop()
+            if n in opts:
+                got.add(n)
+            o = optimizer_of(n)
+            if o in opts:
+                got.add(o)
+            for inp in groups.get(n, ()):
+                p = _producer(inp.lstrip("^")) or ""
+                if p not in seen:
+                    seen.add(p)
+                    work.append(p)
+        if got == opts:
+            return True
+    return False
 
 
 def find_bp(src: Source, opts: Options = Options()) -> Answer:
@@ -246,34 +520,52 @@ def _find_bp(g: GraphFile, opts: Options) -> Answer:
         body = function_body(g, fname) if fname else None
         if body is None:
             return None
-        inside = _bp_scan(body.reversed_blocks(), opts, rule)
+        inside = _bp_scan(body.reversed_blocks(), opts, rule, one_step=True)
         if inside.block is None:
             return None
         into.append(fname)
         return _Inside(inside.block, fname, inside.trail)
 
-    b, trail, any_grad, why = _bp_scan(
+    found = _bp_scan(
         reverse_blocks(g, block_path, light), opts, rule, inputs_of=lambda blk: _inputs_again(g, blk, heads),
-        gradient_inputs=lambda blk: _gradient_inputs(g, blk, heads, tail), descend=descend,
+        gradient_inputs=lambda blk: _gradient_inputs(g, blk, heads, tail),
+        data_inputs=lambda blk: _gradient_inputs(g, blk, heads, tail, every=True), descend=descend,
     )
-    if b is not None:
-        return Answer("bp", _point("bp", b, rule, g.name, into[0] if into else None), rule, why, trail)
-    body = step_body(any_grad, lambda: training_function(g)) if block_path == ("node",) else None
+    if found.block is not None:
+        return _answer(g, found, rule, found.why, into[0] if into else None)
+    if found.why and opts.train_op is not None:
+        return Answer("bp", None, rule, found.why, found.trail)
+    body = step_body(found.any_grad, lambda: training_function(g)) if block_path == ("node",) else None
     if body is not None:
         fname = body.name
-        inside = _bp_scan(body.reversed_blocks(), opts, rule)
-        b2, t2, why2 = inside.block, inside.trail, inside.why
-        if b2 is not None:
-            reason = "the training step runs in function %s (it holds the gradients)" % fname
-            if why2 == _NET:
-                reason += "; " + _NET
-            return Answer("bp", _point("bp", b2, rule, g.name, fname), rule, reason, trail + t2)
+        inside = _bp_scan(body.reversed_blocks(), opts, rule, one_step=True)
+        if inside.block is not None:
+            reason = "the training step runs in function %s (it holds the gradients); %s" % (fname, inside.why)
+            return _answer(g, inside._replace(trail=found.trail + inside.trail), rule, reason, fname)
     why = (
         "no compute op in a gradients scope"
-        if any_grad
+        if found.any_grad
         else "no node in a gradients scope: this looks like an inference graph"
     )
-    return Answer("bp", None, rule, why, trail)
+    return Answer("bp", None, rule, why, found.trail)
+
+
+def _answer(g: GraphFile, found: _Found, rule: str, reason: str, fn: Optional[str]) -> Answer:
+    """bp's answer from a read that found its block: with several optimizers not run by one step,
+    ``ambiguous``, each other optimizer's point an alternative (``--train-op`` chooses)."""
+    assert found.block is not None
+    point = _point("bp", found.block, rule, g.name, fn)
+    alts = tuple(
+        Alternative(_point("bp", ob, rule, g.name, fn), "the last gradient op that optimizer %s applies: its own step's bp (--train-op %s)" % (o, o), "other_optimizer")
+        for ob, o in found.others
+    )
+    if found.joined:
+        return Answer("bp", point, rule, reason, found.trail, alternatives=alts)
+    names = [found.optimizer] + [o for _b, o in found.others]
+    shown = ", ".join(names[:5]) + (", and %d more" % (len(names) - 5) if len(names) > 5 else "")
+    doubt = "%d optimizers (%s) apply gradients in separate train ops: this is %s's point, the last in the file; choose one with --train-op" % (
+        len(names), shown, found.optimizer)
+    return Answer("bp", point, rule, reason, found.trail, confidence="ambiguous", doubt=doubt, alternatives=alts)
 
 
 def _inputs_again(g: GraphFile, b: Block, heads: FrozenSet[str]) -> List[str]:
@@ -321,7 +613,7 @@ class _BackBytes:
         return self.buf[start - self.lo : end - self.lo]
 
 
-def _gradient_inputs(g: GraphFile, b: Block, heads: FrozenSet[str], back: Optional[_BackBytes] = None) -> List[str]:
+def _gradient_inputs(g: GraphFile, b: Block, heads: FrozenSet[str], back: Optional[_BackBytes] = None, *, every: bool = False) -> List[str]:
     """The inputs of ``b`` that may name a gradients-scope node (the liveness read's question),
     cheaply: none when its bytes cannot name one (most of a long tail: ``init``, save/restore);
     else, in the writer layout, its ``input`` lines; else its bytes scanned again.
@@ -329,14 +621,15 @@ def _gradient_inputs(g: GraphFile, b: Block, heads: FrozenSet[str], back: Option
     The writer layout's lines are taken only when they are all the block's inputs: every
     ``input`` in its bytes is one of those lines (an input field's name is always written
     plainly), and no value is escaped. A line taken that is not an input (another layout) only
-    keeps more nodes live, the answer reading gradients scopes alone."""
+    keeps more nodes live, the answer reading gradients scopes alone. ``every``: all its inputs
+    (the same reading, without the gradients test)."""
     size = b.end - b.start
     if size > _READ:
-        return _inputs_again(g, b, heads) if _may_name_gradients(g, b) else []
+        return _inputs_again(g, b, heads) if every or _may_name_gradients(g, b) else []
     raw = back.get(b.start, b.end) if back is not None else g.read_at(b.start, size)
     if not g.lane.text:  # (wire format: strings as they are; field names are numbers)
-        return _inputs_again(g, b, heads) if b"gradient" in raw else []
-    if b"input" not in raw or not _text_names_gradients(raw):
+        return _inputs_again(g, b, heads) if every or b"gradient" in raw else []
+    if b"input" not in raw or not (every or _text_names_gradients(raw)):
         return []
     rx = _INPUT_LINES.get(b.column)
     if rx is None:

@@ -7,9 +7,11 @@ import re
 from typing import List, NamedTuple, Optional, Set
 
 from ._ahead import needle_hits
+from ._grep import _SearchFailed
 from ._answers import _at, _point, Alternative, Answer, Options, Step
 from ._fp_scan import _KLASS, _MEET_BUDGET, _Candidate, _Scan
 from ..graph._input import GraphFile
+from .._model import Block
 
 
 class _Copies(NamedTuple):
@@ -19,6 +21,31 @@ class _Copies(NamedTuple):
     confidence: str  # "certain" or "ambiguous"
     doubt: str
     alternatives: List[Alternative]
+
+
+# What a part of the batch that meets no trained variable before the model is, by its name: a
+# metric's input, a mask or a length of the features, the labels, else a part nothing uses.
+_METRIC = re.compile(r"(?i)(?:^|/)(?:[^/]*_)?(?:metrics?|accuracy|auc|precision|recall|mean_iou)(?:_\d+)?(?:/|$)")
+_MASK = re.compile(r"(?i)mask|length|_len\b|(?:^|/)len(?:/|$)|seq_?len")
+_LABEL = re.compile(r"(?i)label|target|one_hot|dense_to_sparse|sparse_to_dense|ground_?truth|(?:^|/)y(?:_true)?(?:/|$)")
+_SIDE = {
+    "metric": "a metric's input",
+    "feature_mask": "a mask or a length on the feature side",
+    "label": "the label side (its data reaches the loss without meeting one)",
+    "dead": "a part of the batch nothing on the way to the loss uses",
+}
+
+
+def _side(b: Block) -> str:
+    """Which ``why`` a part of the batch that meets no trained variable has, by its op's name."""
+    name = b.name or ""
+    if _METRIC.search(name):
+        return "metric"
+    if _MASK.search(name) or b.op == "SequenceMask":
+        return "feature_mask"
+    if _LABEL.search(name):
+        return "label"
+    return "dead"
 
 
 _PREPROCESSING_WHY = "input preprocessing of the batch (a dtype conversion or scaling) before the model's first op"
@@ -67,18 +94,18 @@ def _fp_pick(st: _Scan, opts: Options, g: GraphFile, fn: Optional[str], *, searc
             reason = "no data source: " + reason
     b = chosen.block
     if chosen.flow.pre is not None and chosen.flow.pre is not b:
-        alts.append(Alternative(_point("fp", chosen.flow.pre, "dataflow", file, fn), _PREPROCESSING_WHY))
+        alts.append(Alternative(_point("fp", chosen.flow.pre, "dataflow", file, fn), _PREPROCESSING_WHY, "cast"))
     named = {a.point.name for a in alts} | {b.name}
     for sb, sf in st.starters:  # (block, flow)
         if sb.start >= b.start or sb.name in named:
             continue
         if sf.source in st.pipeline:
-            why = "its data goes into a queue or staging area (%s): it prepares a later step's batch" % sf.source
-        elif sf.source == chosen.flow.source:
-            why = "on another part of the batch from %s, which meets no trained variable before the model's first op (labels, a metric input, or unused)" % sf.source
+            word, why = "prefetch", "its data goes into a queue or staging area (%s): it prepares a later step's batch" % sf.source
         else:
-            why = "on the data of %s, which meets no trained variable before the model's first op" % sf.source
-        alts.append(Alternative(_point("fp", sb, "dataflow", file, fn), why))
+            word = _side(sb)
+            why = "on %s from %s, whose data meets no trained variable before the model's first op: %s" % (
+                "another part of the batch" if sf.source == chosen.flow.source else "the data", sf.source, _SIDE[word])
+        alts.append(Alternative(_point("fp", sb, "dataflow", file, fn), why, word))
         named.add(sb.name)
     trail.append(Step(_at(b), b.name or "", b.op, "chosen", reason))
     st.chosen = b
@@ -101,12 +128,12 @@ def _copies(g: GraphFile, cands: List[_Candidate], *, search: bool = True) -> _C
         if c is pick:
             continue
         if t is False:
-            why = "the first op of another copy of the model, fed by %s: no gradient op differentiates it (not trained in this step)" % c.flow.source
+            word, why = "untrained_copy", "the first op of another copy of the model, fed by %s: no gradient op differentiates it (not trained in this step)" % c.flow.source
         elif t:
-            why = "the first op of the model on %s, which is trained too" % c.flow.source
+            word, why = "other_copy", "the first op of the model on %s, which is trained too" % c.flow.source
         else:
-            why = "the first op of another copy of the model, fed by %s" % c.flow.source
-        alts.append(Alternative(_point("fp", c.block, "dataflow", g.name, None), why))
+            word, why = "other_copy", "the first op of another copy of the model, fed by %s" % c.flow.source
+        alts.append(Alternative(_point("fp", c.block, "dataflow", g.name, None), why, word))
     if trained is not None and all(t for _c, t in tagged):
         return _Copies(pick, "certain", "", alts)
     named = [c.flow.source for c in cands[:_NAMED_INPUTS]]
@@ -179,7 +206,7 @@ def _differentiated(g: GraphFile, names: List[str], start: int, *, search: bool 
                     break
             else:
                 break  # to the end of the file
-        except Exception:  # the search failed: cannot tell
+        except _SearchFailed:  # grep failed or did not start: cannot tell
             return None
         finally:
             close = getattr(it, "close", None)
