@@ -15,7 +15,7 @@ from .. import PbtxtError
 from ._app import EXIT_NOT_FOUND, InputKindOpt, JsonOpt, RecordOpt, QuietOpt, command, emit, note, out, output_format, quiet, renamed, say_notes, usage_error
 from ._checks import check_choice, inputs_of, say_ignored_filters, say_unmatched_ops, with_source_hint
 from ._points import (
-    ConfigOpt, FilesArg, FilterOpt, KeepOpt, RuleOpt, SkipOpt, SourceOpt, answer_json, filters_given, open_input, options_of,
+    ConfigOpt, FilesArg, FilterOpt, KeepOpt, RuleOpt, SkipOpt, SourceOpt, TrainOpOpt, answer_json, filters_given, open_input, options_of,
     print_explain, say_doubt, say_ge_rules, failed, worst,
 )
 
@@ -71,6 +71,7 @@ def points(
     name_filter: Optional[List[str]] = FilterOpt,
     config: Optional[Path] = ConfigOpt,
     source: List[str] = SourceOpt,
+    train_op: Optional[str] = TrainOpOpt,
     input_kind: str = InputKindOpt,
     record: Optional[int] = RecordOpt,
     quiet: bool = QuietOpt,
@@ -100,7 +101,7 @@ def points(
         profiling_output = old_output
     check_choice(task_trace, TASK_TRACE, "--task-trace")
     check_choice(aic_metrics, AIC_METRICS, "--aic-metrics")
-    run = _PointsRun(options_of(rule, skip_op, keep_op, name_filter, config, source), fmt, explain, ge, input_kind, record,
+    run = _PointsRun(options_of(rule, skip_op, keep_op, name_filter, config, source, train_op), fmt, explain, ge, input_kind, record,
                      profiling_output, task_trace, aic_metrics)
     paths = inputs_of(files, "points")
     if len(paths) > 1 and fmt not in ("text", "json"):

@@ -46,13 +46,21 @@ SourceOpt = typer.Option(
     help="fp: the node (or nodes: repeat) that carries the batch, e.g. local/Placeholder or IteratorGetNext_1; "
     "fp is then the model's first op on its data. Use it when fp says it is ambiguous.",
 )
+TrainOpOpt = typer.Option(
+    None, "--train-op", metavar="NAME",
+    help="bp: the optimizer whose step you profile, when several train the graph (a GAN's d_adam, an "
+    "actor's and a critic's): its update op, its name scope, or the train op or tf.group your script runs. "
+    "bp is then the last gradient op that optimizer applies. Use it when bp says it is ambiguous.",
+    show_default=False,
+)
 ExplainOpt = typer.Option(False, "--explain", help="Show on stderr each node considered, its line, and why it was skipped.")
 
 CONFIG_KEYS = ("skip_ops", "keep_ops", "name_filters")
 
 
 def options_of(
-    rule: str, skip: List[str], keep: List[str], filters: Optional[List[str]], config: Optional[Path], sources: Optional[List[str]] = None
+    rule: str, skip: List[str], keep: List[str], filters: Optional[List[str]], config: Optional[Path], sources: Optional[List[str]] = None,
+    train_op: Optional[str] = None,
 ) -> Any:
     from .. import RULES, Options
 
@@ -65,7 +73,7 @@ def options_of(
         keep += cfg.get("keep_ops", [])
         if filters is None and "name_filters" in cfg:
             filters = cfg["name_filters"]
-    opts = Options(rule, frozenset(skip), frozenset(keep), sources=frozenset(sources or ()))
+    opts = Options(rule, frozenset(skip), frozenset(keep), sources=frozenset(sources or ()), train_op=train_op or None)
     return opts._replace(name_filters=tuple(filters)) if filters else opts
 
 
@@ -248,12 +256,13 @@ def _bp_command(
     skip_op: List[str] = SkipOpt,
     keep_op: List[str] = KeepOpt,
     config: Optional[Path] = ConfigOpt,
+    train_op: Optional[str] = TrainOpOpt,
     input_kind: str = InputKindOpt,
     record: Optional[int] = RecordOpt,
     quiet: bool = QuietOpt,
 ) -> None:
     as_json = output_format(out_format, as_json, ("text",)) == "json"
-    opts = options_of(rule, skip_op, keep_op, None, config)
+    opts = options_of(rule, skip_op, keep_op, None, config, train_op=train_op)
     _each("bp", files, opts, as_json=as_json, explain=explain, input_kind=input_kind, record=record)
 
 

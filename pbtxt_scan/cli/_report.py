@@ -18,7 +18,7 @@ from ._app import (
 from ._checks import say_unmatched_ops, with_source_hint
 from ._pair import on_ge
 from ._paste import paste
-from ._points import ConfigOpt, FilterOpt, KeepOpt, RuleOpt, SkipOpt, SourceOpt, answer_json, open_input, options_of, say_doubt, say_ge_rules
+from ._points import ConfigOpt, FilterOpt, KeepOpt, RuleOpt, SkipOpt, SourceOpt, TrainOpOpt, answer_json, open_input, options_of, say_doubt, say_ge_rules
 
 DEFAULT_OUTPUT = "pbtxt-scan-report.html"
 FP_UP = 4  # fp's drawing: producers this many hops up (the data's path through the skipped ops)
@@ -46,6 +46,7 @@ def report(
     name_filter: Optional[List[str]] = FilterOpt,
     config: Optional[Path] = ConfigOpt,
     source: List[str] = SourceOpt,
+    train_op: Optional[str] = TrainOpOpt,
     input_kind: str = InputKindOpt,
     record: Optional[int] = RecordOpt,
     quiet: bool = QuietOpt,
@@ -73,14 +74,14 @@ def report(
       pbtxt-scan report model.ckpt-1000.meta --source local/Placeholder
     """
     as_json = output_format(out_format, as_json, ("html",)) == "json"
-    opts = options_of(rule, skip_op, keep_op, name_filter, config, source)
+    opts = options_of(rule, skip_op, keep_op, name_filter, config, source, train_op)
     if context < 0:
         raise usage_error("%d: give 0 or more hops" % context, "--context")
     target = Path(output or DEFAULT_OUTPUT)
     if file != "-" and target.exists() and Path(file).exists() and os.path.samefile(str(target), file):
         raise usage_error("%s is the input: the report never writes over it" % target, "--output")
     try:
-        page, found = _page(file, opts, ge=ge, context=context, input_kind=input_kind, record=record, argv=_argv(file, output, ge, context, rule, source))
+        page, found = _page(file, opts, ge=ge, context=context, input_kind=input_kind, record=record, argv=_argv(file, output, ge, context, rule, source, train_op))
     except PbtxtError as e:
         raise fail(e) from None
     from ..report import render
@@ -97,7 +98,7 @@ def report(
         raise typer.Exit(EXIT_NOT_FOUND)
 
 
-def _argv(file: str, output: Optional[str], ge: Optional[str], context: int, rule: str, source: Sequence[str]) -> str:
+def _argv(file: str, output: Optional[str], ge: Optional[str], context: int, rule: str, source: Sequence[str], train_op: Optional[str] = None) -> str:
     """The command line that makes this page (the options that change it)."""
     words = ["pbtxt-scan", "report", file]
     if ge:
@@ -108,6 +109,8 @@ def _argv(file: str, output: Optional[str], ge: Optional[str], context: int, rul
         words += ["--context", str(context)]
     for s in source:
         words += ["--source", s]
+    if train_op:
+        words += ["--train-op", train_op]
     if output:
         words += ["-o", output]
     return " ".join(shlex.quote(w) for w in words)

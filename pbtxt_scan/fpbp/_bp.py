@@ -411,7 +411,7 @@ def _done(pick: _Pick, want: "Optional[_TrainOp]", applied: Optional[_Applied], 
     or as many bytes again as the tail after it (at least ``_NET_BYTES``)."""
     over = read - pick.since > max(_NET_BLOCKS, pick.since) or before > max(_NET_BYTES, tail)
     if want is not None:
-        return (want.opts is not None and any(o in pick.by_opt for o in want.opts)) or over
+        return any(o in pick.by_opt for o in want.opts) or over
     if read >= pick.pending_at:  # (asked again every _PENDING_EVERY blocks: it walks ``reach``)
         pick.pending, pick.pending_at = _pending(applied, pick), read + _PENDING_EVERY
     if pick.pending:
@@ -433,7 +433,7 @@ class _TrainOp:
     def __init__(self, name: str) -> None:
         self.name = name
         self.closure: Set[str] = set()  # names NAME waits for, not yet passed
-        self.opts: Optional[Set[str]] = None  # the optimizers it runs, once known
+        self.opts: Set[str] = {name}  # the optimizers it runs (its name may be one's scope)
 
     def named(self, name: str) -> bool:
         return name == self.name or name in self.closure
@@ -449,13 +449,12 @@ class _TrainOp:
         elif inputs_of is not None:
             for inp in inputs_of(b):
                 self.closure.add(_producer(inp.lstrip("^")) or "")
-        if name == self.name or found:
-            self.opts = (self.opts or set()) | found | {name}
+        self.opts |= found
 
 
 def _decide(pick: _Pick, want: "Optional[_TrainOp]", trail: List[Step], any_grad: bool, one_step: bool) -> _Found:
     if want is not None and pick.order:
-        chosen = next((o for o in pick.order if want.opts is not None and o in want.opts), None)
+        chosen = next((o for o in pick.order if o in want.opts), None)
         if chosen is None:
             return _Found(None, trail, any_grad, "no gradient op that %s applies (--train-op)" % want.name)
         b = pick.by_opt[chosen]
@@ -559,8 +558,8 @@ def _answer(g: GraphFile, found: _Found, rule: str, reason: str, fn: Optional[st
         Alternative(_point("bp", ob, rule, g.name, fn), "the last gradient op that optimizer %s applies: its own step's bp (--train-op %s)" % (o, o), "other_optimizer")
         for ob, o in found.others
     )
-    if found.joined:
-        return Answer("bp", point, rule, reason, found.trail, alternatives=alts)
+    if found.joined:  # (one step runs every optimizer: its last gradient op is the step's bp)
+        return Answer("bp", point, rule, reason, found.trail)
     names = [found.optimizer] + [o for _b, o in found.others]
     shown = ", ".join(names[:5]) + (", and %d more" % (len(names) - 5) if len(names) > 5 else "")
     doubt = "%d optimizers (%s) apply gradients in separate train ops: this is %s's point, the last in the file; choose one with --train-op" % (
