@@ -36,9 +36,12 @@ _SIDE = {
 }
 
 
-def _side(b: Block) -> str:
-    """Which ``why`` a part of the batch that meets no trained variable has, by its op's name."""
+def _side(b: Block, source: str) -> str:
+    """Which ``why`` a part of the batch that meets no trained variable has, by its op's name (or
+    its input's: a placeholder ``labels``)."""
     name = b.name or ""
+    if _LABEL.search(source) and not _MASK.search(name):
+        return "label"
     if _METRIC.search(name):
         return "metric"
     if _MASK.search(name) or b.op == "SequenceMask":
@@ -89,7 +92,7 @@ def _fp_pick(st: _Scan, opts: Options, g: GraphFile, fn: Optional[str], *, searc
             chosen, confidence, doubt = copies.pick, copies.confidence, copies.doubt
             alts.extend(copies.alternatives)
         flow = chosen.flow
-        reason = "first op of the model on %s %s (its data meets a trained variable at %s)" % (_KLASS[flow.klass], flow.source, chosen.meets.name)
+        reason = "first op of the model on %s %s (%s)" % (_KLASS[flow.klass], flow.source, _meets(chosen))
         if flow.klass == 1 and not opts.sources:
             reason = "no data source: " + reason
     b = chosen.block
@@ -97,12 +100,12 @@ def _fp_pick(st: _Scan, opts: Options, g: GraphFile, fn: Optional[str], *, searc
         alts.append(Alternative(_point("fp", chosen.flow.pre, "dataflow", file, fn), _PREPROCESSING_WHY, "cast"))
     named = {a.point.name for a in alts} | {b.name}
     for sb, sf in st.starters:  # (block, flow)
-        if sb.start >= b.start or sb.name in named:
-            continue
+        if sb.start >= b.start or sb.name in named or (sf.pre is not None and sf.pre.name in named):
+            continue  # (a path's first op after its cast: the cast stands for it)
         if sf.source in st.pipeline:
             word, why = "prefetch", "its data goes into a queue or staging area (%s): it prepares a later step's batch" % sf.source
         else:
-            word = _side(sb)
+            word = _side(sb, sf.source)
             why = "on %s from %s, whose data meets no trained variable before the model's first op: %s" % (
                 "another part of the batch" if sf.source == chosen.flow.source else "the data", sf.source, _SIDE[word])
         alts.append(Alternative(_point("fp", sb, "dataflow", file, fn), why, word))
@@ -111,6 +114,14 @@ def _fp_pick(st: _Scan, opts: Options, g: GraphFile, fn: Optional[str], *, searc
     st.chosen = b
     return Answer("fp", _point("fp", b, "dataflow", file, fn), "dataflow", reason, trail,
                   confidence=confidence, doubt=doubt, alternatives=tuple(alts))
+
+
+def _meets(c: _Candidate) -> str:
+    """Where the answer's data meets a trained variable: the answer itself when it reads one."""
+    var = c.variable or "a trained variable"
+    if c.meets is c.block:
+        return "it reads trained variable %s" % var if c.variable else "it reads a trained variable"
+    return "its data meets trained variable %s at %s" % (var, c.meets.name) if c.variable else "its data meets a trained variable at %s" % c.meets.name
 
 
 def _copies(g: GraphFile, cands: List[_Candidate], *, search: bool = True) -> _Copies:

@@ -5,11 +5,11 @@ What it keeps is bounded by the distance to the answer (``_rules``' docstring)."
 from __future__ import annotations
 
 import re
-from typing import Callable, Dict, List, NamedTuple, Optional, Set
+from typing import Callable, Dict, FrozenSet, List, NamedTuple, Optional, Set
 
 from ._ahead import _Ahead
 from ._answers import _at, _PROPAGATING, Options, Step, Trail, _op, _producer
-from ._catalog import CALLS, DATA_SOURCES, ENQUEUES, METADATA, PLACEHOLDERS, PREPROCESSING, RESOURCE_FIRST, STAGES, VARIABLE_PASS, VARIABLES, in_gradients_scope
+from ._catalog import CALLS, DATA_SOURCES, ENQUEUES, METADATA, PASS_THROUGH, PLACEHOLDERS, PREPROCESSING, RESOURCE_FIRST, STAGES, VARIABLE_PASS, VARIABLES, in_gradients_scope
 from ._fp_inputs import NO_ROLE, RESOURCE_HANDLE, Role
 from .._model import Block
 
@@ -24,6 +24,7 @@ class _Flow(NamedTuple):
     klass: int
     pre: Optional[Block]
     head: Optional[Block]
+    heads: FrozenSet[int] = frozenset()  # where the first ops of the paths merged into it start
 
 
 class _Start(NamedTuple):
@@ -44,12 +45,13 @@ class _Input(NamedTuple):
 
 class _Candidate(NamedTuple):
     """An fp candidate: the first op of the model on the data of ``flow.source``, found where that
-    data meets a trained variable (``meets``)."""
+    data meets a trained variable (``meets``, reading ``variable``)."""
 
     block: Block
     meets: Block
     flow: _Flow
     seen: int  # blocks read when it was found
+    variable: str = ""
 
 
 _KLASS = ("the data source", "a data placeholder", "a constant big enough to be data")
@@ -60,7 +62,8 @@ _COPY_BYTES = 4 << 20
 # Without a trained variable met this far past the data's first compute op (a frozen or GE graph
 # whose weights are constants), that first op is the answer, as it was before variables counted.
 _MEET_BUDGET = 2000
-_MAX_STARTERS = 16
+_MAX_STARTERS = 64
+_MAX_HEADS = 64  # the first ops a merged path remembers
 # Ops that make values from a shape alone: data (an initial value, noise), not shape arithmetic.
 _RANDOM = re.compile(r"(Stateless|Stateful)?(Random|TruncatedNormal|Multinomial)")
 _MAX_WAITING = 1 << 16
@@ -78,7 +81,7 @@ class _Scan:
         "opts", "cat", "trail", "role", "flows", "variables", "done", "candidates", "starters",
         "pipeline", "doc", "grad", "pos", "gap", "seen", "first_flow_at", "fallback",
         "waiting", "waiting_names", "n_waiting", "met", "shape_only", "chosen", "const_at", "const_role",
-        "inputs", "queues", "_best",
+        "inputs", "queues", "_best", "met_heads", "fed", "roots",
     )
 
     def __init__(self, opts: Options, *, role: Callable[[Block], Role] = _all_data) -> None:
@@ -114,16 +117,42 @@ class _Scan:
         self.inputs: Dict[str, _Input] = {}  # the inputs met (capped)
         self.queues: Set[str] = set()  # inputs that are queue dequeues (a pipeline may feed on)
         self._best: Optional[_Candidate] = None  # (kept as candidates come: asked after every block)
+        self.met_heads: Set[int] = set()  # first ops of data paths that met a trained variable (their starts)
+        self.fed: Set[str] = set()  # hyper-parameters fed at run time (keep_prob), and what is computed from them
+        self.roots: Dict[str, str] = {}  # a variable's value passed on (a cast, a reshaped kernel) -> the variable
 
     def best(self) -> Optional[_Candidate]:
         """The candidate of the best input class, the first in the file among those."""
         return self._best
 
     def _candidate(self, c: _Candidate) -> None:
-        self.candidates.append(c)
+        """Note a candidate: of one input, the first in the file is kept (in the place of the
+        input's first found: the candidates stay in reading order, one an input)."""
+        for i, old in enumerate(self.candidates):
+            if old.flow.source == c.flow.source:
+                if c.block.start >= old.block.start:
+                    return
+                self.candidates[i] = c._replace(seen=old.seen)
+                break
+        else:
+            self.candidates.append(c)
         b = self._best
         if b is None or (c.flow.klass, c.block.start) < (b.flow.klass, b.block.start):
             self._best = c
+
+    def _start(self, b: Block, flow: _Flow) -> None:
+        """Note the first compute op of a data path (a cast, or the model's first op on it)."""
+        if len(self.starters) < _MAX_STARTERS and all(s.block.start != b.start for s in self.starters):
+            self.starters.append(_Start(b, flow))
+
+    def unresolved(self, source: str, before: int) -> bool:
+        """Whether a data path of ``source`` begins before ``before`` whose data has not met a
+        trained variable yet (the feature side is every path that meets one on its way to the
+        loss: a numeric column meets the first layer's kernel only after the input layer's concat)."""
+        return any(
+            s.flow.source == source and s.block.start < before and s.block.start not in self.met_heads
+            and s.block is s.flow.head for s in self.starters
+        )
 
     # --- one node ---------------------------------------------------------------------------
 
@@ -184,6 +213,7 @@ class _Scan:
         elif holds:
             self.trail.append(Step(_at(b), name, op, "skip", "not named by --source"))
         else:
+            self.fed.add(name)  # (a hyper-parameter: arithmetic with it is the model's, not preprocessing)
             self.trail.append(Step(_at(b), name, op, "skip", why))
 
     def _const(self, b: Block) -> Role:
@@ -259,12 +289,16 @@ class _Scan:
         var_in = any(p in self.variables for p in prods) or (first_is_var and bool(prods))
         flows = [self.flows[p] for i, p in enumerate(prods) if p in self.flows and not (first_is_var and i == 0)]
         flows = [f for f in flows if f.source not in self.done]
-        if op is not None and op in VARIABLE_PASS and var_in and not flows:
-            self.variables.add(name)
+        if op is not None and (op in VARIABLE_PASS or op in PASS_THROUGH) and var_in and not flows:
+            self.variables.add(name)  # (a kernel read through a cast or an ExpandDims is still the kernel)
+            v = next((p for p in prods if p in self.variables), "")
+            self.roots[name] = self.roots.get(v, v)
         if op == "ReadVariableOp":
             self.variables.add(name)
             return
         if not flows:
+            if any(p in self.fed for p in prods):
+                self.fed.add(name)  # (dropout's 1 - rate)
             if op == "Const" and c is not None and not opts.sources and not any(i.klass < 2 for i in self.inputs.values()):
                 holds, why = self._const(b)  # (only while no better input is known: most Consts are never read)
                 if holds:
@@ -272,7 +306,11 @@ class _Scan:
                     return
             trail.append(Step(_at(b), name, op, "skip", "catalog: %s" % c if c else "not fed by the data"))
             return
-        flow = min(flows, key=lambda f: (f.klass, f.head is None, f.pre is None))
+        flow = min(flows, key=lambda f: (f.klass, f.head is None, f.head.start if f.head is not None else 0, f.pre is None))
+        if len(flows) > 1 and len(flow.heads) < _MAX_HEADS:
+            hs = frozenset().union(*(f.heads for f in flows if f.klass == flow.klass and f.source == flow.source))
+            if hs != flow.heads:
+                flow = flow._replace(heads=hs)
         if op in METADATA:
             trail.append(Step(_at(b), name, op, "skip", "reads only the shape (or presence) of the data"))
             return
@@ -293,26 +331,33 @@ class _Scan:
                 trail.append(Step(_at(b), name, op, "skip", "catalog: %s" % c))
             return
         if flow.pre is None and flow.head is None:
-            if len(self.starters) < _MAX_STARTERS and all(s.block.start != b.start for s in self.starters):
-                self.starters.append(_Start(b, flow))
+            if var_in:
+                self._start(b, flow._replace(head=b))
             fb = self.fallback
             if flow.source not in self.pipeline and (fb is None or (flow.klass, b.start) < (fb.flow.klass, fb.block.start)):
                 self.first_flow_at = self.seen
                 self.fallback = _Start(b, flow)
         if var_in:
             answer = flow.head or b
-            self._candidate(_Candidate(answer, b, flow, self.seen))
-            self.done.add(flow.source)
-            why = "first op of the model on %s %s: its data meets a trained variable at %s" % (_KLASS[flow.klass], flow.source, name)
+            self.met_heads.add(answer.start)
+            self.met_heads.update(flow.heads)
+            var = next((p for i, p in enumerate(prods) if p in self.variables or (first_is_var and i == 0)), "")
+            self._candidate(_Candidate(answer, b, flow, self.seen, self.roots.get(var, var)))
+            if not self.unresolved(flow.source, self._best.block.start if self._best is not None else answer.start):
+                self.done.add(flow.source)
+            why = "first op of the model on %s %s: its data meets trained variable %s at %s" % (_KLASS[flow.klass], flow.source, self.roots.get(var, var), name)
             trail.append(Step(_at(answer), answer.name or "", answer.op, "pass", why))
             return
         others = [p for p in prods if p not in self.flows]
-        if flow.head is None and op in PREPROCESSING and not kept and len(flows) == 1 and not any(p in self.variables for p in others):
+        if flow.head is None and op in PREPROCESSING and not kept and len(flows) == 1 and not any(p in self.variables or p in self.fed for p in others):
             nf = flow._replace(pre=flow.pre or b)
             why = "input preprocessing of the data (a conversion, or arithmetic with constants)"
+        elif flow.head is not None:
+            nf, why = flow, "computes on the data from %s" % flow.source
         else:
-            nf = flow if flow.head is not None else flow._replace(head=b)
-            why = "computes on the data from %s" % flow.source
+            nf, why = flow._replace(head=b, heads=flow.heads | {b.start}), "computes on the data from %s" % flow.source
+        if nf.head is b or (flow.pre is None and flow.head is None):
+            self._start(b, nf)
         self.flows[name] = nf
         trail.append(Step(_at(b), name, op, "pass", why))
 
@@ -341,6 +386,13 @@ class _Scan:
                 return None
             return here
         first = self.candidates[0]  # (found in reading order: the fewest blocks read)
+        if best.flow.source not in self.done:
+            # A path of the batch that begins before the answer has not met a trained variable
+            # yet: read on while it may (as many blocks again as read to the first candidate, at
+            # least _MEET_BUDGET); what has not met one by then is label side, a mask or unused.
+            if self.seen - first.seen <= max(_MEET_BUDGET, first.seen) and self.unresolved(best.flow.source, best.block.start):
+                return here
+            self.done.add(best.flow.source)
         blocks = first.seen + max(_COPY_BUDGET, first.seen)  # the window for copies, without a search
         limit = first.block.end + max(_COPY_BYTES, first.block.end)  # and with one
         klass = best.flow.klass
