@@ -8,6 +8,8 @@ the user names the input with ``--source``. Hand-made graphs below pin one mecha
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 from support.cli import CliRunner
@@ -202,3 +204,87 @@ def test_source_reaches_into_the_step_function():
     exp, graph = _load(GRAPHS / "tf2_gradient_tape.expected.json")
     ans = find_fp(graph, Options(sources=frozenset({"x"})))
     assert (ans.point.name, ans.point.function) == (exp["fp"], exp["fp_function"])
+
+
+# --- the feature side: every path of the batch whose data meets a trained variable ------------
+
+BATCH = _node("IteratorGetNext", '"IteratorGetNext"', ["iterator"])
+EMB = _node("emb/weights", '"VariableV2"') + _node("emb/weights/read", '"Identity"', ["emb/weights"])
+KERNEL = _node("dense/kernel", '"VariableV2"') + _node("dense/kernel/read", '"Identity"', ["dense/kernel"])
+
+
+def _feature_columns(n_pad: int = 0):
+    """An ``input_layer`` as feature columns write it: a numeric column (a Cast), an indicator
+    column (NotEqual, then a dense one-hot sum) and an embedding column (NotEqual, then the lookup
+    that meets its table first), concatenated into the first hidden layer's MatMul; the labels'
+    Cast and one_hot after. ``n_pad``: more numeric columns before the concat."""
+    pad = [
+        _node("input_layer/n%d/Cast" % i, '"Cast"', ["IteratorGetNext:%d" % (4 + i)]) for i in range(n_pad)
+    ]
+    return [
+        BATCH, EMB, KERNEL,
+        _node("input_layer/age/Cast", '"Cast"', ["IteratorGetNext"]),  # numeric: preprocessing
+        _node("input_layer/color_indicator/to_sparse_input/NotEqual", '"NotEqual"', ["IteratorGetNext:1", "empty"]),
+        _node("input_layer/color_indicator/SparseToDense", '"SparseToDense"', ["input_layer/color_indicator/to_sparse_input/NotEqual"]),
+        _node("input_layer/color_indicator/Sum", '"Sum"', ["input_layer/color_indicator/SparseToDense", "axis"]),
+        _node("input_layer/word_embedding/to_sparse_input/NotEqual", '"NotEqual"', ["IteratorGetNext:2", "empty"]),
+        _node("input_layer/word_embedding/lookup", '"GatherV2"', ["emb/weights/read", "input_layer/word_embedding/to_sparse_input/NotEqual", "axis"]),
+        *pad,
+        _node("input_layer/concat", '"ConcatV2"', ["input_layer/age/Cast", "input_layer/color_indicator/Sum", "input_layer/word_embedding/lookup"]
+              + ["input_layer/n%d/Cast" % i for i in range(n_pad)] + ["axis"]),
+        _node("dense/MatMul", '"MatMul"', ["input_layer/concat", "dense/kernel/read"]),
+        _node("labels/Cast", '"Cast"', ["IteratorGetNext:3"]),
+        _node("one_hot", '"OneHot"', ["labels/Cast"]),
+    ]
+
+
+@pytest.mark.parametrize("n_pad", [0, 3000])
+def test_a_column_that_meets_the_first_layer_after_the_concat_is_a_feature(tmp_path, n_pad):
+    # the embedding column meets its table at the lookup first; the indicator column, earlier in
+    # the file, meets a variable only at dense/MatMul: it is the feature side, and the first
+    ans = find_fp(_graph(tmp_path, *_feature_columns(n_pad)))
+    assert ans.point.name == "input_layer/color_indicator/to_sparse_input/NotEqual"
+    assert ans.confidence == "certain"
+    whys = {a.point.name: a.why for a in ans.alternatives}
+    assert whys == {"input_layer/age/Cast": "cast"}  # (the labels come after the answer)
+    assert "dense/kernel" in ans.reason and "dense/MatMul" in ans.reason
+
+
+def test_a_path_that_meets_no_variable_before_the_answer_is_an_alternative(tmp_path):
+    nodes = _feature_columns()
+    labels = nodes[-2:]
+    ans = find_fp(_graph(tmp_path, *(nodes[:3] + labels + nodes[3:-2])))
+    assert ans.point.name == "input_layer/color_indicator/to_sparse_input/NotEqual"
+    assert {a.point.name: a.why for a in ans.alternatives} == {"input_layer/age/Cast": "cast", "labels/Cast": "label"}
+
+
+def test_the_reason_names_the_variable_the_answer_reads(tmp_path):
+    # the kernel comes in through a view (Conv1D's ExpandDims): the answer reads it itself
+    g = _graph(
+        tmp_path, PH, W,
+        _node("conv/ExpandDims", '"ExpandDims"', ["x", "dim"]),
+        _node("conv/ExpandDims_1", '"ExpandDims"', ["w/read", "dim"]),
+        _node("conv/Conv2D", '"Conv2D"', ["conv/ExpandDims", "conv/ExpandDims_1"]),
+        _node("conv/BiasAdd", '"BiasAdd"', ["conv/Conv2D", "w/read"]),
+    )
+    ans = find_fp(g)
+    assert ans.point.name == "conv/Conv2D"
+    assert "it reads trained variable w" in ans.reason, ans.reason
+
+
+def test_dropout_on_a_fed_keep_prob_is_the_model(tmp_path):
+    kp = _node("keep_prob", '"Placeholder"', shape=[])
+    g = _graph(
+        tmp_path, PH, kp, W,
+        _node("dropout/div", '"RealDiv"', ["x", "keep_prob"]),
+        _node("dense/MatMul", '"MatMul"', ["dropout/div", "w/read"]),
+    )
+    assert find_fp(g).point.name == "dropout/div"
+
+
+def test_every_why_is_one_of_the_closed_set_documented():
+    from pbtxt_scan.fpbp._answers import WHYS
+
+    doc = (Path(__file__).parent.parent / "docs" / "json.md").read_text()
+    table = doc[doc.index("An alternative's `why` is one of"):]
+    assert set(re.findall(r"^\| `([a-z_]+)` \| ", table, re.M)) == set(WHYS)

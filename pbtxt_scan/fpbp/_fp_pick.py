@@ -102,7 +102,9 @@ def _fp_pick(st: _Scan, opts: Options, g: GraphFile, fn: Optional[str], *, searc
     for sb, sf in st.starters:  # (block, flow)
         if sb.start >= b.start or sb.name in named or (sf.pre is not None and sf.pre.name in named):
             continue  # (a path's first op after its cast: the cast stands for it)
-        if sf.source in st.pipeline:
+        if sb.start in st.met_heads and sb is sf.pre:  # (a cast on the feature side)
+            word, why = "cast", _PREPROCESSING_WHY
+        elif sf.source in st.pipeline:
             word, why = "prefetch", "its data goes into a queue or staging area (%s): it prepares a later step's batch" % sf.source
         else:
             word = _side(sb, sf.source)

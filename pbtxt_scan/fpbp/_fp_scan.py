@@ -62,6 +62,7 @@ _COPY_BYTES = 4 << 20
 # Without a trained variable met this far past the data's first compute op (a frozen or GE graph
 # whose weights are constants), that first op is the answer, as it was before variables counted.
 _MEET_BUDGET = 2000
+_FEATURE_BUDGET = 16384
 _MAX_STARTERS = 64
 _MAX_HEADS = 64  # the first ops a merged path remembers
 # Ops that make values from a shape alone: data (an initial value, noise), not shape arithmetic.
@@ -350,7 +351,7 @@ class _Scan:
             return
         others = [p for p in prods if p not in self.flows]
         if flow.head is None and op in PREPROCESSING and not kept and len(flows) == 1 and not any(p in self.variables or p in self.fed for p in others):
-            nf = flow._replace(pre=flow.pre or b)
+            nf = flow._replace(pre=flow.pre or b, heads=flow.heads | {b.start})
             why = "input preprocessing of the data (a conversion, or arithmetic with constants)"
         elif flow.head is not None:
             nf, why = flow, "computes on the data from %s" % flow.source
@@ -389,8 +390,10 @@ class _Scan:
         if best.flow.source not in self.done:
             # A path of the batch that begins before the answer has not met a trained variable
             # yet: read on while it may (as many blocks again as read to the first candidate, at
-            # least _MEET_BUDGET); what has not met one by then is label side, a mask or unused.
-            if self.seen - first.seen <= max(_MEET_BUDGET, first.seen) and self.unresolved(best.flow.source, best.block.start):
+            # least _FEATURE_BUDGET: a wide model's columns, each a few dozen ops, come between
+            # its first lookup and the input layer's concat); what has not met one by then is
+            # label side, a mask or unused.
+            if self.seen - first.seen <= max(_FEATURE_BUDGET, first.seen) and self.unresolved(best.flow.source, best.block.start):
                 return here
             self.done.add(best.flow.source)
         blocks = first.seen + max(_COPY_BUDGET, first.seen)  # the window for copies, without a search
