@@ -226,8 +226,10 @@ class _Found(NamedTuple):
     optimizer: str = ""
     others: Tuple[Tuple[Block, str], ...] = ()
     joined: bool = True
+    passed: Tuple[Tuple[Block, str, bool], ...] = ()  # later gradient ops passed over: (block, why, read before a call was entered)
 
 
+_RUNS_ALT = "it runs, but no optimizer applies what it computes (a gradient fetched or summarised, not applied)"
 _APPLIED = "last op in a gradients scope that computes a gradient an optimizer applies"
 _RUNS = "last op in a gradients scope that computes and runs (no gradient read reaches a state update)"
 
@@ -296,6 +298,7 @@ def _bp_scan(
     data_inputs: Optional[Callable[[Block], List[str]]] = None,
     descend: Optional[Callable[[Block], Optional[_Inside]]] = None,
     one_step: bool = False,
+    returns: bool = False,
 ) -> _Found:
     """bp read backward: the first gradients-scope node that computes and whose data reaches a
     state update (an optimizer applies it), else the first that runs, else the first that
@@ -306,7 +309,8 @@ def _bp_scan(
     have a point, the last gradient op whose data its updates read; ``opts.train_op`` picks one,
     else the first found (the last in the file) is the answer and the others are alternatives.
     ``one_step``: every node read runs in one step (a function body), so several optimizers are
-    one step's."""
+    one step's. ``returns``: a called backward function, whose gradients leave by its results
+    (which no node shows): what runs there is applied by the caller."""
     cat = opts.catalog
     back = _Backward(blocks, inputs_of=inputs_of)
     live = None if rule == "doc" else _Live(gradient_inputs or back.inputs)
@@ -330,6 +334,8 @@ def _bp_scan(
         grad = in_gradients_scope(name)
         runs = live is None or live.visit(b, grad)
         labels = applied.visit(b) if applied is not None else None
+        if returns and labels is None and runs:
+            labels = _ANY
         if want is not None:
             want.visit(b, labels, back.inputs if op == "NoOp" or want.named(name) else None)
         elif op == "NoOp" and not grad and b.end - b.start < _GROUP_BYTES and len(pick.groups) < _GROUPS:
@@ -342,7 +348,7 @@ def _bp_scan(
                     why = "the call %s takes a gradient: the backward pass of function %s runs in it" % (name, fname)
                     trail.append(Step(_at(b), name, b.op, "pass", why))
                     trail.extend(itrail)
-                    return _Found(ib, trail, True, "%s; in it, the last op in a gradients scope that computes" % why)
+                    return _Found(ib, trail, True, "%s; in it, the last op in a gradients scope that computes" % why, passed=_passed(pick, None, True))
             trail.append(Step(_at(b), name, b.op, "skip", "not in a gradients scope"))
             continue
         any_grad = True
@@ -466,12 +472,20 @@ def _decide(pick: _Pick, want: "Optional[_TrainOp]", trail: List[Step], any_grad
         others = tuple((pick.by_opt[o], o) for o in named[1:])
         joined = one_step or not others or _joined(pick.groups, set(named))
         trail.append(Step(_at(b), b.name or "", b.op, "chosen", _APPLIED))
-        return _Found(b, trail, True, _APPLIED, named[0] if named[0] != ANY else "", others, joined)
+        return _Found(b, trail, True, _APPLIED, named[0] if named[0] != ANY else "", others, joined, _passed(pick, b, False))
     for b, why in ((pick.runs, _RUNS), (pick.net, _NET)):
         if b is not None:
             trail.append(Step(_at(b), b.name or "", b.op, "chosen", why))
             return _Found(b, trail, True, why)
     return _Found(None, trail, any_grad, "")
+
+
+def _passed(pick: _Pick, b: Optional[Block], outer: bool) -> Tuple[Tuple[Block, str, bool], ...]:
+    """The gradient ops passed over after ``b`` (read before it): one that runs but is applied by
+    no optimizer, and one nothing uses (``outer``: read before the read entered a call)."""
+    return tuple(
+        (x, w, outer) for x, w in ((pick.runs, _RUNS_ALT), (pick.net, _DEAD)) if x is not None and (b is None or x.start > b.start)
+    )
 
 
 def _joined(groups: Dict[str, List[str]], opts: Set[str]) -> bool:
@@ -519,7 +533,7 @@ def _find_bp(g: GraphFile, opts: Options) -> Answer:
         body = function_body(g, fname) if fname else None
         if body is None:
             return None
-        inside = _bp_scan(body.reversed_blocks(), opts, rule, one_step=True)
+        inside = _bp_scan(body.reversed_blocks(), opts, rule, one_step=True, returns=True)
         if inside.block is None:
             return None
         into.append(fname)
@@ -554,12 +568,14 @@ def _answer(g: GraphFile, found: _Found, rule: str, reason: str, fn: Optional[st
     ``ambiguous``, each other optimizer's point an alternative (``--train-op`` chooses)."""
     assert found.block is not None
     point = _point("bp", found.block, rule, g.name, fn)
+    dead = tuple(Alternative(_point("bp", x, rule, g.name, None if outer else fn), w, "dead") for x, w, outer in found.passed)
     alts = tuple(
         Alternative(_point("bp", ob, rule, g.name, fn), "the last gradient op that optimizer %s applies: its own step's bp (--train-op %s)" % (o, o), "other_optimizer")
         for ob, o in found.others
     )
     if found.joined:  # (one step runs every optimizer: its last gradient op is the step's bp)
-        return Answer("bp", point, rule, reason, found.trail)
+        return Answer("bp", point, rule, reason, found.trail, alternatives=dead)
+    alts = dead + alts
     names = [found.optimizer] + [o for _b, o in found.others]
     shown = ", ".join(names[:5]) + (", and %d more" % (len(names) - 5) if len(names) > 5 else "")
     doubt = "%d optimizers (%s) apply gradients in separate train ops: this is %s's point, the last in the file; choose one with --train-op" % (

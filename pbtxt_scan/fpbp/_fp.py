@@ -6,7 +6,7 @@ blocks into a :class:`_fp_scan._Scan` (:func:`fp_pass`) until its answer is sett
 from __future__ import annotations
 
 import contextlib
-from typing import Callable, FrozenSet, Iterable, Iterator, Optional
+from typing import Callable, FrozenSet, Iterable, Iterator, List, Optional
 
 from ._ahead import _Ahead, ahead_of
 from ._wire_ahead import wire_ahead
@@ -54,8 +54,8 @@ def _find_fp(g: GraphFile, opts: Options, *, search: bool) -> Answer:
         st2 = fp_pass(body.blocks(), opts, body.args, role=role)
         sub = _fp_pick(st2, opts, g, fname, search=search)
         if sub.point is not None:
-            reason = "the training step runs in function %s (it holds the gradients): %s" % (fname, sub.reason)
-            ans, st = sub._replace(reason=reason, trail=ans.trail + sub.trail), st2
+            reason = "the training step runs in function %s (it holds the gradients): %s" % (fname, _inside(sub.reason))
+            ans, st = sub._replace(reason=reason, trail=_passed_on(ans.trail, fname) + sub.trail), st2
     ans = _into_call(g, opts, ans, st.chosen, role=role, search=search)
     if ans.point is None and opts.sources and ans.reason.startswith("no node named"):
         raise PbtxtError(ans.reason + ": name a node of the graph (see 'pbtxt-scan nodes FILE')", path=g.name)
@@ -146,9 +146,24 @@ def _into_call(g: GraphFile, opts: Options, ans: Answer, call: Optional[Block], 
     sub = _fp_pick(fp_pass(body.blocks(), opts, body.args, role=role), opts, g, fname, search=search)
     if sub.point is None:
         return ans
-    reason = "the model runs in function %s, which %s calls with the data and the variables: %s" % (fname, p.name, sub.reason)
+    reason = "the model runs in function %s, which %s calls with the data and the variables: %s" % (fname, p.name, _inside(sub.reason))
     alts = tuple(a for a in ans.alternatives) + sub.alternatives
-    return sub._replace(reason=reason, trail=ans.trail + sub.trail, alternatives=alts)
+    return sub._replace(reason=reason, trail=_passed_on(ans.trail, fname) + sub.trail, alternatives=alts)
+
+
+def _passed_on(trail: List[Step], fname: str) -> List[Step]:
+    """A trail whose answer was given up for one inside function ``fname``: its "chosen" step is a
+    pass (``--explain`` shows one CHOSEN line, the answer's)."""
+    return [
+        s._replace(verdict="pass", why="%s; the answer is inside function %s" % (s.why, fname)) if s.verdict == "chosen" else s
+        for s in trail
+    ]
+
+
+def _inside(reason: str) -> str:
+    """A function body's reason as part of its caller's: the body's arguments carry the caller's
+    data, so "no data source" (its ``_Arg`` placeholders) is not said."""
+    return reason[len("no data source: "):] if reason.startswith("no data source: ") else reason
 
 
 def _top_gradients(st: _Scan, ahead: Optional[_Ahead], rest: Iterator[Block]) -> bool:

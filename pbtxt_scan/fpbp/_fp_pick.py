@@ -36,11 +36,24 @@ _SIDE = {
 }
 
 
+_LOSS_OPS = frozenset("SparseSoftmaxCrossEntropyWithLogits SoftmaxCrossEntropyWithLogits CTCLoss CTCLossV2".split())
+_LOSS = re.compile(r"(?i)(?:^|/)[^/]*(?:loss|cross_?entropy)[^/]*/")
+
+
+def _side_of_loss(b: Block) -> str:
+    """A "copy of the model" that begins at a loss or a metric is no copy: its input is the
+    loss's labels (a Keras step's second data argument), or a metric's (``""``: neither)."""
+    name = b.name or ""
+    if _METRIC.search(name):
+        return "metric"
+    return "label" if b.op in _LOSS_OPS or _LOSS.search(name) else ""
+
+
 def _side(b: Block, source: str) -> str:
     """Which ``why`` a part of the batch that meets no trained variable has, by its op's name (or
     its input's: a placeholder ``labels``)."""
     name = b.name or ""
-    if _LABEL.search(source) and not _MASK.search(name):
+    if _LABEL.search(source):
         return "label"
     if _METRIC.search(name):
         return "metric"
@@ -87,6 +100,14 @@ def _fp_pick(st: _Scan, opts: Options, g: GraphFile, fn: Optional[str], *, searc
     else:
         chosen = best
         same = [c for c in st.candidates if c.flow.klass == best.flow.klass]
+        if best.flow.source in st.joins:
+            # an input whose data meets the batch's in one op is no copy of the model: a mask or
+            # a length of the features (dropout's keep_prob, a sequence length)
+            for c in same:
+                if c is not best and c.flow.source in st.joins and c.block.name != best.block.name:
+                    word = _side_of_loss(c.block) or "feature_mask"  # (labels meet the model's output at the loss)
+                    alts.append(Alternative(_point("fp", c.block, "dataflow", file, fn), "on the data of %s, which meets the model's data at %s: %s" % (c.flow.source, c.block.name, _SIDE[word]), word))
+            same = [c for c in same if c is best or c.flow.source not in st.joins]
         if len(same) > 1:
             copies = _copies(g, same, search=search)
             chosen, confidence, doubt = copies.pick, copies.confidence, copies.doubt
@@ -140,14 +161,18 @@ def _copies(g: GraphFile, cands: List[_Candidate], *, search: bool = True) -> _C
     for c, t in tagged:
         if c is pick:
             continue
-        if t is False:
+        if t is False and _side_of_loss(c.block):
+            word = _side_of_loss(c.block)
+            why = "on the data of %s, which reaches the loss without meeting a trained variable: %s" % (c.flow.source, _SIDE[word])
+        elif t is False:
             word, why = "untrained_copy", "the first op of another copy of the model, fed by %s: no gradient op differentiates it (not trained in this step)" % c.flow.source
         elif t:
             word, why = "other_copy", "the first op of the model on %s, which is trained too" % c.flow.source
         else:
             word, why = "other_copy", "the first op of another copy of the model, fed by %s" % c.flow.source
         alts.append(Alternative(_point("fp", c.block, "dataflow", g.name, None), why, word))
-    if trained is not None and all(t for _c, t in tagged):
+    if trained is not None and (all(t for _c, t in tagged) or sum(1 for _c, t in tagged if t) == 1):
+        # every copy is trained (replicas of one model), or one alone is: the step's copy is known
         return _Copies(pick, "certain", "", alts)
     named = [c.flow.source for c in cands[:_NAMED_INPUTS]]
     more = len(cands) - len(named)

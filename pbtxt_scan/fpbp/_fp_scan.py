@@ -82,7 +82,7 @@ class _Scan:
         "opts", "cat", "trail", "role", "flows", "variables", "done", "candidates", "starters",
         "pipeline", "doc", "grad", "pos", "gap", "seen", "first_flow_at", "fallback",
         "waiting", "waiting_names", "n_waiting", "met", "shape_only", "chosen", "const_at", "const_role",
-        "inputs", "queues", "_best", "met_heads", "fed", "roots",
+        "inputs", "queues", "_best", "met_heads", "fed", "roots", "joins", "model",
     )
 
     def __init__(self, opts: Options, *, role: Callable[[Block], Role] = _all_data) -> None:
@@ -120,6 +120,8 @@ class _Scan:
         self._best: Optional[_Candidate] = None  # (kept as candidates come: asked after every block)
         self.met_heads: Set[int] = set()  # first ops of data paths that met a trained variable (their starts)
         self.fed: Set[str] = set()  # hyper-parameters fed at run time (keep_prob), and what is computed from them
+        self.joins: Set[str] = set()  # inputs whose data one node computes on with another input's (a mask, a length)
+        self.model: Dict[str, str] = {}  # nodes computed on an input's data after its candidate -> the input
         self.roots: Dict[str, str] = {}  # a variable's value passed on (a cast, a reshaped kernel) -> the variable
 
     def best(self) -> Optional[_Candidate]:
@@ -289,7 +291,13 @@ class _Scan:
         first_is_var = op in RESOURCE_FIRST
         var_in = any(p in self.variables for p in prods) or (first_is_var and bool(prods))
         flows = [self.flows[p] for i, p in enumerate(prods) if p in self.flows and not (first_is_var and i == 0)]
+        model = [f.source for f in flows if f.source in self.done] + [self.model[p] for p in prods if p in self.model]
         flows = [f for f in flows if f.source not in self.done]
+        if model and len(self.model) < _MAX_WAITING:
+            if flows:  # another input's data meets the model's (a mask, a length): no copy
+                self.joins.update([f.source for f in flows] + model)
+            else:
+                self.model[name] = model[0]
         if op is not None and (op in VARIABLE_PASS or op in PASS_THROUGH) and var_in and not flows:
             self.variables.add(name)  # (a kernel read through a cast or an ExpandDims is still the kernel)
             v = next((p for p in prods if p in self.variables), "")
@@ -346,6 +354,10 @@ class _Scan:
             self._candidate(_Candidate(answer, b, flow, self.seen, self.roots.get(var, var)))
             if not self.unresolved(flow.source, self._best.block.start if self._best is not None else answer.start):
                 self.done.add(flow.source)
+                if len(self.model) < _MAX_WAITING:
+                    self.model[name] = flow.source
+            else:
+                self.flows[name] = flow if flow.head is not None else flow._replace(head=b, heads=flow.heads | {b.start})
             why = "first op of the model on %s %s: its data meets trained variable %s at %s" % (_KLASS[flow.klass], flow.source, self.roots.get(var, var), name)
             trail.append(Step(_at(answer), answer.name or "", answer.op, "pass", why))
             return
