@@ -7,7 +7,7 @@ from ._catalog import Catalog
 from .._model import Block
 
 DOC_NAME_FILTERS = ("step", "Dataset", "seed", "kernel")
-_PROPAGATING = ("type, shape and identity", "control flow", "optionals", "function arguments and results")
+_PROPAGATING = ("type, shape and identity", "control flow", "optionals", "function arguments and results", "communication")
 RULES = ("auto", "dataflow", "doc")
 
 

@@ -43,6 +43,18 @@ CATALOG: Dict[str, FrozenSet[str]] = {
         OrderedMapUnstageNoKey OrderedMapPeek OrderedMapSize OrderedMapClear""".split()
     ),
     "summaries": frozenset("""MergeSummary WriteSummary""".split()),
+    # Communication between replicas and devices: it moves data, it computes none of the model
+    # (MirroredStrategy's collectives, NCCL, Horovod, Ascend's HCCL).
+    "communication": frozenset(
+        """CollectiveReduce CollectiveReduceV2 CollectiveReduceV3 CollectiveGather CollectiveGatherV2
+        CollectiveBcastSend CollectiveBcastRecv CollectiveBcastSendV2 CollectiveBcastRecvV2
+        CollectiveAllToAllV2 CollectiveAllToAllV3 CollectiveReduceScatterV2 CollectiveAssignGroupV2
+        CollectiveInitializeCommunicator CollectivePermute NcclAllReduce NcclReduce NcclBroadcast
+        _NcclReduceSend _NcclReduceRecv _NcclBroadcastSend _NcclBroadcastRecv HorovodAllreduce
+        HorovodAllgather HorovodBroadcast HorovodAlltoall HorovodReducescatter HcomAllReduce
+        HcomBroadcast HcomAllGather HcomReduceScatter HcomReduce HcomSend HcomReceive
+        HcomAllToAllV _Send _Recv _HostSend _HostRecv Send Recv""".split()
+    ),
     "save and restore": frozenset(
         """SaveV2 RestoreV2 Save Restore RestoreSlice SaveSlices MergeV2Checkpoints
         ShardedFilename ShardedFilespec""".split()
@@ -94,6 +106,9 @@ PREPROCESSING = frozenset(
 )
 # Ops that call a library function (its name in attr ``f``).
 CALLS = frozenset("PartitionedCall StatefulPartitionedCall".split())
+# Ops whose first input is a lookup table's handle: their data is their keys (a StringLookup's
+# table is no trained variable).
+LOOKUPS = frozenset("LookupTableFind LookupTableFindV2 LookupTableSize LookupTableSizeV2".split())
 # Graph inputs fed from outside (GE's Data nodes are TensorFlow's placeholders; a function body
 # converted from a graph takes its inputs through `_Arg` nodes).
 PLACEHOLDERS = frozenset(

@@ -4,7 +4,7 @@ told apart by their gradient ops (:func:`_copies`, one byte search)."""
 from __future__ import annotations
 
 import re
-from typing import List, NamedTuple, Optional, Set
+from typing import Callable, List, NamedTuple, Optional, Set
 
 from ._ahead import needle_hits
 from ._grep import _SearchFailed
@@ -171,8 +171,9 @@ def _copies(g: GraphFile, cands: List[_Candidate], *, search: bool = True) -> _C
         else:
             word, why = "other_copy", "the first op of another copy of the model, fed by %s" % c.flow.source
         alts.append(Alternative(_point("fp", c.block, "dataflow", g.name, None), why, word))
-    if trained is not None and (all(t for _c, t in tagged) or sum(1 for _c, t in tagged if t) == 1):
-        # every copy is trained (replicas of one model), or one alone is: the step's copy is known
+    if trained is not None and (sum(1 for _c, t in tagged if t) == 1 or (all(t for _c, t in tagged) and _replicas(cands))):
+        # one copy alone is trained, or every copy is and they are replicas of one model (one
+        # step trains them all): the step's copy is known
         return _Copies(pick, "certain", "", alts)
     named = [c.flow.source for c in cands[:_NAMED_INPUTS]]
     more = len(cands) - len(named)
@@ -181,9 +182,21 @@ def _copies(g: GraphFile, cands: List[_Candidate], *, search: bool = True) -> _C
         doubt = "%d inputs (%s) feed copies of the model and no byte search could tell which one is trained: the first in file order; name one with --source" % (len(cands), srcs)
     elif not trained:
         doubt = "%d inputs (%s) feed copies of the model and no gradient op names any of them: the first in file order; name one with --source" % (len(cands), srcs)
+    elif sum(1 for _c, t in tagged if t) > 1:
+        doubt = "%d inputs (%s) feed copies of the model and %d of them are trained: the first of those in file order; name another with --source" % (
+            len(cands), srcs, sum(1 for _c, t in tagged if t))
     else:
         doubt = "%d inputs (%s) feed copies of the model; %s's copy is the one with gradients; name another with --source" % (len(cands), srcs, pick.flow.source)
     return _Copies(pick, "ambiguous", doubt, alts)
+
+
+_REPLICA = re.compile(r"(?:^|/)(?:replica|tower)_\d+/")
+
+
+def _replicas(cands: List[_Candidate]) -> bool:
+    """Whether the copies are replicas of one model (``replica_N/``, ``tower_N/``: MirroredStrategy
+    leaves replica 0 unprefixed)."""
+    return sum(1 for c in cands if not _REPLICA.search(c.block.name or "")) <= 1
 
 
 _NAMED_INPUTS = 5  # the inputs a doubt names: one line on stderr, whatever the copies
@@ -210,6 +223,12 @@ def _differentiated(g: GraphFile, names: List[str], start: int, *, search: bool 
             t = m.group(0)
             if t.startswith("gradient_tape/") and t[14:-1] in want:
                 found.add(t[14:-1])
+            for m2 in _IN_COPY.finditer(t):  # (a copy's own gradients scope: left out, the name is the node's)
+                inner = t[: m2.start()] + t[m2.end() :]
+                if inner.endswith("_grad/") and inner[:-6] in want:
+                    found.add(inner[:-6])
+                elif inner.endswith("/") and inner[:-1] in want and m2.group(0).startswith("gradient_tape"):
+                    found.add(inner[:-1])
             if t.endswith("_grad/"):
                 head = t[:-6]
                 k = head.find("/")
@@ -231,7 +250,7 @@ def _differentiated(g: GraphFile, names: List[str], start: int, *, search: bool 
     pos = start
     while found != want:
         left = [n for n in names if n not in found]
-        hits = needle_hits(g, "|".join("gradients(_[0-9]+)?/%s_grad/|gradient_tape/%s/" % (_ere(n), _ere(n)) for n in left))
+        hits = needle_hits(g, "|".join(_grad_patterns(n, _ere, "gradients(_[0-9]+)?/") for n in left))
         if hits is None:
             return None
         rx, before = _names_rx(left), len(found)
@@ -253,10 +272,26 @@ def _differentiated(g: GraphFile, names: List[str], start: int, *, search: bool 
     return found
 
 
+_IN_COPY = re.compile(r"(?<=/)(?:gradients(?:_[0-9]+)?|gradient_tape)/")
+
+
 def _ere(n: str) -> str:
     """``n`` as a POSIX ERE literal."""
     return "".join("\\" + ch if ch in ".[]()*+?{}|^$\\" else ch for ch in n)
 
 
 def _names_rx(names: List[str]) -> "re.Pattern[str]":
-    return re.compile("|".join("gradients(?:_[0-9]+)?/%s_grad/|gradient_tape/%s/" % (re.escape(n), re.escape(n)) for n in names))
+    return re.compile("|".join(_grad_patterns(n, re.escape, "gradients(?:_[0-9]+)?/") for n in names))
+
+
+def _grad_patterns(n: str, esc: "Callable[[str], str]", scope: str) -> str:
+    """What names a gradient of node ``n``: ``gradients/<n>_grad/``, ``gradient_tape/<n>/``, and
+    the same inside the scope of an imported copy (``copy_1/gradients/hidden/MatMul_grad/`` is a
+    gradient of ``copy_1/hidden/MatMul``: ``tf.import_graph_def`` renames the whole graph)."""
+    out = ["%s%s_grad/|gradient_tape/%s/" % (scope, esc(n), esc(n))]
+    k = n.find("/")
+    while k > 0:
+        head, rest = n[: k + 1], n[k + 1 :]
+        out.append("%s%s%s_grad/|%sgradient_tape/%s/" % (esc(head), scope, esc(rest), esc(head), esc(rest)))
+        k = n.find("/", k + 1)
+    return "|".join(out)

@@ -9,7 +9,7 @@ from typing import Callable, Dict, FrozenSet, List, NamedTuple, Optional, Set
 
 from ._ahead import _Ahead
 from ._answers import _at, _PROPAGATING, Options, Step, Trail, _op, _producer
-from ._catalog import CALLS, DATA_SOURCES, ENQUEUES, METADATA, PASS_THROUGH, PLACEHOLDERS, PREPROCESSING, RESOURCE_FIRST, STAGES, VARIABLE_PASS, VARIABLES, in_gradients_scope
+from ._catalog import CALLS, DATA_SOURCES, ENQUEUES, LOOKUPS, METADATA, PASS_THROUGH, PLACEHOLDERS, PREPROCESSING, RESOURCE_FIRST, STAGES, VARIABLE_PASS, VARIABLES, in_gradients_scope
 from ._fp_inputs import NO_ROLE, RESOURCE_HANDLE, Role
 from .._model import Block
 
@@ -289,6 +289,8 @@ class _Scan:
                     self.waiting_names.add(name)
                     self.n_waiting += 1
         first_is_var = op in RESOURCE_FIRST
+        if op in LOOKUPS:  # (the table's handle, a captured resource, is no trained variable)
+            prods = prods[1:]
         var_in = any(p in self.variables for p in prods) or (first_is_var and bool(prods))
         flows = [self.flows[p] for i, p in enumerate(prods) if p in self.flows and not (first_is_var and i == 0)]
         model = [f.source for f in flows if f.source in self.done] + [self.model[p] for p in prods if p in self.model]
