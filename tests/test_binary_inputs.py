@@ -19,6 +19,7 @@ from typing import Any, Dict, List, Tuple
 import pytest
 from support.marks import quick_first
 from support.cli import CliRunner
+from support.data import expect_known_wrong
 from support.pipes import _feed
 
 from pbtxt_scan.cli import app
@@ -44,14 +45,29 @@ TWINS = [
     ("global_local_copies.pb", "global_local_copies", "graphdef"),
     ("tf2_called_function.pb", "tf2_called_function", "graphdef"),
     ("unused_gradients.pb", "unused_gradients", "graphdef"),
+    # issue 34: feature columns, several optimizers, replicas, SavedModels of a model called as a function
+    ("dnn_linear_combined_fc.pb", "dnn_linear_combined_fc", "graphdef"),
+    ("dnn_classifier_fc.pb", "dnn_classifier_fc", "graphdef"),
+    ("keras_dense_features.pb", "keras_dense_features", "graphdef"),
+    ("keras_string_lookup.pb", "keras_string_lookup", "graphdef"),
+    ("gan_one_group.pb", "gan_one_group", "graphdef"),
+    ("actor_critic_two_optimizers.pb", "actor_critic_two_optimizers", "graphdef"),
+    ("a3c_workers.pb", "a3c_workers", "graphdef"),
+    ("dropout_rate_placeholder.pb", "dropout_rate_placeholder", "graphdef"),
+    ("tf2_gan_two_tapes.pb", "tf2_gan_two_tapes", "graphdef"),
+    ("tf2_gan_split_steps.pb", "tf2_gan_split_steps", "graphdef"),
+    ("mirrored_keras_fit.pb", "mirrored_keras_fit", "graphdef"),
+    ("mirrored_custom_loop.pb", "mirrored_custom_loop", "graphdef"),
 ]
+# SavedModels of inference graphs whose text is their graph alone (no twin): fp and bp in test_confidence
+OTHER = ["saved_model_module/saved_model.pb", "saved_model_keras/saved_model.pb"]
 IDS = [t[0] for t in TWINS]
 KIND_NAMES = {"graphdef": "binary GraphDef", "metagraph": "binary MetaGraphDef", "savedmodel": "binary SavedModel"}
 
 
 def test_every_binary_fixture_is_covered() -> None:
     found = sorted(str(p.relative_to(BINARY)) for p in BINARY.rglob("*") if p.is_file())
-    assert found and found == sorted(t[0] for t in TWINS)
+    assert found and found == sorted([t[0] for t in TWINS] + OTHER)
 
 
 def run(*args: str) -> Any:
@@ -98,7 +114,8 @@ SAVE_TAIL = 21  # the saved_model.pb's train MetaGraph: the text twin's nodes, t
 
 
 @pytest.mark.parametrize("name, stem, kind", TWINS, ids=IDS)
-def test_fp_and_bp(name: str, stem: str, kind: str) -> None:
+def test_fp_and_bp(name: str, stem: str, kind: str, request: Any) -> None:
+    expect_known_wrong(request, stem)
     want = expected(stem)
     for command in ("fp", "bp"):
         r = run(command, binary_path(name))
@@ -106,7 +123,8 @@ def test_fp_and_bp(name: str, stem: str, kind: str) -> None:
 
 
 @pytest.mark.parametrize("name, stem, kind", TWINS, ids=IDS)
-def test_points_json(name: str, stem: str, kind: str) -> None:
+def test_points_json(name: str, stem: str, kind: str, request: Any) -> None:
+    expect_known_wrong(request, stem)
     want = expected(stem)
     r = run("points", "--json", binary_path(name))
     assert r.exit_code == 0, r.stderr
@@ -122,7 +140,8 @@ def test_points_json(name: str, stem: str, kind: str) -> None:
 
 
 @pytest.mark.parametrize("name, stem, kind", TWINS, ids=IDS)
-def test_points_text_says_offset(name: str, stem: str, kind: str) -> None:
+def test_points_text_says_offset(name: str, stem: str, kind: str, request: Any) -> None:
+    expect_known_wrong(request, stem)
     want = expected(stem)
     r = run("points", binary_path(name))
     assert r.exit_code == 0, r.stderr

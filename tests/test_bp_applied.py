@@ -11,6 +11,7 @@ from typing import Dict, List, Optional, Tuple
 
 import pytest
 from support.cli import CliRunner
+from support.data import expect_known_wrong
 
 from pbtxt_scan.cli import app
 from pbtxt_scan.fpbp._rules import Options, find_bp
@@ -90,9 +91,10 @@ def test_bps_data_reaches_a_state_update(case):
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda p: p.name.split(".")[0])
-def test_the_same_bp_in_the_binary_twin(case):
+def test_the_same_bp_in_the_binary_twin(case, request):
     exp = json.loads(case.read_text())
     stem = case.name.split(".")[0]
+    expect_known_wrong(request, stem, ("bp",))
     twins = [p for p in (DATA / "binary" / (stem + ".pb"), DATA / "binary" / (stem + ".meta")) if p.exists()]
     if not twins:
         pytest.skip("no binary twin")

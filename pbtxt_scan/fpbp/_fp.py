@@ -130,7 +130,10 @@ def fp_pass(
 
 
 
-def _into_call(g: GraphFile, opts: Options, ans: Answer, call: Optional[Block], *, role: RoleOf, search: bool) -> Answer:
+_CALL_DEPTH = 8
+
+
+def _into_call(g: GraphFile, opts: Options, ans: Answer, call: Optional[Block], *, role: RoleOf, search: bool, depth: int = 0) -> Answer:
     """An answer that calls a library function with the model's variables (a ``tf.function``
     model called from the step) is answered inside that function, from the arguments that carry
     the data; the op before the call, if any, stays an alternative."""
@@ -143,9 +146,12 @@ def _into_call(g: GraphFile, opts: Options, ans: Answer, call: Optional[Block], 
     body = function_body(g, fname)
     if body is None:
         return ans
-    sub = _fp_pick(fp_pass(body.blocks(), opts, body.args, role=role), opts, g, fname, search=search)
+    st = fp_pass(body.blocks(), opts, body.args, role=role)
+    sub = _fp_pick(st, opts, g, fname, search=search)
     if sub.point is None:
         return ans
+    if depth < _CALL_DEPTH:  # (a SavedModel's signature wrapper calls the model's __call__)
+        sub = _into_call(g, opts, sub, st.chosen, role=role, search=search, depth=depth + 1)
     reason = "the model runs in function %s, which %s calls with the data and the variables: %s" % (fname, p.name, _inside(sub.reason))
     alts = tuple(a for a in ans.alternatives) + sub.alternatives
     return sub._replace(reason=reason, trail=_passed_on(ans.trail, fname) + sub.trail, alternatives=alts)

@@ -123,8 +123,13 @@ def _fp_pick(st: _Scan, opts: Options, g: GraphFile, fn: Optional[str], *, searc
     for sb, sf in st.starters:  # (block, flow)
         if sb.start >= b.start or sb.name in named or (sf.pre is not None and sf.pre.name in named):
             continue  # (a path's first op after its cast: the cast stands for it)
-        if sb.start in st.met_heads and sb is sf.pre:  # (a cast on the feature side)
-            word, why = "cast", _PREPROCESSING_WHY
+        # (a path of the answer's input is read on while it may meet a variable: one that nothing
+        # read uses is dead; another input's is not read on)
+        same = sf.source == chosen.flow.source
+        if sb is sf.pre and (sb.start in st.met_heads or (_side(sb, sf.source) != "label" and (sb.name in st.used or not same))):
+            word, why = "cast", _PREPROCESSING_WHY  # (a cast on the feature side, or of a part read on, not the labels)
+        elif same and sb.start not in st.met_heads and sb.name not in st.used and sf.source not in st.pipeline:
+            word, why = "dead", "nothing read after it uses it: %s" % _SIDE["dead"]
         elif sf.source in st.pipeline:
             word, why = "prefetch", "its data goes into a queue or staging area (%s): it prepares a later step's batch" % sf.source
         else:

@@ -82,7 +82,7 @@ class _Scan:
         "opts", "cat", "trail", "role", "flows", "variables", "done", "candidates", "starters",
         "pipeline", "doc", "grad", "pos", "gap", "seen", "first_flow_at", "fallback",
         "waiting", "waiting_names", "n_waiting", "met", "shape_only", "chosen", "const_at", "const_role",
-        "inputs", "queues", "_best", "met_heads", "fed", "roots", "joins", "model",
+        "inputs", "queues", "_best", "met_heads", "fed", "roots", "joins", "model", "starter_names", "used",
     )
 
     def __init__(self, opts: Options, *, role: Callable[[Block], Role] = _all_data) -> None:
@@ -121,6 +121,8 @@ class _Scan:
         self.met_heads: Set[int] = set()  # first ops of data paths that met a trained variable (their starts)
         self.fed: Set[str] = set()  # hyper-parameters fed at run time (keep_prob), and what is computed from them
         self.joins: Set[str] = set()  # inputs whose data one node computes on with another input's (a mask, a length)
+        self.starter_names: Set[str] = set()  # the starters' names, and those a later node reads (``used``)
+        self.used: Set[str] = set()
         self.model: Dict[str, str] = {}  # nodes computed on an input's data after its candidate -> the input
         self.roots: Dict[str, str] = {}  # a variable's value passed on (a cast, a reshaped kernel) -> the variable
 
@@ -147,14 +149,16 @@ class _Scan:
         """Note the first compute op of a data path (a cast, or the model's first op on it)."""
         if len(self.starters) < _MAX_STARTERS and all(s.block.start != b.start for s in self.starters):
             self.starters.append(_Start(b, flow))
+            self.starter_names.add(b.name or "")
 
     def unresolved(self, source: str, before: int) -> bool:
         """Whether a data path of ``source`` begins before ``before`` whose data has not met a
         trained variable yet (the feature side is every path that meets one on its way to the
-        loss: a numeric column meets the first layer's kernel only after the input layer's concat)."""
+        loss: a numeric column meets the first layer's kernel only after the input layer's concat;
+        a path that begins with a cast is read on too, to tell a feature's cast from a label's)."""
         return any(
             s.flow.source == source and s.block.start < before and s.block.start not in self.met_heads
-            and s.block is s.flow.head for s in self.starters
+            for s in self.starters
         )
 
     # --- one node ---------------------------------------------------------------------------
@@ -282,6 +286,8 @@ class _Scan:
                 trail.append(Step(_at(b), name, op, "skip", doc_why))
             return
         prods = [p for p in map(_producer, b.inputs) if p is not None]
+        if self.starter_names:
+            self.used.update(p for p in prods if p in self.starter_names)
         if not again and self.n_waiting < _MAX_WAITING:
             for p in prods:
                 if p not in self.met or (p in self.waiting_names and p not in self.flows):
@@ -332,8 +338,11 @@ class _Scan:
             trail.append(Step(_at(b), name, op, "skip", "data from %s goes into a queue or staging area: a later step's batch" % flow.source))
             return
         compute = c is None or kept
-        if op in CALLS and var_in:
-            compute = True  # a call that takes variables: the model may be inside (see ``_fp._into_call``)
+        if op in CALLS and (var_in or len({f.source for f in flows}) > 1):
+            # a call that takes variables, or several of a function's arguments (a SavedModel's
+            # signature wrapper hands the data and the variables' handles on): the model may be
+            # inside (see ``_fp._into_call``)
+            compute = True
         if not compute:
             if c in _PROPAGATING or c == "added by --skip-op":
                 self.flows[name] = flow

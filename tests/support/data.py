@@ -5,3 +5,27 @@ from pathlib import Path
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 GRAPHS = DATA / "graphs"
+
+# Answers the tool still gets wrong on a fixture (issue 34, open): the tests of that answer are
+# expected to fail (strict: once the tool is right they fail, and the entry goes).
+KNOWN_WRONG = {
+    ("actor_critic_two_optimizers", "fp", "confidence"): (
+        "fp is certain: an actor's and a critic's train op each start at their own first op on the "
+        "state, and fp, reading forward, does not yet tell the optimizers apart (bp does)"
+    ),
+    ("tf2_gan_split_steps", "bp", "name"): (
+        "bp comes from the step function with the most gradient ops (disc_step), not from the step "
+        "the outer function runs last (gen_step)"
+    ),
+}
+
+
+def expect_known_wrong(request, stem: str, kinds=("fp", "bp"), *, confidence: bool = False) -> None:  # type: ignore[no-untyped-def]
+    """Mark the running test as an expected failure when ``stem``'s answer of one of ``kinds`` is
+    in :data:`KNOWN_WRONG`: its name (the test checks names), or also its confidence."""
+    import pytest
+
+    for kind in kinds:
+        why = KNOWN_WRONG.get((stem, kind, "name")) or (KNOWN_WRONG.get((stem, kind, "confidence")) if confidence else None)
+        if why is not None:
+            request.node.add_marker(pytest.mark.xfail(strict=True, reason="issue 34: " + why))
