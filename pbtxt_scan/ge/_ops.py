@@ -32,6 +32,8 @@ class GeOp(NamedTuple):
     subgraphs: Tuple[str, ...]
     line: int  # the op's opener line
     graph: str  # the name of the graph block holding it
+    offset: int = 0  # the op block's first byte
+    name_line: Optional[int] = None  # the line of its ``name:`` field
 
     @property
     def has_task(self) -> bool:
@@ -94,4 +96,5 @@ def _record(b: Block, a: Dict[str, Any], dialect: str) -> GeOp:
     return GeOp(
         b.name or "", typ, inputs, op_id, stream, a["lib"], a["no_task"], a["original_type"],
         a["original_names"], a["origin_names"], a["parent_index"], subgraphs, b.line, graph,
+        b.start, b.head_line("name"),
     )
