@@ -84,6 +84,9 @@ def points(
     With --ge, a point no GE op matches is one GE will not find: the command exits 1, says so on
     stderr, and the profiling options leave that point "" (GE then picks its own).
 
+    A GE dump file given as FILE is answered by GE's own rule (rule ge, as ge-auto); where
+    GE would pick none, exit 1 (run points GRAPH --ge DUMP with the TensorFlow graph instead).
+
     Examples:
 
       pbtxt-scan points graph.pbtxt

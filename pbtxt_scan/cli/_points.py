@@ -304,7 +304,8 @@ _FP_DOC = """Print fp_point: the first compute operator of forward propagation.
     stderr says the answer is ambiguous; --source names the input yourself. Reads forward and
     stops at the answer; stdout is the name alone, so FP=$(pbtxt-scan fp graph.pbtxt) works.
     A TF2 graph whose step runs in a tf.function is answered from that function (named in
-    --json).
+    --json). A GE dump file is answered by GE's own rule (rule ge, as ge-auto): the fp GE
+    picks by itself; exit 1 where GE would pick none.
 
     Examples:
 
@@ -319,7 +320,8 @@ _BP_DOC = """Print bp_point: the last operator of backward propagation.
 
     Reads backward from the end of the file and stops at the answer: the last op in a
     gradients scope (gradients/, gradients_N/, gradient_tape/, at any depth) that computes.
-    Exit 1 for an inference graph (no gradients).
+    Exit 1 for an inference graph (no gradients). A GE dump file: the bp GE picks by itself
+    (rule ge, as ge-auto).
 
     Example: pbtxt-scan bp --json graph.pbtxt
     """
