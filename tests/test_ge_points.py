@@ -177,3 +177,38 @@ def test_a_tensorflow_graph_still_gets_tensorflows_rules():
     out = json.loads(r.stdout)
     assert out["fp"]["rule"] in ("dataflow", "doc") and out["bp"]["rule"] in ("dataflow", "doc")
     assert "GE dump" not in r.stderr
+
+
+def _op(name: str, typ: str, op_id: int, inputs=(), lib: bool = True) -> str:
+    s = '  op {\n    name: "%s"\n    type: "%s"\n' % (name, typ)
+    s += "".join('    input: "%s"\n' % x for x in inputs) + "    id: %d\n" % op_id
+    if lib:
+        s += '    attr {\n      key: "_ge_attr_op_kernel_lib_name"\n      value {\n        s: "DNN_VM_RTS_OP_STORE"\n      }\n    }\n'
+    return s + "  }\n"
+
+
+def test_a_variable_initialisation_graph_has_no_fp_and_says_what_to_run(tmp_path: Path):
+    """GE's graph 0 of a session: initialisers, an Assign, a _Send; no data source, so GE picks no
+    fp (TensorFlow's doc rule read on it answered _Send_0, certain)."""
+    init = "dense/kernel/Initializer/random_uniform/"
+    dump = tmp_path / "ge_proto_00000001_graph_0_Build.txt"
+    dump.write_text("graph {\n  name: \"ge_default_init\"\n" + "".join([
+        _op("dense/kernel", "Variable", 0, lib=False),
+        _op(init + "shape", "Const", 1),
+        _op(init + "RandomUniform", "RandomUniform", 2, [init + "shape:0"]),
+        _op("dense/kernel/Assign", "Assign", 3, ["dense/kernel:0", init + "RandomUniform:0"]),
+        _op("_Send_0", "Send", 4, ["dense/kernel/Assign:0"]),
+        _op("Node_Output", "NetOutput", 5, ["dense/kernel/Assign:-1"]),
+    ]) + "}\n", encoding="utf-8")
+    assert _ge_auto(dump) == {"fp": None, "bp": "dense/kernel/Assign"}
+    assert _tf_rule(dump)["fp"] == "_Send_0"
+    r = run("fp", dump)
+    assert (r.exit_code, r.stdout) == (1, "")
+    assert r.stderr.strip() == ("%s: no fp: GE would pick no fp here: no candidate (task-generating) node of type or "
+                                "original_type in AippData/AnnData/Data/GetNext/IteratorV2/RefData; to profile this model, "
+                                "give its TensorFlow graph with this dump: %s %s" % (dump, INSTEAD, dump))
+    env = run("points", "--format", "env", dump)
+    assert env.exit_code == 1 and "_Send_0" not in env.stdout
+    assert '"fp_point":"","bp_point":"dense/kernel/Assign"' in env.stdout
+    assert "%s: no fp: GE would pick no fp" % dump in env.stderr
+    assert pbtxt_scan.find_fp(dump).point is None
