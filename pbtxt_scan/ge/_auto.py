@@ -217,7 +217,8 @@ def ge_auto(build: Union[GeBuild, Source]) -> Dict[str, Any]:
 
     Returns ``{"fp", "fp_source", "fp_reason", "bp", "bp_target", "bp_reason", "explain", "file"}``
     where ops are ``{"name", "type", "id", "line"}`` (or ``None``) and ``explain`` lists every op
-    examined with its verdict (``source``/``target``/``candidate``/``descend``/``dropped``) and why.
+    examined (``step``, ``name``, ``type``, ``id``, ``stream``, ``line``) with its verdict
+    (``source``/``target``/``candidate``/``descend``/``dropped``) and why.
     """
     b, fp, bp, trail = ge_choices(build)
     brief = lambda op: op.brief() if op is not None else None
