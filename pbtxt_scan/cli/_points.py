@@ -162,7 +162,7 @@ def say_ge_rule(file: str, g: Any, opts: Any, answers: Sequence[Any]) -> bool:
         ("--rule", opts.rule != "auto"), ("--skip-op", opts.skip_ops), ("--keep-op", opts.keep_ops),
         ("--name-filter", filters_given(opts)), ("--source", opts.sources)) if on]
     if given:
-        note("%s: %s ignored: %s TensorFlow's rules, not GE's" % (file, ", ".join(given), "it is one of" if len(given) == 1 else "they are"))
+        note("%s: %s ignored: TensorFlow's rules' option%s, not GE's" % (file, ", ".join(given), "" if len(given) == 1 else "s"))
     return True
 
 

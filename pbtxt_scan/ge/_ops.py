@@ -40,6 +40,11 @@ class GeOp(NamedTuple):
         """GE's ``!NoNeedGenTask``: a kernel library and no ``_no_task``."""
         return bool(self.lib) and not self.no_task
 
+    def shifted(self, lines: int, **kw: Any) -> "GeOp":
+        """The record with its lines ``lines`` further down (a chunk's, counted from its first line)."""
+        name_line = None if self.name_line is None else self.name_line + lines
+        return self._replace(line=self.line + lines, name_line=name_line, **kw)
+
     def brief(self) -> Dict[str, Any]:
         return {"name": self.name, "type": self.type, "id": self.id, "line": self.line}
 
