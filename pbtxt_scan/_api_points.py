@@ -26,6 +26,7 @@ import io
 from typing import Any, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from .graph._input import GraphFile
+from ._api_ge import ge_answers, is_ge_dump
 from ._model import Hood
 from .fpbp._hood import neighbourhood as _neighbourhood
 from .fpbp._hood import neighbourhoods as _neighbourhoods
@@ -64,15 +65,23 @@ def find_fp(src: Any, opts: Options = Options(), *, search: bool = True) -> Answ
     ``src``: a path (``-`` for stdin, ``.gz`` unpacked), the bytes of a serialized GraphDef,
     MetaGraphDef or SavedModel (or of a text graph.pbtxt), a binary file object, or a
     :class:`GraphFile`. ``search``: read ahead with a byte search where the input allows one.
-    Raises :class:`PbtxtError` for input that is not a graph."""
+    Raises :class:`PbtxtError` for input that is not a graph.
+
+    A GE dump (``ge_proto_*_Build.txt``, ``ge_onnx_*.pbtxt``) is answered by GE's own rule (rule
+    ``ge``: the fp GE picks with ``"fp_point":""``, as ``pbtxt-scan ge-auto`` computes it; ``opts``
+    do not apply), never by TensorFlow's."""
     with _graph(src) as g:
+        if is_ge_dump(g):
+            return ge_answers(g)[0]
         return _find_fp(g, opts, search=search)
 
 
 def find_bp(src: Any, opts: Options = Options()) -> Answer:
     """bp_point of a graph: the last op of backward propagation, as an :class:`Answer` (``src``
-    as for :func:`find_fp`)."""
+    as for :func:`find_fp`; a GE dump: GE's own bp, rule ``ge``)."""
     with _graph(src) as g:
+        if is_ge_dump(g):
+            return ge_answers(g)[1]
         return _find_bp(g, opts)
 
 
@@ -101,8 +110,11 @@ def neighbourhoods(src: Any, centres: Sequence[Tuple[Any, int, int]], *, max_nod
 
 def points(src: Any, opts: Options = Options()) -> Points:
     """fp_point and bp_point of one graph, read through one opened input (``src`` as for
-    :func:`find_fp`): ``points(src).fp_name``, ``.bp_name``, and the two :class:`Answer` objects."""
+    :func:`find_fp`): ``points(src).fp_name``, ``.bp_name``, and the two :class:`Answer` objects
+    (a GE dump: GE's own, from one reading of it)."""
     with _graph(src) as g:
+        if is_ge_dump(g):
+            return Points(*ge_answers(g))
         return Points(_find_fp(g, opts), _find_bp(g, opts))
 
 

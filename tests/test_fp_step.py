@@ -170,12 +170,13 @@ def test_unstage_is_the_steps_input_and_stage_a_later_batch(tmp_path):
     assert "t" in {a.point.name for a in ans.alternatives}
 
 
-def test_a_ge_dump_says_it_is_read_with_tensorflows_rules():
+def test_a_ge_dump_says_its_answer_is_ges_own_choice():
     dump = GRAPHS.parent / "ge" / "ge_proto_00000013_graph_3_Build.txt"
     r = runner.invoke(app, ["fp", str(dump)])
     assert r.exit_code == 0 and r.stdout.strip()
     notes = [line for line in r.stderr.splitlines() if "ge-auto" in line]
-    assert len(notes) == 1 and "TensorFlow's rules" in notes[0]
+    assert len(notes) == 1 and "GE picks by itself" in notes[0] and "points GRAPH --ge" in notes[0]
+    assert "TensorFlow's rules" not in r.stderr
     q = runner.invoke(app, ["fp", "--quiet", str(dump)])
     assert (q.stdout, q.stderr) == (r.stdout, "")
     # a TensorFlow graph gets no such note

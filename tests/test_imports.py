@@ -32,7 +32,7 @@ def import_graph() -> Dict[str, Set[str]]:
 # The layers, lowest first (ARCHITECTURE.md says what each one does). A module imports its own
 # unit and the units of lower layers only; units of one layer never import each other. A unit is a
 # package under pbtxt_scan, or a module at its root; the public API (``__init__``, ``_api``,
-# ``_api_points``) is one unit.
+# ``_api_points``, ``_api_ge``) is one unit.
 LAYERS = [
     {"pbtxt_scan._errors", "pbtxt_scan._model"},
     {"pbtxt_scan.language", "pbtxt_scan.source", "pbtxt_scan.parallel", "pbtxt_scan.report", "pbtxt_scan.prof"},

@@ -66,7 +66,9 @@ def test_tf2_function_search_opens_the_input_once(tmp_path: Path, command: str, 
 @needs_audit
 @pytest.mark.parametrize(
     "args",
-    [["resolve", "dense/MatMul", "--ge", "{g}"], ["ge-auto", "{g}"], ["ge-auto", "--explain", "{g}"]],
+    [["resolve", "dense/MatMul", "--ge", "{g}"], ["ge-auto", "{g}"], ["ge-auto", "--explain", "{g}"],
+     # on a dump, fp, bp and points answer GE's own choice: the dump read once too
+     ["fp", "{g}"], ["bp", "{g}"], ["points", "--json", "--explain", "{g}"], ["report", "-o", os.devnull, "{g}"]],
     ids=lambda a: " ".join(a),
 )
 def test_ge_commands_open_the_dump_once(tmp_path: Path, args: "list[str]") -> None:
@@ -190,7 +192,8 @@ def test_fp_from_a_shell_pipe(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not os.path.isdir("/dev/fd"), reason="needs /dev/fd (process substitution)")
-@pytest.mark.parametrize("args", [["ge-auto", "--json", "{p}"], ["points", "--json", "--ge", "{p}", str(MLP)]], ids=["ge-auto", "points --ge"])
+@pytest.mark.parametrize("args", [["ge-auto", "--json", "{p}"], ["points", "--json", "--ge", "{p}", str(MLP)], ["points", "--json", "{p}"]],
+                         ids=["ge-auto", "points --ge", "points on the dump"])
 def test_ge_dump_through_a_pipe_reads_like_the_file(args: "list[str]") -> None:
     """`ge-auto <(cat build.txt)` said GE would find nothing; `points --ge <(...)` matched nothing."""
     dump = DATA / "ge" / "mlp_sgd" / "ge_proto_00000003_graph_1_Build.txt"  # the Build dump of mlp_sgd

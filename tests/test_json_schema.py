@@ -101,6 +101,12 @@ RUNS = [
     ("points", ["points", "--json", MLP]),
     ("points", ["points", "--json", MLP, "--ge", GE_DIR]),
     ("points", ["points", "--json", INFERENCE]),
+    # a GE dump file: GE's own choice (rule ge), in the same shapes; and where GE picks none
+    ("fp", ["fp", "--json", GE_ONNX]),
+    ("bp", ["bp", "--json", NO_FP_GE]),
+    ("points", ["points", "--json", GE_ONNX]),
+    ("points", ["points", "--json", NO_FP_GE]),
+    ("report", ["report", "--json", GE_FILE, "-o", os.devnull]),
     ("check", ["check", "--json", MLP, BINARY, GE_FILE]),
     ("nodes", ["nodes", "--json", MLP]),
     ("nodes", ["nodes", "--json", "--input-kind", "function", TF2]),

@@ -13,10 +13,10 @@ import typer
 
 from .. import PbtxtError
 from ._app import EXIT_NOT_FOUND, InputKindOpt, JsonOpt, RecordOpt, QuietOpt, command, emit, note, out, output_format, quiet, renamed, say_notes, usage_error
-from ._checks import check_choice, inputs_of, say_ignored_filters, say_unmatched_ops, with_source_hint
+from ._checks import check_choice, inputs_of, say_ignored_filters, say_unmatched_ops
 from ._points import (
     ConfigOpt, FilesArg, FilterOpt, KeepOpt, RuleOpt, SkipOpt, SourceOpt, TrainOpOpt, answer_json, filters_given, open_input, options_of,
-    print_explain, say_doubt, say_ge_rules, failed, worst,
+    fp_of, ge_points, print_explain, say_doubt, say_ge_rule, say_none, failed, worst,
 )
 
 # The profiler's values (pbtxt_scan.AIC_METRICS / TASK_TRACE), named here so --help lists them
@@ -85,6 +85,9 @@ def points(
     With --ge, a point no GE op matches is one GE will not find: the command exits 1, says so on
     stderr, and the profiling options leave that point "" (GE then picks its own).
 
+    A GE dump file given as FILE is answered by GE's own rule (rule ge, as ge-auto); where
+    GE would pick none, exit 1 (run points GRAPH --ge DUMP with the TensorFlow graph instead).
+
     Examples:
 
       pbtxt-scan points graph.pbtxt
@@ -113,25 +116,26 @@ def points(
 
 def _points_of(file: str, run: _PointsRun, *, prefix: bool) -> int:
     """One file's points: its rows (each ``FILE: `` first when ``prefix``) or JSON line; the exit code."""
-    from .. import Answer, find_bp, find_fp
+    from .. import Answer, find_bp
 
     opts = run.opts
     bp_error: Optional[PbtxtError] = None
     try:
         with open_input(file, run.input_kind, run.record) as g:  # one input for both searches (stdin and pipes are spooled)
-            try:
-                fa = find_fp(g, opts)
-            except PbtxtError as e:
-                raise with_source_hint(g, e, opts.sources) from None
-            try:
-                ba = find_bp(g, opts)
-            except PbtxtError as e:
-                if fa.point is None:
-                    raise
-                # A file cut short (training still writing it): the fp found before the cut is
-                # still right, so print it, then the error.
-                bp_error, ba = e, Answer("bp", None, fa.rule, str(e), [])
-            if not quiet() and bp_error is None:
+            got = ge_points(g)  # a GE dump: GE's own choice, the dump read once
+            if got is not None:
+                fa, ba = got
+            else:
+                fa = fp_of(g, opts)
+                try:
+                    ba = find_bp(g, opts)
+                except PbtxtError as e:
+                    if fa.point is None:
+                        raise
+                    # A file cut short (training still writing it): the fp found before the cut is
+                    # still right, so print it, then the error.
+                    bp_error, ba = e, Answer("bp", None, fa.rule, str(e), [])
+            if not quiet() and bp_error is None and got is None:
                 say_unmatched_ops(g, opts.skip_ops, opts.keep_ops)
     except PbtxtError as e:
         return failed(e)
@@ -144,8 +148,11 @@ def _points_of(file: str, run: _PointsRun, *, prefix: bool) -> int:
         print_explain(fa)
         print_explain(ba)
     if bp_error is None:
-        say_ge_rules(file, g)
-        if not quiet():
+        if say_ge_rule(file, g, opts, (fa, ba)):
+            for a in (fa, ba):  # (GE would pick none: why, and what to run instead)
+                if a.point is None:
+                    say_none(file, a)
+        elif not quiet():
             say_ignored_filters(file, "fp", fa.rule, filters_given(opts))
         if run.fmt != "json":
             say_doubt(file, fa)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Dict, List, NamedTuple, Optional
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import typer
 
@@ -128,13 +128,50 @@ def say_doubt(file: str, ans: Any) -> None:
         note("%s: %s %s is ambiguous: %s" % (file, ans.kind, ans.point.name, ans.doubt))
 
 
-def say_ge_rules(file: str, g: Any) -> None:
-    """fp/bp on a GE dump apply TensorFlow's rules to GE's op names: say so, once."""
-    if getattr(g.dialect, "name", "").startswith("ge"):
-        note(
-            "%s: a GE dump: fp and bp here apply TensorFlow's rules to GE's op names; "
-            "'pbtxt-scan ge-auto %s' gives GE's own choice" % (file, file)
-        )
+def say_none(file: str, ans: Any) -> None:
+    """The stderr line of a point not found: why (on a GE dump, what to run instead)."""
+    typer.echo("%s: no %s: %s" % (file, ans.kind, ans.reason), err=True)
+
+
+def fp_of(g: Any, opts: Any) -> Any:
+    """fp by TensorFlow's rules, an error naming the ``--source`` nodes that are not in the file."""
+    from .. import find_fp
+
+    try:
+        return find_fp(g, opts)
+    except PbtxtError as e:
+        raise with_source_hint(g, e, opts.sources) from None
+
+
+def is_ge(g: Any) -> bool:
+    """Whether the input is read as a GE dump (its content says so, or ``--input-kind``)."""
+    return getattr(g.dialect, "name", "") in ("ge_proto", "ge_onnx")
+
+
+def ge_points(g: Any) -> Optional[Tuple[Any, Any]]:
+    """A GE dump's fp and bp: GE's own choice (rule ge), from one reading of the dump; ``None``
+    for a TensorFlow graph."""
+    if not is_ge(g):
+        return None
+    from .. import points
+
+    return tuple(points(g))  # type: ignore[return-value]
+
+
+def say_ge_rule(file: str, g: Any, opts: Any, answers: Sequence[Any]) -> bool:
+    """On a GE dump, say once that the answers are GE's own choice (and that the TensorFlow rules'
+    options do not apply); whether it is one (then the TensorFlow rules' notes do not apply)."""
+    if not is_ge(g):
+        return False
+    if any(a.point is not None for a in answers):
+        note("%s: a GE dump: the points GE picks by itself (rule ge, as ge-auto computes them); "
+             "for a TensorFlow graph's points in GE's names: pbtxt-scan points GRAPH --ge %s" % (file, file))
+    given = [flag for flag, on in (
+        ("--rule", opts.rule != "auto"), ("--skip-op", opts.skip_ops), ("--keep-op", opts.keep_ops),
+        ("--name-filter", filters_given(opts)), ("--source", opts.sources)) if on]
+    if given:
+        note("%s: %s ignored: TensorFlow's rules' option%s, not GE's" % (file, ", ".join(given), "" if len(given) == 1 else "s"))
+    return True
 
 
 def open_input(file: str, input_kind: str, record: Optional[int] = None) -> Any:
@@ -168,25 +205,24 @@ def _one_point(kind: str, file: str, asked: _Asked) -> int:
     try:
         with open_input(file, asked.input_kind, asked.record) as g:
             try:
-                ans = (find_fp if kind == "fp" else find_bp)(g, opts)
+                ans = (find_fp if kind == "fp" else find_bp)(g, opts)  # (a GE dump: GE's own choice)
             except PbtxtError as e:
                 raise with_source_hint(g, e, opts.sources) from None
-            if not quiet():
+            if not quiet() and not is_ge(g):
                 say_unmatched_ops(g, opts.skip_ops, opts.keep_ops)
     except PbtxtError as e:
         return failed(e)
     say_notes(g)
     if asked.explain:
         print_explain(ans)
-    say_ge_rules(file, g)
-    if not quiet():
+    if not say_ge_rule(file, g, opts, [ans]) and not quiet():
         say_ignored_filters(file, kind, ans.rule, filters_given(opts))
     if not asked.as_json:
         say_doubt(file, ans)
     if ans.point is None:
         if asked.as_json:
             emit(answer_json(ans, g.name))
-        typer.echo("%s: no %s: %s" % (file, kind, ans.reason), err=True)
+        say_none(file, ans)
         return EXIT_NOT_FOUND
     if asked.as_json:
         emit(answer_json(ans, g.name))
@@ -277,7 +313,8 @@ _FP_DOC = """Print fp_point: the first compute operator of forward propagation.
     stderr says the answer is ambiguous; --source names the input yourself. Reads forward and
     stops at the answer; stdout is the name alone, so FP=$(pbtxt-scan fp graph.pbtxt) works.
     A TF2 graph whose step runs in a tf.function is answered from that function (named in
-    --json).
+    --json). A GE dump file is answered by GE's own rule (rule ge, as ge-auto): the fp GE
+    picks by itself; exit 1 where GE would pick none.
 
     Examples:
 
@@ -292,7 +329,8 @@ _BP_DOC = """Print bp_point: the last operator of backward propagation.
 
     Reads backward from the end of the file and stops at the answer: the last op in a
     gradients scope (gradients/, gradients_N/, gradient_tape/, at any depth) that computes.
-    Exit 1 for an inference graph (no gradients).
+    Exit 1 for an inference graph (no gradients). A GE dump file: the bp GE picks by itself
+    (rule ge, as ge-auto).
 
     Example: pbtxt-scan bp --json graph.pbtxt
     """

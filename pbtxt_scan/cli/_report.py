@@ -15,10 +15,10 @@ from .. import PbtxtError, __version__
 from ._app import (
     EXIT_NOT_FOUND, FileArg, InputKindOpt, JsonOpt, RecordOpt, QuietOpt, command, emit, fail, format_option, output_format, say_notes, usage_error,
 )
-from ._checks import say_unmatched_ops, with_source_hint
+from ._checks import say_unmatched_ops
 from ._pair import on_ge
 from ._paste import paste
-from ._points import ConfigOpt, FilterOpt, KeepOpt, RuleOpt, SkipOpt, SourceOpt, TrainOpOpt, answer_json, open_input, options_of, say_doubt, say_ge_rules
+from ._points import ConfigOpt, FilterOpt, KeepOpt, RuleOpt, SkipOpt, SourceOpt, TrainOpOpt, answer_json, fp_of, ge_points, open_input, options_of, say_doubt, say_ge_rule
 
 DEFAULT_OUTPUT = "pbtxt-scan-report.html"
 FP_UP = 4  # fp's drawing: producers this many hops up (the data's path through the skipped ops)
@@ -119,21 +119,18 @@ def _argv(file: str, output: Optional[str], ge: Optional[str], context: int, rul
 def _page(
     file: str, opts: Any, *, ge: Optional[str], context: int, input_kind: str, record: Optional[int], argv: str
 ) -> Tuple[Any, bool]:
-    from .. import find_bp, find_fp
+    from .. import find_bp
     from ..report import Page
 
     with open_input(file, input_kind, record) as g:
-        try:
-            fa = find_fp(g, opts)
-        except PbtxtError as e:
-            raise with_source_hint(g, e, opts.sources) from None
-        ba = find_bp(g, opts)
-        if not quiet_mode():
+        got = ge_points(g)  # a GE dump: GE's own choice
+        fa, ba = got if got is not None else (fp_of(g, opts), find_bp(g, opts))
+        if got is None and not quiet_mode():
             say_unmatched_ops(g, opts.skip_ops, opts.keep_ops)
         drawings = _drawings(g, [(fa, FP_UP, context), (ba, context, context)])
         facts = _facts(g, fa, ba)
     say_notes(g)
-    say_ge_rules(file, g)
+    say_ge_rule(file, g, opts, (fa, ba))
     say_doubt(file, fa)
     answers = [answer_json(fa, g.name), answer_json(ba, g.name)]
     fp_name = fa.point.name if fa.point else None

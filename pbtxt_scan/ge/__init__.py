@@ -11,20 +11,22 @@ needs them all), never block text or weights: memory follows the op count, not t
   blocks in the writer layout (one regex, at scanner speed); ``_skim``: reading them from blocks
   out of it that are too big to parse (weights); ``_split``: loading on several processes.
 - ``_resolve``: :func:`resolve` ranks the GE ops a TF name became.
-- ``_auto``: :func:`ge_auto` replays GE's automatic fp/bp search.
+- ``_auto``: :func:`ge_auto` replays GE's automatic fp/bp search (:func:`ge_choices`: the same, as op
+  records, for the ``fp``/``bp``/``points`` commands on a dump).
 - ``_dumps``: dump folders: :func:`find_build_files` lists the final-stage dumps,
   :func:`pick_training_graph` chooses the training graph (files scanned in parallel),
   :func:`open_ge` and :func:`map_points` for the ``points --ge`` command.
 """
 from __future__ import annotations
 
-from ._auto import ge_auto
+from ._auto import GeChoice, ge_auto, ge_choices
 from ._dumps import dump_files, find_build_files, map_points, open_ge, pick_training_graph
 from ._load import FULL_PARSE_MAX, GeBuild, GeOp, load_build
 from ._resolve import KINDS, best_match, resolve
 
 __all__ = [
     "FULL_PARSE_MAX",
+    "GeChoice",
     "KINDS",
     "GeBuild",
     "GeOp",
@@ -32,6 +34,7 @@ __all__ = [
     "dump_files",
     "find_build_files",
     "ge_auto",
+    "ge_choices",
     "load_build",
     "map_points",
     "open_ge",

@@ -2,7 +2,7 @@
 §1.4, §1.8 and the decisions in tests/data/README.md "## ge/")."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
 
 from ..graph._input import Source
 from ._load import ALLREDUCE_TYPES, DATA_TYPES, GLOBAL_STEP, GeBuild, GeOp, load_build
@@ -44,12 +44,25 @@ def _label(op: GeOp) -> str:
 
 def _note(trail: List[Dict[str, Any]], step: str, op: Optional[GeOp], verdict: str, why: str, name: Optional[str]) -> None:
     """One line of ge-auto's --explain trail."""
-    trail.append({"step": step, "name": op.name if op else name, "id": op.id if op else None,
+    trail.append({"step": step, "name": op.name if op else name, "type": op.type if op else None, "id": op.id if op else None,
                   "stream": op.stream if op else None, "line": op.line if op else None,
                   "verdict": verdict, "why": why})
 
 
-def _auto_fp(b: GeBuild, order: List[GeOp], trail: List[Dict[str, Any]]) -> Tuple[Optional[GeOp], Optional[GeOp], str]:
+class GeChoice(NamedTuple):
+    """GE's own fp or bp as op records: the op (``None``: GE would find none), the op its rule
+    starts from (``anchor``: fp's data source, bp's AllReduce or NetOutput), why, and every op
+    that qualified (``candidates``, in GE's node order; the op is the one of smallest id for fp,
+    largest for bp)."""
+
+    kind: str
+    op: Optional[GeOp]
+    anchor: Optional[GeOp]
+    reason: str
+    candidates: Tuple[GeOp, ...]
+
+
+def _auto_fp(b: GeBuild, order: List[GeOp], trail: List[Dict[str, Any]]) -> GeChoice:
     def note(op: Optional[GeOp], verdict: str, why: str, name: Optional[str] = None) -> None:
         _note(trail, "fp", op, verdict, why, name)
 
@@ -65,8 +78,8 @@ def _auto_fp(b: GeBuild, order: List[GeOp], trail: List[Dict[str, Any]]) -> Tupl
         note(op, "source", "first candidate data-like node (%s)" % how)
         break
     if src is None:
-        return None, None, ("no candidate (task-generating) node of type or original_type in %s"
-                            % "/".join(sorted(DATA_TYPES)))
+        return GeChoice("fp", None, None, "no candidate (task-generating) node of type or original_type in %s"
+                        % "/".join(sorted(DATA_TYPES)), ())
 
     cands: List[GeOp] = []
     seen_data = set()
@@ -92,14 +105,14 @@ def _auto_fp(b: GeBuild, order: List[GeOp], trail: List[Dict[str, Any]]) -> Tupl
 
     visit(src)
     if not cands:
-        return src, None, "%s is the source, but no task-generating op reads its output 0" % _label(src)
+        return GeChoice("fp", None, src, "%s is the source, but no task-generating op reads its output 0" % _label(src), ())
     fp = cands[0]
     for c in cands[1:]:
         if c.id < fp.id:
             fp = c
     others = ", ".join("%s (%d)" % (c.name, c.id) for c in cands)
-    return src, fp, ("source %s; output-0 consumers with a task: %s; minimum id: %s"
-                     % (_label(src), others, _label(fp)))
+    return GeChoice("fp", fp, src, "source %s; output-0 consumers with a task: %s; minimum id: %s"
+                    % (_label(src), others, _label(fp)), tuple(cands))
 
 
 def _is_global_step(b: GeBuild, op: GeOp, depth: int = 0) -> bool:
@@ -111,7 +124,7 @@ def _is_global_step(b: GeBuild, op: GeOp, depth: int = 0) -> bool:
                for sg in op.subgraphs for o in b.graphs.get(sg, ()))
 
 
-def _auto_bp(b: GeBuild, order: List[GeOp], trail: List[Dict[str, Any]]) -> Tuple[Optional[GeOp], Optional[GeOp], str]:
+def _auto_bp(b: GeBuild, order: List[GeOp], trail: List[Dict[str, Any]]) -> GeChoice:
     def note(op: Optional[GeOp], verdict: str, why: str, name: Optional[str] = None) -> None:
         _note(trail, "bp", op, verdict, why, name)
 
@@ -133,7 +146,7 @@ def _auto_bp(b: GeBuild, order: List[GeOp], trail: List[Dict[str, Any]]) -> Tupl
                     break
                 note(op, "dropped", "root NetOutput but not a candidate: %s" % _why_no_task(op))
         if tgt is None:
-            return None, None, "no candidate AllReduce and no candidate root NetOutput"
+            return GeChoice("bp", None, None, "no candidate AllReduce and no candidate root NetOutput", ())
         note(tgt, "target", "no candidate AllReduce: the root NetOutput")
         what = "no AllReduce, so the root NetOutput"
 
@@ -179,13 +192,24 @@ def _auto_bp(b: GeBuild, order: List[GeOp], trail: List[Dict[str, Any]]) -> Tupl
 
     visit(producers(tgt), tgt.name, tgt.stream)
     if not cands:
-        return tgt, None, "target %s (%s) has no producer that qualifies" % (_label(tgt), what)
+        return GeChoice("bp", None, tgt, "target %s (%s) has no producer that qualifies" % (_label(tgt), what), ())
     bp = cands[0]
     for c in cands[1:]:
         if c.id > bp.id:
             bp = c
     others = ", ".join("%s (%d)" % (c.name, c.id) for c in cands)
-    return tgt, bp, "target %s (%s); qualifying producers: %s; maximum id: %s" % (_label(tgt), what, others, _label(bp))
+    return GeChoice("bp", bp, tgt, "target %s (%s); qualifying producers: %s; maximum id: %s"
+                    % (_label(tgt), what, others, _label(bp)), tuple(cands))
+
+
+def ge_choices(build: Union[GeBuild, Source], jobs: Optional[int] = 1) -> Tuple[GeBuild, GeChoice, GeChoice, List[Dict[str, Any]]]:
+    """GE's own fp and bp as op records (:class:`GeChoice`), with the dump loaded (``jobs``: its
+    processes) and the trail of every op examined (as :func:`ge_auto`'s ``explain``)."""
+    b = build if isinstance(build, GeBuild) else load_build(build, jobs=jobs)
+    order = b.all_nodes()
+    trail: List[Dict[str, Any]] = []
+    fp = _auto_fp(b, order, trail)
+    return b, fp, _auto_bp(b, order, trail), trail
 
 
 def ge_auto(build: Union[GeBuild, Source]) -> Dict[str, Any]:
@@ -193,18 +217,13 @@ def ge_auto(build: Union[GeBuild, Source]) -> Dict[str, Any]:
 
     Returns ``{"fp", "fp_source", "fp_reason", "bp", "bp_target", "bp_reason", "explain", "file"}``
     where ops are ``{"name", "type", "id", "line"}`` (or ``None``) and ``explain`` lists every op
-    examined with its verdict (``source``/``target``/``candidate``/``descend``/``dropped``) and why.
+    examined (``step``, ``name``, ``type``, ``id``, ``stream``, ``line``) with its verdict
+    (``source``/``target``/``candidate``/``descend``/``dropped``) and why.
     """
-    b = build if isinstance(build, GeBuild) else load_build(build)
-    order = b.all_nodes()
-    trail: List[Dict[str, Any]] = []
-    src, fp, fp_reason = _auto_fp(b, order, trail)
-    tgt, bp, bp_reason = _auto_bp(b, order, trail)
+    b, fp, bp, trail = ge_choices(build)
     brief = lambda op: op.brief() if op is not None else None
     return {
-        "fp": brief(fp), "fp_reason": fp_reason, "fp_source": brief(src),
-        "bp": brief(bp), "bp_reason": bp_reason, "bp_target": brief(tgt),
+        "fp": brief(fp.op), "fp_reason": fp.reason, "fp_source": brief(fp.anchor),
+        "bp": brief(bp.op), "bp_reason": bp.reason, "bp_target": brief(bp.anchor),
         "file": b.path, "explain": trail,
     }
-
-

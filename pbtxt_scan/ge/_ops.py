@@ -32,11 +32,18 @@ class GeOp(NamedTuple):
     subgraphs: Tuple[str, ...]
     line: int  # the op's opener line
     graph: str  # the name of the graph block holding it
+    offset: int = 0  # the op block's first byte
+    name_line: Optional[int] = None  # the line of its ``name:`` field
 
     @property
     def has_task(self) -> bool:
         """GE's ``!NoNeedGenTask``: a kernel library and no ``_no_task``."""
         return bool(self.lib) and not self.no_task
+
+    def shifted(self, lines: int, **kw: Any) -> "GeOp":
+        """The record with its lines ``lines`` further down (a chunk's, counted from its first line)."""
+        name_line = None if self.name_line is None else self.name_line + lines
+        return self._replace(line=self.line + lines, name_line=name_line, **kw)
 
     def brief(self) -> Dict[str, Any]:
         return {"name": self.name, "type": self.type, "id": self.id, "line": self.line}
@@ -94,4 +101,5 @@ def _record(b: Block, a: Dict[str, Any], dialect: str) -> GeOp:
     return GeOp(
         b.name or "", typ, inputs, op_id, stream, a["lib"], a["no_task"], a["original_type"],
         a["original_names"], a["origin_names"], a["parent_index"], subgraphs, b.line, graph,
+        b.start, b.head_line("name"),
     )

@@ -207,9 +207,9 @@ def load(g: GraphFile, d: Any, jobs: int, full_parse_max: int, *, split_bytes: O
                 shift = line - 1
                 for k, op in enumerate(r.ops):
                     if k < r.inherited and labels:
-                        ops.append(op._replace(line=op.line + shift, graph=label))
+                        ops.append(op.shifted(shift, graph=label))
                     else:
-                        ops.append(op._replace(line=op.line + shift))
+                        ops.append(op.shifted(shift))
                 line += r.lines
                 in_graph, label = r.end.inside, (label if r.end.inherited else r.end.label)
                 done += 1
