@@ -58,7 +58,7 @@ def _answer(choice: Any, trail: List[Dict[str, Any]], file: str) -> Answer:
     alternatives = tuple(
         Alternative(_point(kind, c, file), "qualifies too, but id %d%s: GE takes the %s id" % (
             c.id, " ties with %s's and comes later in GE's node order" % op.name if c.id == op.id
-            else (" > %d" % op.id if kind == "fp" else " < %d" % op.id), most))
+            else (" > %d" % op.id if kind == "fp" else " < %d" % op.id), most), "ge_order")
         for c in others
     )
     reason = "GE's own choice (what it traces with \"%s_point\":\"\"): %s" % (kind, choice.reason)

@@ -90,6 +90,7 @@ WHYS = (
     "cast",  # input preprocessing: a dtype conversion or scaling of the batch
     "other_optimizer",  # another optimizer's point (--train-op chooses)
     "other_copy",  # another trained copy of the model (--source chooses)
+    "ge_order",  # on a GE dump: it qualifies under GE's own rule too, and GE's order (op ids) picks the answer
 )
 
 
