@@ -27,7 +27,7 @@ import pytest
 import support.wire_encoder as we
 
 from pbtxt_scan.fpbp._body import FUNCTION_NODES
-from pbtxt_scan.fpbp._bp import _Live
+from pbtxt_scan.fpbp._bp import _Reach
 from pbtxt_scan._model import Block, Head
 from pbtxt_scan.graph._paths import iter_blocks
 from pbtxt_scan.fpbp._rules import Options, find_bp
@@ -148,15 +148,20 @@ def _blk(name: str, op: str, inputs: Sequence[str] = ()) -> Block:
 
 
 def test_used_holds_only_gradients_names_not_yet_passed():
-    live = _Live(lambda b: b.inputs)
+    live = _Reach(lambda b: b.inputs)
     init = _blk("init", "NoOp", ["^v%d/Assign" % i for i in range(1000)] + ["^gradients/a/tuple/group_deps"])
-    assert live.visit(init, False) and live.used == {"gradients/a/tuple/group_deps"}
+    assert live.visit(init, False)[0] and live.used == {"gradients/a/tuple/group_deps"}
     gd = _blk("gradients/a/tuple/group_deps", "NoOp", ["^gradients/a/Mul", "^gradients/a/Mul_1:0"])
-    assert live.visit(gd, True) and live.used == {"gradients/a/Mul", "gradients/a/Mul_1"}
-    assert not live.visit(_blk("gradients_1/b/Mul", "Mul", ["gradients_1/c"]), True)
+    assert live.visit(gd, True)[0] and live.used == {"gradients/a/Mul", "gradients/a/Mul_1"}
+    assert not live.visit(_blk("gradients_1/b/Mul", "Mul", ["gradients_1/c"]), True)[0]
     assert live.used == {"gradients/a/Mul", "gradients/a/Mul_1"}  # (a dead node adds nothing)
-    assert live.visit(_blk("gradients/a/Mul", "Mul", ["x", "gradients/d:z:0"]), True)
+    assert live.visit(_blk("gradients/a/Mul", "Mul", ["x", "gradients/d:z:0"]), True)[0]
     assert live.used == {"gradients/a/Mul_1", "gradients/d"}
+    # an update reaches its optimizer; its data inputs (not the state it writes) are marked so
+    runs, labels = live.visit(_blk("sgd/update_w/ApplyGradientDescent", "ApplyGradientDescent", ["w", "lr", "gradients/a/Mul_1"]), False)
+    assert runs and labels == {"sgd"} and live.reach["gradients/a/Mul_1"] == {"sgd"} and "w" not in live.reach
+    assert live.visit(_blk("gradients/a/Mul_1", "Mul", ["gradients/e", "^gradients/f"]), True) == (True, {"sgd"})
+    assert live.reach["gradients/e"] == {"sgd"} and not live.reach["gradients/f"]  # (control: runs, applies nothing)
 
 
 @pytest.mark.parametrize("spelling", [

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import collections
+import functools
 import re
 from typing import Callable, Deque, Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Set, Tuple
 
@@ -106,36 +107,72 @@ _DEAD = "nothing that runs uses its result (TensorFlow prunes it)"
 _NET = "last op in a gradients scope that computes (nothing that runs uses any: the answer reading gradients scopes alone)"
 
 
-class _Live:
-    """Which gradients-scope nodes run, read backward (consumers come after their producers).
+class _Reach:
+    """What the nodes read backward feed (consumers come after their producers in a GraphDef),
+    in one map ``reach``: name -> the optimizers whose state updates its data reaches (the
+    consumers met so far tell), or ``RUNS`` (empty) for a gradients-scope node that something
+    that runs uses but no optimizer applies. A name is dropped once its node is passed.
 
-    ``used`` holds the gradients-scope names that a live node met so far names as an input; a
-    name is dropped once its node is passed. A node outside every gradients scope is live (the
-    optimizer, summaries, clipping...); a gradients-scope node is live iff its name is in
-    ``used`` (or it is a loop's back edge), and only a live one adds its inputs. ``inputs_of``
-    gives a block's inputs, or only those that may be in a gradients scope (it may look at the
-    block's bytes first, so that the tail's other blocks are not read again).
-    """
+    - Which optimizers: a state update (``Apply*``, ``Assign*``, ``Scatter*``; not a Saver's
+      restore) reaches its own (:func:`optimizer_of`); data that leaves the body (a call, a loop, a
+      result) or a loop's back edge reaches ``ANY``; a node in ``reach`` reaches what its name
+      maps to. Such a node passes that to its *data* inputs (all of them, but an update's first,
+      the state it writes): a gradient a train op only waits for is computed, not applied.
+    - Which run: a node outside every gradients scope runs (the optimizer, summaries,
+      clipping...); a gradients-scope node runs iff its name is in ``reach`` (or it is a loop's
+      back edge). One that runs marks the gradients-scope nodes among its inputs (data and
+      control alike) as run, reading only those (``gradient_inputs``: cheap, most of a long tail
+      names none), unless it reaches an optimizer (``data_inputs``: all of them)."""
 
-    __slots__ = ("used", "_inputs")
+    __slots__ = ("reach", "_data", "_grads")
 
-    def __init__(self, inputs_of: Callable[[Block], List[str]]) -> None:
-        self.used: Set[str] = set()
-        self._inputs = inputs_of
+    def __init__(self, data_inputs: Callable[[Block], List[str]], gradient_inputs: Optional[Callable[[Block], List[str]]] = None) -> None:
+        self.reach: Dict[str, FrozenSet[str]] = {}
+        self._data = data_inputs
+        self._grads = gradient_inputs or data_inputs
 
-    def visit(self, b: Block, grad: bool) -> bool:
-        """Whether ``b`` runs (``grad``: it is in a gradients scope), noting what it uses."""
-        if grad:
-            name = b.name or ""
-            live = name in self.used or _op(b) in _BACK_EDGES
-            self.used.discard(name)
-            if not live:
-                return False
-        for inp in self._inputs(b):
+    @property
+    def used(self) -> Set[str]:
+        """The gradients-scope names a node that runs uses, not yet passed."""
+        return {n for n in self.reach if in_gradients_scope(n)}
+
+    def visit(self, b: Block, grad: bool) -> "Tuple[bool, Optional[FrozenSet[str]]]":
+        """Whether ``b`` runs (``grad``: it is in a gradients scope), and which optimizers its data
+        reaches (``None``: none); noting what it reads."""
+        name = b.name or ""
+        op = _op(b)
+        got = self.reach.pop(name, None)
+        back_edge = op in _BACK_EDGES
+        if grad and got is None and not back_edge:
+            return False, None
+        update = is_update(op) and not _RESTORE.match(name)
+        if update:
+            own = _labels_of(optimizer_of(name))
+            got = own if not got or got is own else got | own
+        elif back_edge or op in _LEAVES:
+            got = _ANY if not got else got | _ANY
+        reach = self.reach
+        if got:
+            for k, inp in enumerate(self._data(b)):
+                if inp[:1] == "^":
+                    p = inp[1:].split(":", 1)[0]
+                    if p not in reach and in_gradients_scope(p):
+                        reach[p] = RUNS
+                    continue
+                if update and k == 0:
+                    continue
+                p = inp.split(":", 1)[0] if ":" in inp else inp
+                cur = reach.get(p)
+                if not cur:
+                    reach[p] = got
+                elif cur is not got and not got <= cur:
+                    reach[p] = cur | got
+            return True, got
+        for inp in self._grads(b):
             p = _producer(inp.lstrip("^")) or ""  # (data and control inputs alike)
-            if in_gradients_scope(p):
-                self.used.add(p)
-        return True
+            if p not in reach and in_gradients_scope(p):
+                reach[p] = RUNS
+        return True, None
 
 
 # A state update: an optimizer's kernel (Apply*, ResourceApply*, ResourceSparseApply*,
@@ -148,7 +185,11 @@ _UPDATE = re.compile(r"(?:Resource)?(?:Sparse)?Apply[A-Z]|Assign|(?:Resource)?Sc
 _LEAVES = frozenset("PartitionedCall StatefulPartitionedCall While StatelessWhile If StatelessIf Case StatelessCase _Retval _DeviceRetval _Send _HostSend GeOp".split())
 ANY = "*"
 _ANY = frozenset((ANY,))
+RUNS: FrozenSet[str] = frozenset()  # (a gradients-scope node that runs, but reaches no optimizer)
 _REPLICA = re.compile(r"(?:replica|tower)_\d+$")
+# A Saver's restore (``save/AssignVariableOp_3``, ``save_1/Assign``): it writes a checkpoint's
+# values, never a gradient; left out, so its restore chain is not followed.
+_RESTORE = re.compile(r"save(?:_\d+)?/(?:Assign|restore)")
 
 
 def optimizer_of(name: str) -> str:
@@ -157,53 +198,23 @@ def optimizer_of(name: str) -> str:
     ``Adam/Adam/update_dense/kernel/ResourceApplyAdam`` -> ``Adam/Adam``, ``Adam/AssignVariableOp``
     -> ``Adam``; a replica's scope (``replica_1/``, ``tower_0/``) is left out: replicas are copies
     of one model, trained by one optimizer."""
-    parts = [p for p in name.split("/") if not _REPLICA.match(p)]
-    for i, p in enumerate(parts[:-1]):
-        if p.startswith("update") and i:
-            return "/".join(parts[:i])
-    return "/".join(parts[:-1]) or name
+    if "replica_" in name or "tower_" in name:
+        name = "/".join(p for p in name.split("/") if not _REPLICA.match(p))
+    k = name.find("/update")
+    if k > 0:
+        return name[:k]
+    k = name.rfind("/")
+    return name[:k] if k > 0 else name
 
 
+@functools.lru_cache(maxsize=4096)  # (one set an optimizer, shared by the names it reaches)
+def _labels_of(optimizer: str) -> FrozenSet[str]:
+    return frozenset((optimizer,))
+
+
+@functools.lru_cache(maxsize=1024)  # (by op type: a graph has a few dozen)
 def is_update(op: Optional[str]) -> bool:
     return op is not None and _UPDATE.match(op) is not None
-
-
-class _Applied:
-    """Which nodes' data reaches a state update (what an optimizer applies), read backward, and
-    by which optimizers (``reach``: name -> the optimizers its consumers met so far feed; a name
-    is dropped once its node is passed). A node reaches one when it is an update, a loop's back
-    edge, data that leaves the body (a call, a result: ``ANY``), or its name is in ``reach``;
-    only such a node adds its data inputs. Control inputs carry no data: a gradient a train op
-    only waits for is computed, not applied."""
-
-    __slots__ = ("reach", "_inputs")
-
-    def __init__(self, inputs_of: Callable[[Block], List[str]]) -> None:
-        self.reach: Dict[str, FrozenSet[str]] = {}
-        self._inputs = inputs_of
-
-    def visit(self, b: Block) -> Optional[FrozenSet[str]]:
-        """The optimizers ``b``'s data reaches (``None``: none), noting what it reads."""
-        name = b.name or ""
-        op = _op(b)
-        labels = self.reach.pop(name, None)
-        update = is_update(op)
-        if update:
-            own = frozenset((optimizer_of(name),))
-            labels = own if labels is None else labels | own
-        elif op in _LEAVES or op in _BACK_EDGES:
-            labels = _ANY if labels is None else labels | _ANY
-        if labels is None:
-            return None
-        reach = self.reach
-        for k, inp in enumerate(self._inputs(b)):
-            if inp.startswith("^") or (update and k == 0):
-                continue
-            p = _producer(inp) or ""
-            cur = reach.get(p)
-            if cur is None or not labels <= cur:
-                reach[p] = labels if cur is None else cur | labels
-        return labels
 
 
 class _Inside(NamedTuple):
@@ -313,8 +324,7 @@ def _bp_scan(
     (which no node shows): what runs there is applied by the caller."""
     cat = opts.catalog
     back = _Backward(blocks, inputs_of=inputs_of)
-    live = None if rule == "doc" else _Live(gradient_inputs or back.inputs)
-    applied = None if rule == "doc" else _Applied(data_inputs or back.inputs)
+    reach = None if rule == "doc" else _Reach(data_inputs or back.inputs, gradient_inputs)
     want = None if opts.train_op is None else _TrainOp(opts.train_op)
     memo: Dict[str, bool] = {}
     trail = Trail()
@@ -328,12 +338,11 @@ def _bp_scan(
         op = _op(b)
         read += 1
         end = end or b.end
-        if pick.since and _done(pick, want, applied, read, at - b.end, end - at):
+        if pick.since and _done(pick, want, reach, read, at - b.end, end - at):
             trail.append(Step(_at(b), name, b.op, "pass", "no other point within %d blocks before it: the search stops" % (read - pick.since)))
             break
         grad = in_gradients_scope(name)
-        runs = live is None or live.visit(b, grad)
-        labels = applied.visit(b) if applied is not None else None
+        runs, labels = (True, None) if reach is None else reach.visit(b, grad)
         if returns and labels is None and runs:
             labels = _ANY
         if want is not None:
@@ -372,7 +381,7 @@ def _bp_scan(
                     pick.since, at = pick.since or read, at or b.start
                     pick.scope_hint = _scope_hint(name)
                 trail.append(Step(_at(b), name, b.op, "pass", "the last gradient op that %s applies" % _optimizers(labels)))
-                if want is None and first and not pick.scope_hint and not _pending(applied, pick):
+                if want is None and first and not pick.scope_hint and not _pending(reach, pick):
                     break  # (the common case: one optimizer, nothing more to look for)
             else:
                 trail.append(Step(_at(b), name, b.op, "skip", "computes a gradient that %s applies after a later op" % _optimizers(labels)))
@@ -394,17 +403,17 @@ def _optimizers(labels: FrozenSet[str]) -> str:
     return ", ".join(named) if named else "what the body returns or calls"
 
 
-def _pending(applied: Optional[_Applied], pick: _Pick) -> bool:
+def _pending(reach: Optional[_Reach], pick: _Pick) -> bool:
     """Whether an optimizer not yet pointed reads a gradient not yet passed (its point is ahead)."""
-    if applied is None:
+    if reach is None:
         return False
-    for n, labels in applied.reach.items():
+    for n, labels in reach.reach.items():
         if in_gradients_scope(n) and any(o not in pick.by_opt and o != ANY for o in labels):
             return True
     return False
 
 
-def _done(pick: _Pick, want: "Optional[_TrainOp]", applied: Optional[_Applied], read: int, before: int, tail: int) -> bool:
+def _done(pick: _Pick, want: "Optional[_TrainOp]", reach: Optional[_Reach], read: int, before: int, tail: int) -> bool:
     """Whether the read can stop once a candidate is found (``read`` blocks read, ``before``
     bytes before the first candidate, ``tail`` bytes after it).
 
@@ -419,7 +428,7 @@ def _done(pick: _Pick, want: "Optional[_TrainOp]", applied: Optional[_Applied], 
     if want is not None:
         return any(o in pick.by_opt for o in want.opts) or over
     if read >= pick.pending_at:  # (asked again every _PENDING_EVERY blocks: it walks ``reach``)
-        pick.pending, pick.pending_at = _pending(applied, pick), read + _PENDING_EVERY
+        pick.pending, pick.pending_at = _pending(reach, pick), read + _PENDING_EVERY
     if pick.pending:
         return over
     if pick.order and not pick.scope_hint:
