@@ -163,3 +163,16 @@ def test_gan_joined_by_one_train_op_each_optimizer_chosen():
     assert d.startswith("gradients/") and find_bp(g, Options(train_op="g_adam")).point.name == find_bp(g).point.name
     body = bodies(g.read_text())[None]
     assert reaches_update(body, d)[-1].startswith("d_adam/update_discriminator/")
+
+
+TRAIN_OPS = [(c, t) for c in CASES for t in sorted(json.loads(c.read_text()).get("train_ops", {}))]
+assert TRAIN_OPS
+
+
+@pytest.mark.parametrize("case,train_op", TRAIN_OPS, ids=["%s-%s" % (c.name.split(".")[0], t) for c, t in TRAIN_OPS])
+def test_train_op_gives_that_optimizers_bp(case, train_op):
+    # each train op the expected.json names (as the user's script does) gives its own step's bp
+    want = json.loads(case.read_text())["train_ops"][train_op]
+    graph = case.with_name(case.name.replace(".expected.json", ".pbtxt"))
+    bp = find_bp(graph, Options(train_op=train_op)).point
+    assert bp is not None and (bp.name, bp.line) == (want["bp"], want["bp_line"])

@@ -124,10 +124,11 @@ class _Reach:
       control alike) as run, reading only those (``gradient_inputs``: cheap, most of a long tail
       names none), unless it reaches an optimizer (``data_inputs``: all of them)."""
 
-    __slots__ = ("reach", "_data", "_grads")
+    __slots__ = ("reach", "_data", "_grads", "optimizers")
 
     def __init__(self, data_inputs: Callable[[Block], List[str]], gradient_inputs: Optional[Callable[[Block], List[str]]] = None) -> None:
         self.reach: Dict[str, FrozenSet[str]] = {}
+        self.optimizers: Set[str] = set()  # every optimizer an update met names
         self._data = data_inputs
         self._grads = gradient_inputs or data_inputs
 
@@ -148,6 +149,7 @@ class _Reach:
         update = is_update(op) and not _RESTORE.match(name)
         if update:
             own = _labels_of(optimizer_of(name))
+            self.optimizers.update(own)
             got = own if not got or got is own else got | own
         elif back_edge or op in _LEAVES:
             got = _ANY if not got else got | _ANY
@@ -405,8 +407,8 @@ def _optimizers(labels: FrozenSet[str]) -> str:
 
 def _pending(reach: Optional[_Reach], pick: _Pick) -> bool:
     """Whether an optimizer not yet pointed reads a gradient not yet passed (its point is ahead)."""
-    if reach is None:
-        return False
+    if reach is None or not any(o not in pick.by_opt for o in reach.optimizers):
+        return False  # (every optimizer met has its point: the common case, without a walk)
     for n, labels in reach.reach.items():
         if in_gradients_scope(n) and any(o not in pick.by_opt and o != ANY for o in labels):
             return True
