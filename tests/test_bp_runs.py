@@ -190,7 +190,7 @@ def test_past_a_dead_candidate_bp_reads_back_a_bounded_stretch(tmp_path):
     def node(name, op, *inputs):
         return "node {\n  name: \"%s\"\n  op: \"%s\"\n%s}\n" % (name, op, "".join('  input: "%s"\n' % i for i in inputs))
 
-    far = node("x", "Placeholder") + node("gradients/far/MatMul", "MatMul", "x", "x") + node("apply", "ApplyGradientDescent", "gradients/far/MatMul")
+    far = node("x", "Placeholder") + node("gradients/far/MatMul", "MatMul", "x", "x") + node("w", "VariableV2") + node("apply", "ApplyGradientDescent", "w", "x", "gradients/far/MatMul")
     filler = "".join(node("f%d" % i, "Add", "x", "x") for i in range(_bp._NET_BLOCKS + 10))
     dead = node("gradients_1/a/MatMul", "MatMul", "x", "x") + node("gradients_1/b/MatMul", "MatMul", "gradients_1/a/MatMul", "x")
     g = tmp_path / "g.pbtxt"
