@@ -176,3 +176,53 @@ def test_train_op_gives_that_optimizers_bp(case, train_op):
     graph = case.with_name(case.name.replace(".expected.json", ".pbtxt"))
     bp = find_bp(graph, Options(train_op=train_op)).point
     assert bp is not None and (bp.name, bp.line) == (want["bp"], want["bp_line"])
+
+
+# --- a step split into functions that one caller runs --------------------------------------
+
+def _call(name, callee, *after, caller=None):
+    from pbtxt_scan.fpbp._body import Call
+
+    return Call(caller, name, callee, frozenset(after))
+
+
+@pytest.mark.parametrize("calls,gradients,expected", [
+    # the generator step waits for the discriminator's (auto control deps): it runs last
+    ([_call("c", "disc"), _call("c_1", "gen", "c", "strided_slice")], {"disc": 9, "gen": 3}, ("gen", ("disc",), True)),
+    # written in the other order in the file, the wait still decides
+    ([_call("c_1", "gen", "c"), _call("c", "disc")], {"disc": 9, "gen": 3}, ("gen", ("disc",), True)),
+    # a chain of three, the last waiting only for the middle one
+    ([_call("a", "f1"), _call("b", "f2", "a"), _call("c", "f3", "b")], {"f1": 5, "f2": 1, "f3": 1}, ("f3", ("f1", "f2"), True)),
+    # nothing orders them: the most gradients stay, the order is not fixed
+    ([_call("c", "disc"), _call("c_1", "gen")], {"disc": 9, "gen": 3}, ("disc", ("gen",), False)),
+    # a call of a function without gradients is no step, and a waiting call of one is not last
+    ([_call("c", "disc"), _call("log", "summaries", "c")], {"disc": 9}, ("disc", (), True)),
+    # the steps of another caller are not this step's
+    ([_call("c", "disc", caller="train_d"), _call("c", "gen", caller="train_g")], {"disc": 9, "gen": 3}, ("disc", (), True)),
+])
+def test_the_step_that_runs_last(calls, gradients, expected):
+    from pbtxt_scan.fpbp._body import last_step
+
+    assert last_step(max(gradients, key=gradients.get), calls, gradients) == expected
+
+
+def test_a_caller_that_orders_its_steps_gives_the_last_ones_bp_and_one_that_does_not_is_ambiguous(tmp_path):
+    # tf2_gan_split_steps: the outer step calls disc_step, then gen_step (^StatefulPartitionedCall):
+    # bp is gen_step's, though disc_step holds more gradient ops; without that control input
+    # TensorFlow may run them in either order, and both steps' points are defensible.
+    src = DATA / "graphs" / "tf2_gan_split_steps.pbtxt"
+    exp = json.loads(src.with_name("tf2_gan_split_steps.expected.json").read_text())
+    ans = find_bp(src)
+    assert (ans.point.name, ans.point.function, ans.confidence) == (exp["bp"], exp["bp_function"], "certain")
+    text = src.read_text()
+    at = text.index('  name: "StatefulPartitionedCall_1"\n')
+    block_end = text.index("\n}\n", at)
+    wait = text.index('  input: "^StatefulPartitionedCall"\n', at)
+    assert wait < block_end
+    g = tmp_path / "unordered.pbtxt"
+    g.write_text(text[:wait] + text[wait:].replace('  input: "^StatefulPartitionedCall"\n', "", 1))
+    ans = find_bp(g)
+    assert ans.confidence == "ambiguous" and "do" in (ans.doubt or "")
+    got = {(ans.point.name, ans.point.function)} | {(a.point.name, a.point.function) for a in ans.alternatives if a.why == "other_optimizer"}
+    assert (exp["bp"], exp["bp_function"]) in got
+    assert ("gradient_tape/discriminator/dense_2/MatMul/MatMul_1", "__inference_disc_step_913") in got

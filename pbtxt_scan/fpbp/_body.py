@@ -1,18 +1,21 @@
-"""Where the training step is: the one rule fp and bp share (:func:`step_body`), and the library
+"""Where the training step is: the one rule fp and bp share (:func:`step_body`), the library
 function that holds the most gradients-scope nodes (:func:`training_function`), read in bounded
-memory."""
+memory, and, when one caller runs several such functions in one step, the one that runs last
+(:func:`last_step`: bp's)."""
 from __future__ import annotations
 
 import array
-from typing import Callable, FrozenSet, Iterator, Optional, Set
+from typing import Callable, Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
 
-from ._catalog import in_gradients_scope
+from ._catalog import CALLS, in_gradients_scope
 from .._errors import PbtxtError
 from ..graph._input import GraphFile
 from .._model import FUNCTION_NODES, TF_HEADS, Block
 
 # Names a function's pass keeps to tell its arguments from its nodes (see `_Args`).
 _NAMES_CAP = 1 << 16
+# Call nodes kept to order the step functions one caller runs (see `last_step`).
+CALLS_CAP = 4096
 
 
 class FunctionBody:
@@ -95,10 +98,75 @@ class _Args:
         return frozenset() if self.graph_style else frozenset(self.bare - self.named - self.early)
 
 
-def training_function(g: GraphFile) -> Optional[FunctionBody]:
+class Call(NamedTuple):
+    """A call node: where it is (``caller``, ``None`` for the top level), its name, the function
+    it calls, and the nodes it waits for (its inputs' producers, control inputs included)."""
+
+    caller: Optional[str]
+    name: str
+    callee: str
+    after: FrozenSet[str]
+
+
+def call_of(g: GraphFile, b: Block, caller: Optional[str], inputs: Sequence[str]) -> Optional[Call]:
+    """The :class:`Call` a call block makes (``None``: no function named)."""
+    callee = called_function(g, b)
+    if callee is None:
+        return None
+    return Call(caller, b.name or "", callee, frozenset(i.lstrip("^").split(":", 1)[0] for i in inputs))
+
+
+class Library:
+    """What the library pass learns besides the step body: each function's count of
+    gradients-scope nodes (those that hold any) and the call nodes met (at most ``CALLS_CAP``)."""
+
+    __slots__ = ("gradients", "calls")
+
+    def __init__(self) -> None:
+        self.gradients: Dict[str, int] = {}
+        self.calls: List[Call] = []
+
+
+def last_step(best: str, calls: Sequence[Call], gradients: Dict[str, int]) -> Tuple[str, Tuple[str, ...], bool]:
+    """Of the functions holding gradients that the caller of ``best`` calls (an outer
+    ``tf.function`` running a discriminator step and then a generator step), the one that runs
+    last, the others in the caller's order, and whether that order is fixed: a call runs after
+    the calls it waits for, directly or through other such calls (TensorFlow's automatic control
+    dependencies chain a function's stateful calls in program order). ``(best, (), True)`` when
+    the caller runs no other such function; when no call waits for all the others, ``best``
+    stays and the order is not fixed."""
+    callers = [c.caller for c in calls if c.callee == best]
+    if not callers:
+        return best, (), True
+    steps = [c for c in calls if c.caller == callers[0] and gradients.get(c.callee)]
+    if len({c.callee for c in steps}) < 2:
+        return best, (), True
+    names = {c.name for c in steps}
+    direct = {c.name: c.after & names for c in steps}
+
+    def before(name: str) -> Set[str]:
+        seen: Set[str] = set()
+        todo = list(direct[name])
+        while todo:
+            n = todo.pop()
+            if n not in seen:
+                seen.add(n)
+                todo.extend(direct.get(n, ()))
+        return seen
+
+    waits = {c.name: before(c.name) for c in steps}
+    order = sorted(steps, key=lambda c: len(waits[c.name]))
+    last = [c for c in steps if waits[c.name] >= names - {c.name}]
+    if len(last) != 1:
+        return best, tuple(dict.fromkeys(c.callee for c in order if c.callee != best)), False
+    return last[0].callee, tuple(dict.fromkeys(c.callee for c in order if c.callee != last[0].callee)), True
+
+
+def training_function(g: GraphFile, library: Optional[Library] = None) -> Optional[FunctionBody]:
     """The library function holding the most gradients-scope nodes (one forward pass over the
     library that keeps, of each function, its count, its arguments and its blocks' offsets; of
-    the best one so far, the same)."""
+    the best one so far, the same). ``library``: also filled with every function's count and the
+    call nodes met (bp's :func:`last_step`)."""
     best: Optional[FunctionBody] = None
     best_count = 0
     cur: Optional[str] = None
@@ -108,6 +176,8 @@ def training_function(g: GraphFile) -> Optional[FunctionBody]:
 
     def close() -> None:
         nonlocal best, best_count
+        if library is not None and cur is not None and count:
+            library.gradients[cur] = count
         if cur is not None and count and count > best_count:
             best, best_count = FunctionBody(g, cur or "?", index, args.result()), count
 
@@ -120,6 +190,10 @@ def training_function(g: GraphFile) -> Optional[FunctionBody]:
         args.add(b)
         if in_gradients_scope(b.name or ""):
             count += 1
+        elif library is not None and b.op in CALLS and len(library.calls) < CALLS_CAP:
+            call = call_of(g, b, cur, b.inputs)
+            if call is not None:
+                library.calls.append(call)
     close()
     return best
 

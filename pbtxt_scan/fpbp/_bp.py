@@ -7,7 +7,7 @@ import re
 from typing import Callable, Deque, Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Set, Tuple
 
 from ._answers import _at, _in_units, Alternative, Answer, Options, Step, Trail, _op, _point, _producer
-from ._body import called_function, function_body, step_body, training_function
+from ._body import CALLS_CAP, FunctionBody, Library, call_of, called_function, function_body, last_step, step_body, training_function
 from ._catalog import CALLS, METADATA, in_gradients_scope
 from ..graph._dialect import operator_layout
 from ..graph._input import GraphFile, Source, opened
@@ -550,8 +550,16 @@ def _find_bp(g: GraphFile, opts: Options) -> Answer:
         into.append(fname)
         return _Inside(inside.block, fname, inside.trail)
 
+    top_calls: List[Block] = []  # the top level's call nodes (bp's last_step), met on the way
+
+    def noting_calls(blocks: Iterator[Block]) -> Iterator[Block]:
+        for b in blocks:
+            if b.op in CALLS and len(top_calls) < CALLS_CAP:
+                top_calls.append(b)
+            yield b
+
     found = _bp_scan(
-        reverse_blocks(g, block_path, light), opts, rule, inputs_of=lambda blk: _inputs_again(g, blk, heads),
+        noting_calls(reverse_blocks(g, block_path, light)), opts, rule, inputs_of=lambda blk: _inputs_again(g, blk, heads),
         gradient_inputs=lambda blk: _gradient_inputs(g, blk, heads, tail),
         data_inputs=lambda blk: _gradient_inputs(g, blk, heads, tail, every=True), descend=descend,
     )
@@ -559,13 +567,21 @@ def _find_bp(g: GraphFile, opts: Options) -> Answer:
         return _answer(g, found, rule, found.why, into[0] if into else None)
     if found.why and opts.train_op is not None:
         return Answer("bp", None, rule, found.why, found.trail)
-    body = step_body(found.any_grad, lambda: training_function(g)) if block_path == ("node",) else None
+    library = Library()
+    body = step_body(found.any_grad, lambda: training_function(g, library)) if block_path == ("node",) else None
     if body is not None:
+        calls = [c for c in (call_of(g, b, None, _inputs_again(g, b, heads)) for b in reversed(top_calls)) if c is not None]
+        last, earlier, ordered = last_step(body.name, calls + library.calls, library.gradients)
+        if last != body.name:
+            body = function_body(g, last) or body
         fname = body.name
         inside = _bp_scan(body.reversed_blocks(), opts, rule, one_step=True)
         if inside.block is not None:
             reason = "the training step runs in function %s (it holds the gradients); %s" % (fname, inside.why)
-            return _answer(g, inside._replace(trail=found.trail + inside.trail), rule, reason, fname)
+            if earlier and ordered:
+                reason = "the training step's last function is %s (its caller runs %s before it); %s" % (fname, ", ".join(earlier), inside.why)
+            steps = _other_steps(g, earlier, ordered, fname, opts, rule)
+            return _answer(g, inside._replace(trail=found.trail + inside.trail), rule, reason, fname, steps=steps, ordered=ordered)
     why = (
         "no compute op in a gradients scope"
         if found.any_grad
@@ -574,9 +590,30 @@ def _find_bp(g: GraphFile, opts: Options) -> Answer:
     return Answer("bp", None, rule, why, found.trail)
 
 
-def _answer(g: GraphFile, found: _Found, rule: str, reason: str, fn: Optional[str]) -> Answer:
+def _other_steps(g: GraphFile, fnames: Tuple[str, ...], ordered: bool, last: str, opts: Options, rule: str) -> Tuple[Alternative, ...]:
+    """The bp of each other step function the caller runs (``fnames``), as alternatives: each
+    one's last applied gradient op, which runs before ``last``'s (``ordered``) or in an order
+    the caller does not fix."""
+    alts = []
+    for fname in fnames:
+        body: Optional[FunctionBody] = function_body(g, fname)
+        got = None if body is None else _bp_scan(body.reversed_blocks(), opts, rule, one_step=True)
+        if got is None or got.block is None:
+            continue
+        why = (
+            "the last gradient op that function %s applies: it runs before %s in the same step" % (fname, last)
+            if ordered
+            else "the last gradient op that function %s applies: the caller does not order it against %s" % (fname, last)
+        )
+        alts.append(Alternative(_point("bp", got.block, rule, g.name, fname), why, "other_optimizer"))
+    return tuple(alts)
+
+
+def _answer(g: GraphFile, found: _Found, rule: str, reason: str, fn: Optional[str], *, steps: Tuple[Alternative, ...] = (), ordered: bool = True) -> Answer:
     """bp's answer from a read that found its block: with several optimizers not run by one step,
-    ``ambiguous``, each other optimizer's point an alternative (``--train-op`` chooses)."""
+    ``ambiguous``, each other optimizer's point an alternative (``--train-op`` chooses). ``steps``:
+    the other step functions' points (:func:`_other_steps`); ``ordered``: the caller runs them
+    before this one, so the answer stays certain."""
     assert found.block is not None
     point = _point("bp", found.block, rule, g.name, fn)
     dead = tuple(Alternative(_point("bp", x, rule, g.name, None if outer else fn), w, "dead") for x, w, outer in found.passed)
@@ -584,14 +621,21 @@ def _answer(g: GraphFile, found: _Found, rule: str, reason: str, fn: Optional[st
         Alternative(_point("bp", ob, rule, g.name, fn), "the last gradient op that optimizer %s applies: its own step's bp (--train-op %s)" % (o, o), "other_optimizer")
         for ob, o in found.others
     )
+    if steps and not ordered:
+        doubt = "%d step functions (%s) train in one caller that does not order them: this one holds the most gradients" % (
+            len(steps) + 1, _shown([fn or "?"] + [a.point.function or "?" for a in steps]))
+        return Answer("bp", point, rule, reason, found.trail, confidence="ambiguous", doubt=doubt, alternatives=dead + alts + steps)
     if found.joined:  # (one step runs every optimizer: its last gradient op is the step's bp)
-        return Answer("bp", point, rule, reason, found.trail, alternatives=dead)
-    alts = dead + alts
+        return Answer("bp", point, rule, reason, found.trail, alternatives=dead + steps)
+    alts = dead + alts + steps
     names = [found.optimizer] + [o for _b, o in found.others]
-    shown = ", ".join(names[:5]) + (", and %d more" % (len(names) - 5) if len(names) > 5 else "")
     doubt = "%d optimizers (%s) apply gradients in separate train ops: this is %s's point, the last in the file; choose one with --train-op" % (
-        len(names), shown, found.optimizer)
+        len(names), _shown(names), found.optimizer)
     return Answer("bp", point, rule, reason, found.trail, confidence="ambiguous", doubt=doubt, alternatives=alts)
+
+
+def _shown(names: List[str]) -> str:
+    return ", ".join(names[:5]) + (", and %d more" % (len(names) - 5) if len(names) > 5 else "")
 
 
 def _inputs_again(g: GraphFile, b: Block, heads: FrozenSet[str]) -> List[str]:

@@ -13,10 +13,6 @@ KNOWN_WRONG = {
         "fp is certain: an actor's and a critic's train op each start at their own first op on the "
         "state, and fp, reading forward, does not yet tell the optimizers apart (bp does)"
     ),
-    ("tf2_gan_split_steps", "bp", "name"): (
-        "bp comes from the step function with the most gradient ops (disc_step), not from the step "
-        "the outer function runs last (gen_step)"
-    ),
 }
 
 
