@@ -48,9 +48,10 @@ SourceOpt = typer.Option(
 )
 TrainOpOpt = typer.Option(
     None, "--train-op", metavar="NAME",
-    help="bp: the optimizer whose step you profile, when several train the graph (a GAN's d_adam, an "
+    help="The optimizer whose step you profile, when several train the graph (a GAN's d_adam, an "
     "actor's and a critic's): its update op, its name scope, or the train op or tf.group your script runs. "
-    "bp is then the last gradient op that optimizer applies. Use it when bp says it is ambiguous.",
+    "bp is then the last gradient op that optimizer applies, and fp the first op of the model it trains "
+    "on the data. Use it when fp or bp says it is ambiguous.",
     show_default=False,
 )
 ExplainOpt = typer.Option(False, "--explain", help="Show on stderr each node considered, its line, and why it was skipped.")
@@ -273,12 +274,13 @@ def _fp_command(
     name_filter: Optional[List[str]] = FilterOpt,
     config: Optional[Path] = ConfigOpt,
     source: List[str] = SourceOpt,
+    train_op: Optional[str] = TrainOpOpt,
     input_kind: str = InputKindOpt,
     record: Optional[int] = RecordOpt,
     quiet: bool = QuietOpt,
 ) -> None:
     as_json = output_format(out_format, as_json, ("text",)) == "json"
-    opts = options_of(rule, skip_op, keep_op, name_filter, config, source)
+    opts = options_of(rule, skip_op, keep_op, name_filter, config, source, train_op)
     _each("fp", files, opts, as_json=as_json, explain=explain, input_kind=input_kind, record=record)
 
 

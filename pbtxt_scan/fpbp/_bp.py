@@ -6,7 +6,7 @@ import functools
 import re
 from typing import Callable, Deque, Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Set, Tuple
 
-from ._answers import _at, _in_units, Alternative, Answer, Options, Step, Trail, _op, _point, _producer
+from ._answers import _at, _in_units, Alternative, Answer, Options, Point, Step, Trail, _op, _point, _producer
 from ._body import CALLS_CAP, FunctionBody, Library, call_of, called_function, function_body, last_step, step_body, training_function
 from ._catalog import CALLS, METADATA, in_gradients_scope
 from ..graph._dialect import operator_layout
@@ -526,7 +526,15 @@ def find_bp(src: Source, opts: Options = Options()) -> Answer:
         return _in_units(g, _find_bp(g, opts))
 
 
-def _find_bp(g: GraphFile, opts: Options) -> Answer:
+def optimizer_points(g: GraphFile, opts: Options) -> List[Tuple[str, Point]]:
+    """Each optimizer's bp, by optimizer, when several apply gradients in separate train ops (with
+    ``opts.train_op``: that one's alone); else ``[]`` (one optimizer, or one step runs them all)."""
+    out: List[Tuple[str, Point]] = []
+    _find_bp(g, opts, optimizers=out)
+    return out
+
+
+def _find_bp(g: GraphFile, opts: Options, *, optimizers: Optional[List[Tuple[str, Point]]] = None) -> Answer:
     rule = "doc" if opts.rule == "doc" else "dataflow"
     block_path, heads = operator_layout(g.dialect)
     # Backward, read names and ops only: most of a long tail is never a candidate, and a NoOp
@@ -564,7 +572,7 @@ def _find_bp(g: GraphFile, opts: Options) -> Answer:
         data_inputs=lambda blk: _gradient_inputs(g, blk, heads, tail, every=True), descend=descend,
     )
     if found.block is not None:
-        return _answer(g, found, rule, found.why, into[0] if into else None)
+        return _answer(g, found, rule, found.why, into[0] if into else None, optimizers=optimizers)
     if found.why and opts.train_op is not None:
         return Answer("bp", None, rule, found.why, found.trail)
     library = Library()
@@ -609,13 +617,21 @@ def _other_steps(g: GraphFile, fnames: Tuple[str, ...], ordered: bool, last: str
     return tuple(alts)
 
 
-def _answer(g: GraphFile, found: _Found, rule: str, reason: str, fn: Optional[str], *, steps: Tuple[Alternative, ...] = (), ordered: bool = True) -> Answer:
+def _answer(
+    g: GraphFile, found: _Found, rule: str, reason: str, fn: Optional[str], *, steps: Tuple[Alternative, ...] = (), ordered: bool = True,
+    optimizers: Optional[List[Tuple[str, Point]]] = None,
+) -> Answer:
     """bp's answer from a read that found its block: with several optimizers not run by one step,
     ``ambiguous``, each other optimizer's point an alternative (``--train-op`` chooses). ``steps``:
     the other step functions' points (:func:`_other_steps`); ``ordered``: the caller runs them
-    before this one, so the answer stays certain."""
+    before this one, so the answer stays certain. ``optimizers``: filled with each optimizer's
+    point when several are not run by one step (with ``--train-op``, the chosen one's)."""
     assert found.block is not None
     point = _point("bp", found.block, rule, g.name, fn)
+    if optimizers is not None and found.optimizer and (not found.joined or "--train-op" in found.why):
+        optimizers.append((found.optimizer, point))
+        if not found.joined:
+            optimizers.extend((o, _point("bp", ob, rule, g.name, fn)) for ob, o in found.others)
     dead = tuple(Alternative(_point("bp", x, rule, g.name, None if outer else fn), w, "dead") for x, w, outer in found.passed)
     alts = tuple(
         Alternative(_point("bp", ob, rule, g.name, fn), "the last gradient op that optimizer %s applies: its own step's bp (--train-op %s)" % (o, o), "other_optimizer")

@@ -15,6 +15,7 @@ from ._body import called_function, function_body, step_body, training_function
 from ._catalog import CALLS, in_gradients_scope
 from ._fp_inputs import Role, Roles
 from ._fp_pick import _fp_pick
+from ._fp_steps import other_optimizers
 from ._fp_scan import _Flow, _Input, _Scan, _all_data
 from ..graph._dialect import operator_layout
 from ..graph._input import GraphFile, Source, opened
@@ -57,6 +58,8 @@ def _find_fp(g: GraphFile, opts: Options, *, search: bool) -> Answer:
             reason = "the training step runs in function %s (it holds the gradients): %s" % (fname, _inside(sub.reason))
             ans, st = sub._replace(reason=reason, trail=_passed_on(ans.trail, fname) + sub.trail), st2
     ans = _into_call(g, opts, ans, st.chosen, role=role, search=search)
+    if body is None and ans.point is not None and ans.point.function is None:
+        ans = other_optimizers(g, opts, ans, st.best())
     if ans.point is None and opts.sources and ans.reason.startswith("no node named"):
         raise PbtxtError(ans.reason + ": name a node of the graph (see 'pbtxt-scan nodes FILE')", path=g.name)
     return ans

@@ -6,13 +6,9 @@ from pathlib import Path
 DATA = Path(__file__).resolve().parent.parent / "data"
 GRAPHS = DATA / "graphs"
 
-# Answers the tool still gets wrong on a fixture (issue 34, open): the tests of that answer are
+# Answers the tool still gets wrong on a fixture (none now; issue 34 emptied it): the tests of that answer are
 # expected to fail (strict: once the tool is right they fail, and the entry goes).
 KNOWN_WRONG = {
-    ("actor_critic_two_optimizers", "fp", "confidence"): (
-        "fp is certain: an actor's and a critic's train op each start at their own first op on the "
-        "state, and fp, reading forward, does not yet tell the optimizers apart (bp does)"
-    ),
 }
 
 
