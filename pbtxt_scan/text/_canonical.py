@@ -73,7 +73,7 @@ _BIG = 4 << 20 if NATIVE else 64 << 10
 # backward, the chunks of ``--jobs``) use them from their first line.
 _WARMUP_LINES = 10000
 _LONG = 1 << 20  # a line longer than this is streamed (a string) or handed to the general scanner
-_KEEP = 64  # validate=False: the bytes before a chunk kept to see a closing quote's backslashes (_body_ends)
+_KEEP = 64  # validate=False: the bytes kept before a closing quote to count its backslashes (_body_ends)
 _SKIP_CHUNK = 1 << 20  # ... and the size of the chunks it reads
 # validate=False: an unended line this long is streamed already, when it is a string field (a
 # ``tensor_content``): the rest of it is then read once, not also joined into the buffer.
@@ -431,7 +431,7 @@ class _Walker(Batches):
         read in chunks that are searched and dropped, never joined into the buffer (a join
         copies each byte once more). Returns ``(j, True)``, ``buf[j]`` the closing quote (the
         buffer refilled from there), or ``(i, False)``: the exact road decides (a NUL, no quote,
-        an escaped one, a run of backslashes longer than ``_KEEP``, a stream).
+        an escaped one, a run of ``_KEEP`` backslashes or more, a stream).
         """
         buf = self.buf
         lim = self.lim
@@ -446,8 +446,11 @@ class _Walker(Batches):
         if not self._seekable() or self.bad is not None or buf.find(b"\x00", i, lim) >= 0:
             return i, False
         at = self.base + lim  # the walk offset of the next byte to read
-        tail = buf[max(i, lim - _KEEP) : lim]  # the last bytes read (a closing quote's backslashes)
-        whole = lim - i <= _KEEP  # tail holds the body from its first byte
+        # The last bytes read: _KEEP and one more, so that a closing quote that ends a chunk (the
+        # next one opening with the newline) still has _KEEP bytes before it to count backslashes.
+        keep = _KEEP + 1
+        tail = buf[max(i, lim - keep) : lim]
+        whole = lim - i <= keep  # tail holds the body from its first byte
         f = self.f
         back = at - self.origin  # (where the exact road reads on if this gives up)
         read = _chunks(f)
@@ -460,8 +463,8 @@ class _Walker(Batches):
                 return i, False  # (a NUL, or the input ends inside the literal)
             if nl >= 0:
                 break
-            whole = whole and len(tail) + len(data) <= _KEEP
-            tail = (tail + data[-_KEEP:])[-_KEEP:]
+            whole = whole and len(tail) + len(data) <= keep
+            tail = (tail + data[-keep:])[-keep:]
             at += len(data)
         piece = tail + data[:nl]  # the body's end and its closing quote
         q = len(piece) - 1
