@@ -220,6 +220,14 @@ def test_a_record_that_is_not_there(value: str, says: str) -> None:
     assert says in r.stderr and "Traceback" not in r.stderr, r.stderr
 
 
+@pytest.mark.parametrize("value", ["1.x", "1.", "", " ", "-0", "1e3", "0x1", "1.4.2", "\x00", "1,4", "1.-4"])
+def test_a_record_that_is_no_number_is_a_usage_error(value: str) -> None:
+    r = run("fp", str(TRACE), "--record", value)
+    assert (r.exit_code, r.stdout) == (2, ""), r.stderr
+    assert "--record" in r.stderr and "Traceback" not in r.stderr
+    assert r.exception is None or isinstance(r.exception, SystemExit)
+
+
 def test_a_graph_index_on_a_record_of_one_graph() -> None:
     path = EVENTS / "v1_filewriter" / "events.out.tfevents.1700000000.fixture.1.0"
     assert run("fp", str(path), "--record", "2.0").stdout == run("fp", str(path), "--record", "2").stdout
