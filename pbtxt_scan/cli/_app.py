@@ -224,8 +224,8 @@ InputKindOpt = typer.Option(
 
 
 RecordOpt = typer.Option(
-    None, "--record", metavar="R[.G]", show_default=False,
-    help="A TensorBoard event file (or the one a folder gives): read the graph in record R, or its graph G (a "
+    None, "--record", metavar="RECORD", show_default=False,
+    help="A TensorBoard event file (or the one a folder gives): R reads the graph in record R, R.G its graph G (a "
     "trace_export summary holds one per traced function); both counted from 0, as stderr names them (default: "
     "the last training graph, and stderr says which, e.g. 'record 1.4').",
 )
