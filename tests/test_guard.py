@@ -19,7 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.examples import fuzz_examples
 from support.marks import quick_first
-from support.hostile import BIG_INT_GE, BIG_INT_TF, CASES, COMMANDS, DEEP_GE, DEEP_TF, check_rules
+from support.hostile import (BIG_INT_GE, BIG_INT_TF, CASES, COMMANDS, DEEP_GE, DEEP_TF, HOSTILE_CHECKPOINTS, HOSTILE_RECORDS,
+                             check_rules)
 
 DATA = Path(__file__).parent / "data"
 
@@ -38,6 +39,24 @@ def test_every_command_on_every_hostile_input(tmp_path: Path, name: str) -> None
     f.write_bytes(INPUTS[name])
     for args in COMMANDS:
         check_rules([a.format(f=f) for a in args])
+
+
+@pytest.mark.parametrize("checkpoint", HOSTILE_CHECKPOINTS, ids=range(len(HOSTILE_CHECKPOINTS)))
+def test_every_command_on_a_model_dir_with_a_hostile_checkpoint_file(tmp_path: Path, checkpoint: bytes) -> None:
+    d = tmp_path / "model_dir"
+    d.mkdir()
+    (d / "model.ckpt-1000.meta").write_bytes((DATA / "binary" / "mlp_sgd.meta").read_bytes())
+    (d / "checkpoint").write_bytes(checkpoint)
+    for args in COMMANDS:
+        check_rules([a.format(f=d) for a in args])
+
+
+@pytest.mark.parametrize("value", HOSTILE_RECORDS)
+def test_every_record_command_on_a_hostile_record(value: str) -> None:
+    trace = DATA / "events" / "trace_export"
+    for args in COMMANDS[:8] + COMMANDS[-1:]:  # (those that take --record)
+        for f in (trace, trace / "events.out.tfevents.1700000000.fixture.1.0.v2"):
+            check_rules([a.format(f=f) for a in args] + ["--record", value])
 
 
 _SEEDS = [DATA / "graphs" / "inference_no_gradients.pbtxt", DATA / "ge" / "ge_proto_00000013_graph_3_Build.txt",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from typing import Any, Callable, Dict, Optional, Tuple
 
@@ -223,9 +224,10 @@ InputKindOpt = typer.Option(
 
 
 RecordOpt = typer.Option(
-    None, "--record", metavar="N", show_default=False,
-    help="A TensorBoard event file: read the graph in record N (counted from 0; default: the last training graph, "
-    "and stderr says which record that is).",
+    None, "--record", metavar="RECORD", show_default=False,
+    help="A TensorBoard event file (or the one a folder gives): R reads the graph in record R, R.G its graph G (a "
+    "trace_export summary holds one per traced function); both counted from 0, as stderr names them (default: "
+    "the last training graph, and stderr says which, e.g. 'record 1.4').",
 )
 
 
@@ -285,18 +287,32 @@ def dialect(kind: str) -> Optional[str]:
 # --- the input ---------------------------------------------------------------------------------
 
 
-def open_graph(path: str, spool: bool = True, record: Optional[int] = None) -> Any:
+def open_graph(path: str, spool: bool = True, record: Optional[str] = None) -> Any:
     """``GraphFile.open``, keeping its notes (which MetaGraph of a SavedModel, which record of an
     event file is read) for :func:`say_notes`: a command says them once it has its result, and
     drops them when it fails (a failure is one line on stderr)."""
     from .. import GraphFile
 
-    if record is not None and record < 0:
-        raise usage_error("%d is negative: records are counted from 0" % record, "--record")
-    g = GraphFile.open(path, spool=spool, record=record)
+    number, graph = record_of(record)
+    g = GraphFile.open(path, spool=spool, record=number, graph=graph)
     g.notes = [n for n in (g.picked, g.chosen) if n]  # (a folder: which file in it; an event file: which record)
     g.on_note = g.notes.append
     return g
+
+
+_RECORD = re.compile(r"(-?[0-9]+)(?:\.([0-9]+))?")
+
+
+def record_of(text: Optional[str]) -> Tuple[Optional[int], Optional[int]]:
+    """``--record R[.G]`` as (record, graph in it): ``(None, None)`` when not given."""
+    if text is None:
+        return None, None
+    m = _RECORD.fullmatch(text.strip())
+    if m is None:
+        raise usage_error("%r: give a record, R, or a graph in it, R.G (both counted from 0)" % text, "--record")
+    if m.group(1).startswith("-"):
+        raise usage_error("%s is negative: records are counted from 0" % m.group(1), "--record")
+    return int(m.group(1)), None if m.group(2) is None else int(m.group(2))
 
 
 def say_notes(g: Any) -> None:

@@ -26,7 +26,7 @@ def check(
     out_format: str = format_option("text"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing on success, and no notes on stderr (errors still get their line)."),
     jobs: Optional[int] = JobsOpt,
-    record: Optional[int] = RecordOpt,
+    record: Optional[str] = RecordOpt,
 ) -> None:
     """Validate whole files against the protobuf text format grammar (binary graphs: the wire format).
 
@@ -35,7 +35,7 @@ def check(
     ('FILE:offset N: message') on stderr. Exit 2 if any file is invalid or unreadable.
 
     A TensorBoard event file: its framing and every record's CRCs (the length's and the
-    data's), then the graph it holds (the one fp and bp read, or --record N's).
+    data's), then the graph it holds (the one fp and bp read, or --record's).
 
     Example: pbtxt-scan check graph.pbtxt
     """
@@ -60,9 +60,10 @@ def check(
 
             emit(check_object(st))
         elif g.events is not None:
-            found, place = g.events
-            out("%s: ok (%s, every CRC holds; the graph in record %d: %s, %s, %s)" % (
-                st.path, plural(found.records, "record"), place.record, plural(st.bytes, "byte"), plural(st.nodes, "node"), st.kind))
+            found = g.events[0]
+            out("%s: ok (%s, every CRC holds; the graph in record %s: %s, %s, %s)" % (
+                st.path, plural(found.records, "record"), g.record_read, plural(st.bytes, "byte"),
+                plural(st.nodes, "node"), st.kind))
         elif st.binary:
             out("%s: ok (%s, %s, %s)" % (st.path, plural(st.bytes, "byte"), plural(st.nodes, "node"), st.kind))
         else:
@@ -78,7 +79,7 @@ def nodes(
     jsonl: bool = typer.Option(False, "--jsonl", hidden=True),
     out_format: str = format_option("text"),
     input_kind: str = InputKindOpt,
-    record: Optional[int] = RecordOpt,
+    record: Optional[str] = RecordOpt,
     jobs: Optional[int] = JobsOpt,
     functions: bool = typer.Option(
         False, "--functions", help="Also list the nodes of library functions (tf.function bodies), after the graph's own, "
@@ -165,7 +166,7 @@ def show(
     ),
     max_nodes: int = typer.Option(64, "--max-nodes", metavar="N", help="With --context or --format dot: at most N nodes (a note says when cut)."),
     input_kind: str = InputKindOpt,
-    record: Optional[int] = RecordOpt,
+    record: Optional[str] = RecordOpt,
     function: Optional[str] = typer.Option(None, "--function", metavar="NAME", help="Look in this library function only (as fp/bp name it)."),
     quiet: bool = QuietOpt,
 ) -> None:
@@ -341,7 +342,7 @@ def stats(
     as_json: bool = JsonOpt,
     out_format: str = format_option("text"),
     input_kind: str = InputKindOpt,
-    record: Optional[int] = RecordOpt,
+    record: Optional[str] = RecordOpt,
     jobs: Optional[int] = JobsOpt,
     quiet: bool = QuietOpt,
 ) -> None:

@@ -39,7 +39,7 @@ class _PointsRun(NamedTuple):
     explain: bool
     ge: Optional[str]
     input_kind: str
-    record: Optional[int]
+    record: Optional[str]
     output: str
     task_trace: str
     aic_metrics: str
@@ -73,7 +73,7 @@ def points(
     source: List[str] = SourceOpt,
     train_op: Optional[str] = TrainOpOpt,
     input_kind: str = InputKindOpt,
-    record: Optional[int] = RecordOpt,
+    record: Optional[str] = RecordOpt,
     quiet: bool = QuietOpt,
 ) -> None:
     """Print both fp_point and bp_point (and, with --ge, the names GE uses).

@@ -175,7 +175,7 @@ def say_ge_rule(file: str, g: Any, opts: Any, answers: Sequence[Any]) -> bool:
     return True
 
 
-def open_input(file: str, input_kind: str, record: Optional[int] = None) -> Any:
+def open_input(file: str, input_kind: str, record: Optional[str] = None) -> Any:
     """The input, read as ``--input-kind`` says (auto: as its content says); ``record``: an event
     file's record to read the graph from (``--record``)."""
     kind = dialect(input_kind)
@@ -194,7 +194,7 @@ class _Asked(NamedTuple):
     as_json: bool
     explain: bool
     input_kind: str
-    record: Optional[int]
+    record: Optional[str]
     prefix: bool  # several files: each text row starts with its file
 
 
@@ -250,7 +250,7 @@ def worst(codes: List[int]) -> int:
 
 
 def _each(
-    kind: str, files: Optional[List[str]], opts: Any, *, as_json: bool, explain: bool, input_kind: str, record: Optional[int]
+    kind: str, files: Optional[List[str]], opts: Any, *, as_json: bool, explain: bool, input_kind: str, record: Optional[str]
 ) -> None:
     paths = inputs_of(files, kind)
     asked = _Asked(opts, as_json, explain, input_kind, record, len(paths) > 1)
@@ -276,7 +276,7 @@ def _fp_command(
     source: List[str] = SourceOpt,
     train_op: Optional[str] = TrainOpOpt,
     input_kind: str = InputKindOpt,
-    record: Optional[int] = RecordOpt,
+    record: Optional[str] = RecordOpt,
     quiet: bool = QuietOpt,
 ) -> None:
     as_json = output_format(out_format, as_json, ("text",)) == "json"
@@ -296,7 +296,7 @@ def _bp_command(
     config: Optional[Path] = ConfigOpt,
     train_op: Optional[str] = TrainOpOpt,
     input_kind: str = InputKindOpt,
-    record: Optional[int] = RecordOpt,
+    record: Optional[str] = RecordOpt,
     quiet: bool = QuietOpt,
 ) -> None:
     as_json = output_format(out_format, as_json, ("text",)) == "json"

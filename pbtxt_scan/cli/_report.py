@@ -48,7 +48,7 @@ def report(
     source: List[str] = SourceOpt,
     train_op: Optional[str] = TrainOpOpt,
     input_kind: str = InputKindOpt,
-    record: Optional[int] = RecordOpt,
+    record: Optional[str] = RecordOpt,
     quiet: bool = QuietOpt,
 ) -> None:
     """Write one self-contained HTML page that shows fp and bp, and why.
@@ -117,7 +117,7 @@ def _argv(file: str, output: Optional[str], ge: Optional[str], context: int, rul
 
 
 def _page(
-    file: str, opts: Any, *, ge: Optional[str], context: int, input_kind: str, record: Optional[int], argv: str
+    file: str, opts: Any, *, ge: Optional[str], context: int, input_kind: str, record: Optional[str], argv: str
 ) -> Tuple[Any, bool]:
     from .. import find_bp
     from ..report import Page

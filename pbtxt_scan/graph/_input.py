@@ -93,16 +93,21 @@ class GraphFile:
                 self._stored = len(self._head)
 
     @classmethod
-    def open(cls, path: PathLike, spool: bool = True, record: Optional[int] = None) -> "GraphFile":
+    def open(
+        cls, path: PathLike, spool: bool = True, record: Optional[int] = None, *, graph: Optional[int] = None
+    ) -> "GraphFile":
         """Open ``path`` (``-`` for stdin; gzip is unpacked): protobuf text format, a binary
         GraphDef, MetaGraphDef or SavedModel, or a TensorBoard event file (told by content); other
         binary files are refused. ``record``: which record of an event file holds the graph to
-        read (default: the last training graph)."""
+        read (default: the last training graph), and ``graph`` which of that record's graphs (a
+        trace's summary holds several; default: its last training graph); both count from 0. A
+        folder with ``record``: the event file the folder gives."""
         picked = None
         if str(path) != "-" and os.path.isdir(path):  # a SavedModel, model_dir or logs folder: its graph file
-            path, picked = graph_in_folder(str(path))
+            path, picked = graph_in_folder(str(path), events_only=record is not None)
         raw, name = open_binary(path)
-        return cls._opened(raw, name, spool=spool, owned=str(path) != "-", picked=picked, record=record)  # (stdin stays open)
+        return cls._opened(raw, name, spool=spool, owned=str(path) != "-", picked=picked, record=record,
+                           graph=graph)  # (stdin stays open)
 
     @classmethod
     def of_stream(cls, f: BinaryIO, name: str) -> "GraphFile":
@@ -110,11 +115,12 @@ class GraphFile:
         reads a path: a regular file in place, anything else through a spool; gzip is unpacked."""
         if not hasattr(f, "peek"):
             f = io.BufferedReader(f)  # type: ignore[arg-type]  # (gzip is told by a peek)
-        return cls._opened(gunzipped(f, name), name, spool=True, owned=False, picked=None, record=None)
+        return cls._opened(gunzipped(f, name), name, spool=True, owned=False, picked=None, record=None, graph=None)
 
     @classmethod
     def _opened(
-        cls, raw: BinaryIO, name: str, *, spool: bool, owned: bool, picked: Optional[str], record: Optional[int]
+        cls, raw: BinaryIO, name: str, *, spool: bool, owned: bool, picked: Optional[str], record: Optional[int],
+        graph: Optional[int],
     ) -> "GraphFile":
         """The GraphFile reading ``raw``, its kind told by content (``owned``: closed with it)."""
         g: Optional[GraphFile] = None
@@ -124,9 +130,10 @@ class GraphFile:
             head = g.head(_binary.SNIFF_BYTES)
             kind = _binary.sniff(head)
             if is_event_file(head):
-                g._read_events(record)
+                g._read_events(record, graph)
             elif record is not None:
-                raise PbtxtError("--record N picks a record of a TensorBoard event file, and this is not one", path=name)
+                raise PbtxtError("--record applies to TensorBoard event files, and this is %s" % (
+                    "a " + _binary.describe(kind) if kind else "not one"), path=name)
             elif kind is None:
                 why = not_a_graph(head, complete=len(head) < _binary.SNIFF_BYTES, name=name)
                 if why:
@@ -151,8 +158,9 @@ class GraphFile:
     _owned = False
     picked: Optional[str] = None  # a folder was given: which file in it is read, and why (one line)
     chosen: Optional[str] = None  # an event file: which record's graph is read, and why (one line)
+    record_read: Optional[str] = None  # an event file: the graph read as --record names it ("13", "1.4")
 
-    def _read_events(self, record: Optional[int]) -> None:
+    def _read_events(self, record: Optional[int], graph: Optional[int] = None) -> None:
         """Read the graph of a TensorBoard event file: find it by the records' length prefixes
         (``wire._events``) and narrow this file to it, read by the wire lane like a ``.pb``."""
         from ..wire import _events, _events_split
@@ -163,12 +171,13 @@ class GraphFile:
             found = _events_split.scan(self.read_at, self.size or 0, record=record, jobs=usable_cores())
             if not found.graphs:
                 raise PbtxtError(_events.no_graph(found))
-            place, why = _events.choose(self.read_at, found, record)
+            place, why = _events.choose(self.read_at, found, record, graph)
         except PbtxtError as e:
             raise e.with_path(self.name) from None
         self._narrow(place.start, place.end)
         self.events = (found, place)
         self.chosen = "%s: reading %s: %s" % (self.name, _events.describe(place, found), why)
+        self.record_read = _events.label(place, found)
         self.lane = WireLane(self, place.kind, DIALECTS["graphdef"])
 
     def _narrow(self, start: int, end: int) -> None:

@@ -55,7 +55,8 @@ _KERAS_VERSION = re.compile(rb'"keras_version": *"([0-9][0-9.]*)')
 
 class Place(NamedTuple):
     """A graph in the event file: record ``record`` (its header at ``offset``), bytes ``[start,
-    end)`` of kind ``kind`` (``graphdef`` or ``metagraph``); ``where`` says which field holds it."""
+    end)`` of kind ``kind`` (``graphdef`` or ``metagraph``); ``where`` says which field holds it;
+    ``graph``: which of the record's graphs it is (a trace's summary holds one a traced function)."""
 
     record: int
     offset: int
@@ -64,6 +65,7 @@ class Place(NamedTuple):
     kind: str
     where: str
     step: int
+    graph: int = 0
 
 
 class Scan:
@@ -217,7 +219,7 @@ def _graphs(w: Window, rec: Record, out: Scan) -> Iterator[Place]:
             yield Place(rec.index, rec.offset, a, b, METAGRAPH, "meta_graph_def", step)
         elif field == 5:
             for k, (fa, fb, tag) in enumerate(_run_metadata_graphs(w, a, b, rec, out)):
-                yield Place(rec.index, rec.offset, fa, fb, GRAPHDEF, "function graph %d of summary %r" % (k, tag), step)
+                yield Place(rec.index, rec.offset, fa, fb, GRAPHDEF, "function graph %d of summary %r" % (k, tag), step, k)
 
 
 def _run_metadata_graphs(w: Window, start: int, end: int, rec: Record, out: Scan) -> Iterator[Tuple[int, int, str]]:
@@ -334,24 +336,32 @@ def has_gradients(read_at: ReadAt, place: Place) -> bool:
     return False
 
 
-def choose(read_at: ReadAt, found: Scan, record: Optional[int] = None) -> Tuple[Place, str]:
-    """The graph to read, and why: the one of ``record``, else the last one with a gradients scope
-    (the training graph: an Estimator writes one a ``train`` call, ``trace_export`` one a trace),
-    else the last one."""
+def choose(read_at: ReadAt, found: Scan, record: Optional[int] = None, graph: Optional[int] = None) -> Tuple[Place, str]:
+    """The graph to read, and why: the one of ``record`` (its graph ``graph``, counted from 0, when
+    given), else the last one with a gradients scope (the training graph: an Estimator writes one a
+    ``train`` call, ``trace_export`` one a trace), else the last one."""
     if record is not None:
+        asked = "--record %s" % _label(record, graph)
         if not found.asked:
-            raise PbtxtError(_no_graph_in_record(found, record))
+            raise PbtxtError("%s: %s" % (asked, _no_graph_in_record(found, record)))
+        if graph is not None:
+            if graph >= len(found.asked):
+                raise PbtxtError("%s: record %d holds %s" % (asked, record, _graphs_of(record, len(found.asked))))
+            return found.asked[graph], asked
         places = found.asked
     else:
         places = list(found.places)
+    several = record is not None and len(places) > 1
     for p in reversed(places):
         if has_gradients(read_at, p):
             if record is not None:
-                return p, "--record %d" % record
+                return p, "%s%s" % (asked, ": the last of its graphs with a gradients scope (--record %d.G reads another)"
+                                    % record if several else "")
             return p, _why(found, "the last graph with a gradients scope")
     last = places[-1]
     if record is not None:
-        return last, "--record %d (it has no gradients scope: a forward graph only)" % record
+        return last, "%s (%s no gradients scope: a forward graph only)" % (
+            asked, "none of its graphs has" if several else "it has")
     forward = ("a forward graph only: bp needs the training graph, and Keras 2.0-2.1's TensorBoard callback "
                "wrote no more")
     if found.graphs == 1:
@@ -362,21 +372,46 @@ def choose(read_at: ReadAt, found: Scan, record: Optional[int] = None) -> Tuple[
 def _why(found: Scan, what: str) -> str:
     if found.graphs == 1:
         return "the file's one graph"
-    return "%s of the %d graphs in the file (--record N reads another)" % (what, found.graphs)
+    return "%s of the %d graphs in the file (--record reads another)" % (what, found.graphs)
 
 
 def _no_graph_in_record(found: Scan, record: int) -> str:
     if record >= found.records:
-        return "--record %d: the file has %d records (0 to %d)" % (record, found.records, found.records - 1)
+        return "the file has %d records (0 to %d)" % (found.records, found.records - 1)
     with_graphs = sorted({p.record for p in found.places})
-    return "--record %d holds no graph; %s" % (
+    return "record %d holds no graph; %s" % (
         record, "records with a graph: %s" % ", ".join(map(str, with_graphs)) if with_graphs else "no record holds one")
 
 
+def _label(record: int, graph: Optional[int]) -> str:
+    """How a graph is named in notes and taken by ``--record``: ``R``, or ``R.G`` (both from 0)."""
+    return "%d" % record if graph is None else "%d.%d" % (record, graph)
+
+
+def _graphs_of(record: int, n: int) -> str:
+    return "one graph, %d.0" % record if n == 1 else "graphs %d.0 to %d.%d" % (record, record, n - 1)
+
+
+def in_record(place: Place, found: Scan) -> int:
+    """How many graphs the record of ``place`` holds (as far as the places kept tell)."""
+    if found.asked and found.asked[0].record == place.record:
+        return len(found.asked)
+    return max(1, sum(1 for p in found.places if p.record == place.record))
+
+
+def label(place: Place, found: Scan) -> str:
+    """``13``, or ``1.4`` in a record of several graphs: what ``--record`` takes to read it again."""
+    return _label(place.record, place.graph if in_record(place, found) > 1 else None)
+
+
 def describe(place: Place, found: Scan) -> str:
-    """``record 3 of 7 (step 0): graph_def, 39,082 bytes at offset 273``: the note said on stderr."""
-    said = "record %d of %d (step %d): %s, %s bytes at offset %d" % (
-        place.record, found.records, place.step, place.where, format(place.end - place.start, ","), place.start)
+    """``record 3 (records 0 to 6; step 0): graph_def, 39,082 bytes at offset 273``, or ``record 1.4
+    (records 0 to 4, graphs 1.0 to 1.4; step 0): ...`` for a graph among several in its record: the
+    note said on stderr, numbered as ``--record`` takes it."""
+    n = in_record(place, found)
+    said = "record %s (records 0 to %d%s; step %d): %s, %s bytes at offset %d" % (
+        label(place, found), found.records - 1, ", %s" % _graphs_of(place.record, n) if n > 1 else "", place.step,
+        place.where, format(place.end - place.start, ","), place.start)
     if found.cut is not None:
         said += " (record %d, the last, is cut short: the training may still be writing it)" % found.records
     return said

@@ -90,6 +90,18 @@ COMMANDS: List[List[str]] = [
 ]
 
 
+# A model_dir's ``checkpoint`` file naming no usable path (issue 35): bad escapes, a NUL, a folder,
+# a name too long for any file system, control bytes, bytes that are no UTF-8.
+HOSTILE_CHECKPOINTS = [
+    b'model_checkpoint_path: "model.ckpt-\\x"\n', b'model_checkpoint_path: "model.ckpt-\\000"\n',
+    b'model_checkpoint_path: "/"\n', b'model_checkpoint_path: ".."\n', b'model_checkpoint_path: "' + b"a" * 5000 + b'"\n',
+    b'model_checkpoint_path: "../x\\n\\033[31m"\n', b'model_checkpoint_path: "\xff\xfe"\n', b'model_checkpoint_path: ""\n',
+]
+# ``--record`` values well formed that name no graph (issue 35; malformed ones are usage errors, in
+# test_trust_folders.py).
+HOSTILE_RECORDS = ["9" * 30, "1." + "9" * 30, "0", "0.0", "2.3", "4.7", "1.5"]
+
+
 def check_rules(args: List[str]) -> None:
     r = runner.invoke(app, args)
     assert r.exception is None or isinstance(r.exception, SystemExit), "%s: %r" % (args, r.exception)
