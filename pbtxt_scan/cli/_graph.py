@@ -121,7 +121,12 @@ def nodes(
         raise fail(e)
     say_notes(g)
     if not found:
-        typer.echo("%s: no nodes found" % file, err=True)
+        reason = "no nodes found"
+        typer.echo("%s: %s" % (file, reason), err=True)
+        if jsonl:  # (a miss is one object, as fp's: name null, with the reason)
+            from ._json import node_miss
+
+            emit(node_miss(reason))
         raise typer.Exit(EXIT_NOT_FOUND)
 
 
@@ -216,7 +221,7 @@ def _show_hood(g: "GraphFile", name: str, hops: int, max_nodes: int, shape: str,
     try:  # (the node by one byte search where the file allows; the names close to it only when it is not there)
         hood = neighbourhood(g, name, hops, hops, function=function, max_nodes=max_nodes)
     except LookupError:
-        found = _found(g, name, f, function)  # (a tensor name: its node; else exit 1 with close names)
+        found = _found(g, name, f, function, miss="hood" if shape == "json" else None)  # (a tensor name: its node; else exit 1 with close names)
         also = found.also
         hood = neighbourhood(g, found.block.name or name, hops, hops, function=found.function, max_nodes=max_nodes)
     fn = next(n.function for n in hood.nodes if n.hops == 0)
@@ -285,8 +290,9 @@ def hood_dot(hood: Any) -> str:
     return "\n".join(lines)
 
 
-def _found(g: "GraphFile", name: str, f: Optional[str], function: Optional[str]) -> Any:
-    """The node ``name`` names (a tensor name: the node that makes it), or exit 1 with close names."""
+def _found(g: "GraphFile", name: str, f: Optional[str], function: Optional[str], *, miss: Optional[str] = None) -> Any:
+    """The node ``name`` names (a tensor name: the node that makes it), or exit 1 with close names
+    (``miss``: under --json, the shape of the one object that says so, ``show`` or ``hood``)."""
     from .. import DIALECTS, find_node
 
     found = find_node(g, name, dialect=f, function=function)
@@ -300,20 +306,26 @@ def _found(g: "GraphFile", name: str, f: Optional[str], function: Optional[str])
         hint = node_hint(g, d.path, name)
         say_notes(g)
         where = " in function %s" % function if function else ""
-        typer.echo("%s: no node named %r%s%s" % (g.name, name, where, hint), err=True)
+        reason = "no node named %r%s%s" % (name, where, hint)
+        typer.echo("%s: %s" % (g.name, reason), err=True)
+        if miss is not None:
+            from ._json import miss_object
+
+            emit(miss_object(miss, g.name, function, reason))
         raise typer.Exit(EXIT_NOT_FOUND)
     return found
 
 
 def _show(g: "GraphFile", name: str, as_json: bool, f: Optional[str], function: Optional[str]) -> None:
-    found = _found(g, name, f, function)
+    found = _found(g, name, f, function, miss="show" if as_json else None)
     hit = found.block
     if found.function is not None:
         also = " (also in %s: --function NAME picks one)" % ", ".join(found.also) if found.also else ""
         g.notes.append("%s: %s is in library function %s%s" % (g.name, hit.name, found.function, also))
     if as_json:
         msg = g.parse(hit)
-        obj = {"name": hit.name, "op": hit.op, "line": hit.line or None, "offset": hit.start, "file": g.name, "function": found.function}
+        obj = {"name": hit.name, "op": hit.op, "line": hit.line or None, "offset": hit.start, "file": g.name, "function": found.function,
+               "reason": None}
         try:
             obj["block"] = msg[0].value.to_data(lines=True)
             text = json.dumps(obj, ensure_ascii=False)
