@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from .. import GraphFile
 from ._app import (
     EXIT_BAD_INPUT, EXIT_NOT_FOUND, FileArg, InputKindOpt, JobsOpt, JsonOpt, RecordOpt, QuietOpt, bar, command, dialect, emit, fail,
-    format_option, jobs_of, note, old_format, open_graph, out, output_format, plural, renamed, say_error, say_notes, usage_error,
+    format_option, jobs_of, listed, note, old_format, open_graph, out, output_format, plural, renamed, say_error, say_notes, usage_error,
 )
 from ._checks import node_hint
 from ._suggest import tensor_node
@@ -178,7 +178,9 @@ def show(
     --context N its neighbourhood: what feeds it and what it feeds, N hops each way.
 
     A TensorFlow graph's own nodes are searched first, then the bodies of its library functions
-    (a TF2 step in a tf.function); stderr then says which function holds the node. A tensor name
+    (a TF2 step in a tf.function); stderr then says which function holds the node. A name in
+    several bodies shows the copy that points names (else the first), and stderr lists the others
+    (--function picks one). A tensor name
     (dense/MatMul:0) shows the node that makes it; a name that matches nothing gets close names.
 
     A node of a binary graph is printed as text format (as tf.io.write_graph writes it), after a
@@ -226,7 +228,7 @@ def _show_hood(g: "GraphFile", name: str, hops: int, max_nodes: int, shape: str,
         hood = neighbourhood(g, found.block.name or name, hops, hops, function=found.function, max_nodes=max_nodes)
     fn = next(n.function for n in hood.nodes if n.hops == 0)
     if fn is not None:
-        more = " (also in %s: --function NAME picks one)" % ", ".join(also) if also else ""
+        more = " (also in %s: --function NAME picks one)" % listed(also) if also else ""
         g.notes.append("%s: %s is in library function %s%s" % (g.name, hood.centre, fn, more))
     if hood.truncated:
         g.notes.append("%s: cut at %s: --max-nodes N shows more" % (g.name, plural(max_nodes, "node")))
@@ -318,10 +320,13 @@ def _found(g: "GraphFile", name: str, f: Optional[str], function: Optional[str],
 
 def _show(g: "GraphFile", name: str, as_json: bool, f: Optional[str], function: Optional[str]) -> None:
     found = _found(g, name, f, function, miss="show" if as_json else None)
+    why = ""
+    if found.also:  # (in several function bodies: the copy the points name, if they name one)
+        found, why = _points_copy(g, found, f)
     hit = found.block
     if found.function is not None:
-        also = " (also in %s: --function NAME picks one)" % ", ".join(found.also) if found.also else ""
-        g.notes.append("%s: %s is in library function %s%s" % (g.name, hit.name, found.function, also))
+        also = " (also in %s: --function NAME picks one)" % listed(found.also) if found.also else ""
+        g.notes.append("%s: %s is in library function %s%s%s" % (g.name, hit.name, found.function, why, also))
     if as_json:
         msg = g.parse(hit)
         obj = {"name": hit.name, "op": hit.op, "line": hit.line or None, "offset": hit.start, "file": g.name, "function": found.function,
@@ -344,6 +349,29 @@ def _show(g: "GraphFile", name: str, as_json: bool, f: Optional[str], function: 
     for i, line in enumerate(text.split("\n")):
         prefix = " " * (hit.column - 1) if i == 0 else ""
         out("%*d  %s%s" % (width, hit.line + i, prefix, line))
+
+
+def _points_copy(g: "GraphFile", found: Any, f: Optional[str]) -> Any:
+    """``(found, why)``: of a node in several function bodies, the copy ``points`` names when fp or
+    bp is this node (``why`` then says so, and ``also`` lists the other bodies); else the first."""
+    from .. import PbtxtError, find_bp, find_fp, find_node
+
+    name = found.block.name
+    for find in (find_fp, find_bp):
+        try:
+            p = find(g).point
+        except PbtxtError:  # (the rules stop at a fault the node's own block does not have: keep the first)
+            return found, ""
+        if p is None or p.name != name or p.function not in (found.function,) + tuple(found.also):
+            continue
+        if p.function == found.function:
+            return found, ", the copy points names"
+        hit = find_node(g, name, dialect=f, function=p.function)
+        if hit is None:
+            break
+        others = tuple(x for x in (found.function,) + tuple(found.also) if x != p.function)
+        return hit._replace(also=others), ", the copy points names"
+    return found, ""
 
 
 @command(short="Print sizes, node count and the commonest op types.")
