@@ -223,6 +223,9 @@ def on_ge(fp_name: Optional[str], bp_name: Optional[str], ge: str) -> Tuple[Any,
     from .. import ge as _ge
 
     mapped = _ge.map_points(fp_name, bp_name, ge)
+    pick = mapped.get("pick")
+    if pick is not None:  # a folder: which dump was read, and why (as resolve and ge-auto say it)
+        note("using %s: %s" % (pick["file"], pick["reason"]))
     auto = mapped.get("ge_auto") or {}
     names = {"fp": fp_name, "bp": bp_name}
     unusable = False
