@@ -150,6 +150,8 @@ def _row_json_fn(b: Any) -> str:
     return json.dumps(d, ensure_ascii=False)
 
 
+ANY_SIZE = 1 << 62  # show --json: no bound of its own on the block (the lane keeps Lark's)
+
 # show --format: the node's text (json: its parsed block); dot: its neighbourhood as Graphviz DOT.
 SHOW_FORMATS = ("text", "dot")
 
@@ -328,7 +330,9 @@ def _show(g: "GraphFile", name: str, as_json: bool, f: Optional[str], function: 
         also = " (also in %s: --function NAME picks one)" % listed(found.also) if found.also else ""
         g.notes.append("%s: %s is in library function %s%s%s" % (g.name, hit.name, found.function, why, also))
     if as_json:
-        msg = g.parse(hit)
+        # Any size, as the text: memory is bounded by the block (the writer layout's lines, or
+        # Lark on all but its long strings, each parsed apart), never by Lark's tree of it.
+        msg = g.parse(hit, max_bytes=ANY_SIZE)
         obj = {"name": hit.name, "op": hit.op, "line": hit.line or None, "offset": hit.start, "file": g.name, "function": found.function,
                "reason": None}
         try:
@@ -336,6 +340,7 @@ def _show(g: "GraphFile", name: str, as_json: bool, f: Optional[str], function: 
             text = json.dumps(obj, ensure_ascii=False)
         except RecursionError:
             raise PbtxtError("nested too deeply to print as JSON (use show without --json)", hit.line, hit.column, g.name) from None
+        del msg, obj  # (a big block's values, before its JSON is written)
         say_notes(g)
         out(text)
         return
