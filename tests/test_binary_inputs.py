@@ -88,12 +88,14 @@ def text_names(stem: str) -> Tuple[List[str], List[str]]:
     return top, fn
 
 
-def text_block(stem: str, name: str, function: bool) -> str:
-    """The text twin's own text of one node (a function's node_def dedented to column 0)."""
+def text_block(stem: str, name: str, function: bool, line: int = 1) -> str:
+    """The text twin's own text of one node (a function's node_def dedented to column 0), the
+    first from ``line`` on (a name in several function bodies: the one the answer names)."""
     text = (GRAPHS / (stem + ".pbtxt")).read_text(encoding="utf-8")
     pad = "    " if function else ""
     field = "node_def" if function else "node"
-    m = re.search(r'^%s%s \{\n%s  name: "%s"\n.*?^%s\}\n' % (pad, field, pad, re.escape(name), pad), text, re.M | re.S)
+    at = len("".join(text.splitlines(True)[: line - 1]))
+    m = re.compile(r'^%s%s \{\n%s  name: "%s"\n.*?^%s\}\n' % (pad, field, pad, re.escape(name), pad), re.M | re.S).search(text, at)
     assert m, name
     return "".join(line[len(pad):] + "\n" for line in m.group(0).splitlines())
 
@@ -205,7 +207,7 @@ def test_show(name: str, stem: str, kind: str) -> None:
         assert re.match(r"# %s offset \d+ \(%s, a \d+-byte NodeDef\)$" % (re.escape(binary_path(name)), kind), first), first
         if kind == "savedmodel":  # the Builder added _output_shapes to the train graph's nodes
             rest = re.sub(r'^  attr \{\n    key: "_output_shapes"\n.*?^  \}\n', "", rest, flags=re.M | re.S)
-        assert rest == text_block(stem, node, bool(fn))
+        assert rest == text_block(stem, node, bool(fn), want[kind_ + "_line"])  # (show: the copy the points name)
         r = run("show", "--json", *fmt, binary_path(name), node)
         obj = json.loads(r.stdout)
         assert (obj["name"], obj["line"]) == (node, None) and obj["block"]["name"][0]["value"] == node

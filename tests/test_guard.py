@@ -30,6 +30,9 @@ INPUTS.update({
     "deep_tf": DEEP_TF.encode(), "deep_ge": DEEP_GE.encode(), "big_int_tf": BIG_INT_TF.encode(),
     "big_int_ge": BIG_INT_GE.encode(), "empty": b"", "bom_only": b"\xef\xbb\xbf", "one_node": b'node { name: "a" op: "Const" }',
     "crlf": b'node {\r\n  name: "a"\r\n  op: "Const"\r\n}\r\n', "ge_empty_graph": b'graph {\n  name: "g"\n}\n',
+    # issue 35: long strings kept out of Lark's parse (show --json), joined to another, or an error after one
+    "long_joined": b'node { name: "n" op: "Const" attr { key: "v" value { s: "a" "' + b"b" * (3 << 20) + b'" } } }\n',
+    "long_then_bad": b'node { name: "n" op: "Const" attr { key: "v" value { s: "' + b"\\001" * (1 << 20) + b'" x: 1e } } }\n',
 })
 
 

@@ -113,6 +113,8 @@ RUNS = [
     ("nodes", ["nodes", "--json", BINARY]),
     ("show", ["show", "--json", MLP, "dense/MatMul"]),
     ("show --context", ["show", "--json", MLP, "dense/MatMul", "--context", "2"]),
+    ("show", ["show", "--json", MLP, "no/such"]),  # a miss: the same shape, name null, with a reason
+    ("show --context", ["show", "--json", MLP, "no/such", "--context", "1"]),
     ("show --context", ["show", "--format", "json", BINARY, "dense/MatMul", "--context", "1"]),
     ("stats", ["stats", "--json", MLP]),
     ("stats", ["stats", "--json", BINARY]),

@@ -198,6 +198,16 @@ def plural(n: int, word: str) -> str:
     return "%d %s%s" % (n, word, "" if n == 1 else "s")
 
 
+LISTED = 5  # a list of candidates on stderr (dumps, functions, names): this many, then "and N more"
+
+
+def listed(names: Any) -> str:
+    """``a, b, c, d, e, and 7 more``: a stderr line stays a line however many candidates there are."""
+    names = list(names)
+    more = len(names) - LISTED
+    return ", ".join(names[:LISTED]) + (", and %d more" % more if more > 0 else "")
+
+
 def _quiet_stdout() -> None:
     # The reader went away (`| head`): point stdout at /dev/null so the interpreter's final flush
     # does not print a second error.

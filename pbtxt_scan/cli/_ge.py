@@ -8,6 +8,7 @@ import typer
 
 from .. import PbtxtError
 from ._app import EXIT_NOT_FOUND, QuietOpt, command, emit, fail, format_option, jobs_of, note, out, output_format
+from ._pair import POINTS_FORMATS, AicMetricsOpt, PointsFormatOpt, ProfilingOutputOpt, TaskTraceOpt, check_paste, pasted
 from ._suggest import Closest
 
 _GE_HELP = (
@@ -110,8 +111,11 @@ def ge_auto(
     as_json: bool = typer.Option(
         False, "--json", help='One JSON object: {"fp": {kind, name, op, id, line, reason, anchor}, "bp": {...}, "file", "pick"}.'
     ),
-    out_format: str = format_option("text"),
+    out_format: str = PointsFormatOpt,
     explain: bool = typer.Option(False, "--explain", help="Also show on stderr every op examined, with why it was kept or dropped."),
+    profiling_output: str = ProfilingOutputOpt,
+    task_trace: str = TaskTraceOpt,
+    aic_metrics: str = AicMetricsOpt,
     jobs: Optional[int] = _JobsOpt,
     quiet: bool = QuietOpt,
 ) -> None:
@@ -121,6 +125,9 @@ def ge_auto(
     first Data/GetNext/IteratorV2 node (descending into subgraphs), the one with the smallest op id;
     bp is, among the producers of the last HcomAllReduce (else the root NetOutput) on its stream,
     the one with the largest id. Exit 1 if GE would find no fp or no bp.
+
+    --format profiling, env, tf1-estimator, tf1-session or tf2 prints what points --format
+    prints for GE's choice (a point GE would not find: "").
 
     Examples:
 
@@ -132,6 +139,9 @@ def ge_auto(
     """
     from ..ge import ge_auto as _ge_auto
 
+    fmt = output_format(out_format, as_json, POINTS_FORMATS)  # (points' values, checked as points checks them)
+    check_paste(task_trace, aic_metrics)
+    as_json = fmt == "json"
     n_jobs = jobs_of(jobs)
     try:
         b, pick = _open(ge, None, n_jobs)
@@ -143,6 +153,8 @@ def ge_auto(
 
         emit({"fp": ge_point("fp", res, "fp_source"), "bp": ge_point("bp", res, "bp_target"), "file": res["file"],
               "pick": ge_pick(pick)})
+    elif fmt != "text":
+        out(pasted(fmt, *[(res[k] or {}).get("name") for k in ("fp", "bp")], profiling_output, task_trace, aic_metrics))
     else:
         out("fp  %s" % _op_text(res["fp"]))
         out("bp  %s" % _op_text(res["bp"]))

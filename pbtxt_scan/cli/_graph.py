@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from .. import GraphFile
 from ._app import (
     EXIT_BAD_INPUT, EXIT_NOT_FOUND, FileArg, InputKindOpt, JobsOpt, JsonOpt, RecordOpt, QuietOpt, bar, command, dialect, emit, fail,
-    format_option, jobs_of, note, old_format, open_graph, out, output_format, plural, renamed, say_error, say_notes, usage_error,
+    format_option, jobs_of, listed, note, old_format, open_graph, out, output_format, plural, renamed, say_error, say_notes, usage_error,
 )
 from ._checks import node_hint
 from ._suggest import tensor_node
@@ -122,7 +122,12 @@ def nodes(
         raise fail(e)
     say_notes(g)
     if not found:
-        typer.echo("%s: no nodes found" % file, err=True)
+        reason = "no nodes found"
+        typer.echo("%s: %s" % (file, reason), err=True)
+        if jsonl:  # (a miss is one object, as fp's: name null, with the reason)
+            from ._json import node_miss
+
+            emit(node_miss(reason))
         raise typer.Exit(EXIT_NOT_FOUND)
 
 
@@ -145,6 +150,8 @@ def _row_json_fn(b: Any) -> str:
     d["function"] = _function_of(b)
     return json.dumps(d, ensure_ascii=False)
 
+
+ANY_SIZE = 1 << 62  # show --json: no bound of its own on the block (the lane keeps Lark's)
 
 # show --format: the node's text (json: its parsed block); dot: its neighbourhood as Graphviz DOT.
 SHOW_FORMATS = ("text", "dot")
@@ -174,7 +181,9 @@ def show(
     --context N its neighbourhood: what feeds it and what it feeds, N hops each way.
 
     A TensorFlow graph's own nodes are searched first, then the bodies of its library functions
-    (a TF2 step in a tf.function); stderr then says which function holds the node. A tensor name
+    (a TF2 step in a tf.function); stderr then says which function holds the node. A name in
+    several bodies shows the copy that points names (else the first), and stderr lists the others
+    (--function picks one). A tensor name
     (dense/MatMul:0) shows the node that makes it; a name that matches nothing gets close names.
 
     A node of a binary graph is printed as text format (as tf.io.write_graph writes it), after a
@@ -217,12 +226,12 @@ def _show_hood(g: "GraphFile", name: str, hops: int, max_nodes: int, shape: str,
     try:  # (the node by one byte search where the file allows; the names close to it only when it is not there)
         hood = neighbourhood(g, name, hops, hops, function=function, max_nodes=max_nodes)
     except LookupError:
-        found = _found(g, name, f, function)  # (a tensor name: its node; else exit 1 with close names)
+        found = _found(g, name, f, function, miss="hood" if shape == "json" else None)  # (a tensor name: its node; else exit 1 with close names)
         also = found.also
         hood = neighbourhood(g, found.block.name or name, hops, hops, function=found.function, max_nodes=max_nodes)
     fn = next(n.function for n in hood.nodes if n.hops == 0)
     if fn is not None:
-        more = " (also in %s: --function NAME picks one)" % ", ".join(also) if also else ""
+        more = " (also in %s: --function NAME picks one)" % listed(also) if also else ""
         g.notes.append("%s: %s is in library function %s%s" % (g.name, hood.centre, fn, more))
     if hood.truncated:
         g.notes.append("%s: cut at %s: --max-nodes N shows more" % (g.name, plural(max_nodes, "node")))
@@ -286,8 +295,9 @@ def hood_dot(hood: Any) -> str:
     return "\n".join(lines)
 
 
-def _found(g: "GraphFile", name: str, f: Optional[str], function: Optional[str]) -> Any:
-    """The node ``name`` names (a tensor name: the node that makes it), or exit 1 with close names."""
+def _found(g: "GraphFile", name: str, f: Optional[str], function: Optional[str], *, miss: Optional[str] = None) -> Any:
+    """The node ``name`` names (a tensor name: the node that makes it), or exit 1 with close names
+    (``miss``: under --json, the shape of the one object that says so, ``show`` or ``hood``)."""
     from .. import DIALECTS, find_node
 
     found = find_node(g, name, dialect=f, function=function)
@@ -301,25 +311,37 @@ def _found(g: "GraphFile", name: str, f: Optional[str], function: Optional[str])
         hint = node_hint(g, d.path, name)
         say_notes(g)
         where = " in function %s" % function if function else ""
-        typer.echo("%s: no node named %r%s%s" % (g.name, name, where, hint), err=True)
+        reason = "no node named %r%s%s" % (name, where, hint)
+        typer.echo("%s: %s" % (g.name, reason), err=True)
+        if miss is not None:
+            from ._json import miss_object
+
+            emit(miss_object(miss, g.name, function, reason))
         raise typer.Exit(EXIT_NOT_FOUND)
     return found
 
 
 def _show(g: "GraphFile", name: str, as_json: bool, f: Optional[str], function: Optional[str]) -> None:
-    found = _found(g, name, f, function)
+    found = _found(g, name, f, function, miss="show" if as_json else None)
+    why = ""
+    if found.also:  # (in several function bodies: the copy the points name, if they name one)
+        found, why = _points_copy(g, found, f)
     hit = found.block
     if found.function is not None:
-        also = " (also in %s: --function NAME picks one)" % ", ".join(found.also) if found.also else ""
-        g.notes.append("%s: %s is in library function %s%s" % (g.name, hit.name, found.function, also))
+        also = " (also in %s: --function NAME picks one)" % listed(found.also) if found.also else ""
+        g.notes.append("%s: %s is in library function %s%s%s" % (g.name, hit.name, found.function, why, also))
     if as_json:
-        msg = g.parse(hit)
-        obj = {"name": hit.name, "op": hit.op, "line": hit.line or None, "offset": hit.start, "file": g.name, "function": found.function}
+        # Any size, as the text: memory is bounded by the block (the writer layout's lines, or
+        # Lark on all but its long strings, each parsed apart), never by Lark's tree of it.
+        msg = g.parse(hit, max_bytes=ANY_SIZE)
+        obj = {"name": hit.name, "op": hit.op, "line": hit.line or None, "offset": hit.start, "file": g.name, "function": found.function,
+               "reason": None}
         try:
             obj["block"] = msg[0].value.to_data(lines=True)
             text = json.dumps(obj, ensure_ascii=False)
         except RecursionError:
             raise PbtxtError("nested too deeply to print as JSON (use show without --json)", hit.line, hit.column, g.name) from None
+        del msg, obj  # (a big block's values, before its JSON is written)
         say_notes(g)
         out(text)
         return
@@ -333,6 +355,29 @@ def _show(g: "GraphFile", name: str, as_json: bool, f: Optional[str], function: 
     for i, line in enumerate(text.split("\n")):
         prefix = " " * (hit.column - 1) if i == 0 else ""
         out("%*d  %s%s" % (width, hit.line + i, prefix, line))
+
+
+def _points_copy(g: "GraphFile", found: Any, f: Optional[str]) -> Any:
+    """``(found, why)``: of a node in several function bodies, the copy ``points`` names when fp or
+    bp is this node (``why`` then says so, and ``also`` lists the other bodies); else the first."""
+    from .. import PbtxtError, find_bp, find_fp, find_node
+
+    name = found.block.name
+    for find in (find_fp, find_bp):
+        try:
+            p = find(g).point
+        except PbtxtError:  # (the rules stop at a fault the node's own block does not have: keep the first)
+            return found, ""
+        if p is None or p.name != name or p.function not in (found.function,) + tuple(found.also):
+            continue
+        if p.function == found.function:
+            return found, ", the copy points names"
+        hit = find_node(g, name, dialect=f, function=p.function)
+        if hit is None:
+            break
+        others = tuple(x for x in (found.function,) + tuple(found.also) if x != p.function)
+        return hit._replace(also=others), ", the copy points names"
+    return found, ""
 
 
 @command(short="Print sizes, node count and the commonest op types.")

@@ -76,12 +76,31 @@ def check_object(st: Any) -> Dict[str, Any]:
 
 
 def hood_object(hood: Any, file: str) -> Dict[str, Any]:
-    """``show --context --json``: docs/json.md's ``hood``."""
+    """``show --context --json``: docs/json.md's ``hood`` (``hood`` None: a miss, nothing shown; its ``reason`` set after)."""
+    if hood is None:
+        return {"name": None, "file": file, "up": 0, "down": 0, "truncated": False, "nodes": [], "edges": [], "reason": None}
     return {
-        "name": hood.centre, "file": file, "up": hood.up, "down": hood.down, "truncated": hood.truncated,
+        "name": hood.centre, "file": file, "up": hood.up, "down": hood.down, "truncated": hood.truncated, "reason": None,
         "nodes": [
             {"name": n.name, "op": n.op, "hops": n.hops, "line": n.line, "offset": n.offset, "function": n.function}
             for n in hood.nodes
         ],
         "edges": [{"src": e.src, "dst": e.dst, "control": e.control} for e in hood.edges],
     }
+
+
+def miss_object(shape: str, file: str, function: Optional[str], reason: str) -> Dict[str, Any]:
+    """A name found nowhere, as ``fp`` says it: the command's object (``show`` or ``hood``) with
+    ``name`` null and a ``reason`` (the stderr line's words)."""
+    if shape == "hood":
+        d = hood_object(None, file)
+    else:
+        d = {"name": None, "op": None, "line": None, "offset": None, "file": file, "function": function, "block": None}
+    d["reason"] = reason
+    return d
+
+
+def node_miss(reason: str) -> Dict[str, Any]:
+    """``nodes --json`` on a file with none: one ``node`` with ``name`` null and a ``reason``."""
+    return {"name": None, "op": None, "line": None, "column": None, "name_line": None, "offset": None, "end": None, "inputs": [],
+            "reason": reason}

@@ -30,6 +30,33 @@ TASK_TRACE = ("on", "off")  # (the PROFILING_OPTIONS pages document these two; a
 # --format on points: the outputs a profiling run is configured from.
 POINTS_FORMATS = ("text", "profiling", "env", "tf1-estimator", "tf1-session", "tf2")
 
+# The options of the outputs to paste: points and ge-auto take the same, checked the same way.
+PointsFormatOpt = typer.Option(
+    "text", "--format", metavar="FORMAT",
+    help="text; profiling (the JSON for PROFILING_OPTIONS / profiling_options); env (export lines); "
+    "tf1-estimator (NPURunConfig with a ProfilingConfig); tf1-session (a tf.compat.v1.Session config's "
+    "custom_op parameter_map); tf2 (npu.global_options()); json (as --json). All but text and json take one file.",
+)
+ProfilingOutputOpt = typer.Option(
+    "/tmp/profiling", "--profiling-output", metavar="DIR", help="The profiler's 'output' folder (profiling, env, tf1-*, tf2).")
+TaskTraceOpt = typer.Option("on", "--task-trace", metavar="TEXT", help="profiling: 'task_trace': %s." % ", ".join(TASK_TRACE))
+AicMetricsOpt = typer.Option(
+    "PipeUtilization", "--aic-metrics", metavar="TEXT", help="profiling: 'aic_metrics': %s." % ", ".join(AIC_METRICS))
+
+
+def check_paste(task_trace: str, aic_metrics: str) -> None:
+    """The values of the options to paste, checked (a usage error names the valid ones)."""
+    check_choice(task_trace, TASK_TRACE, "--task-trace")
+    check_choice(aic_metrics, AIC_METRICS, "--aic-metrics")
+
+
+def pasted(fmt: str, fp: Optional[str], bp: Optional[str], output: str, task_trace: str, aic_metrics: str) -> str:
+    """``--format fmt``'s snippet (profiling, env, tf1-*, tf2) for these points (None: ``""``, GE picks its own)."""
+    from .. import profiling_options
+    from ._paste import paste
+
+    return paste(fmt, profiling_options(fp or "", bp or "", output=output, task_trace=task_trace, aic_metrics=aic_metrics))
+
 
 class _PointsRun(NamedTuple):
     """What ``points`` does with each file (its options, once checked)."""
@@ -50,21 +77,16 @@ def points(
     *,
     files: Optional[List[str]] = FilesArg,
     as_json: bool = JsonOpt,
-    out_format: str = typer.Option(
-        "text", "--format", metavar="FORMAT",
-        help="text; profiling (the JSON for PROFILING_OPTIONS / profiling_options); env (export lines); "
-        "tf1-estimator (NPURunConfig with a ProfilingConfig); tf1-session (a tf.compat.v1.Session config's "
-        "custom_op parameter_map); tf2 (npu.global_options()); json (as --json). All but text and json take one file.",
-    ),
+    out_format: str = PointsFormatOpt,
     explain: bool = typer.Option(False, "--explain", help="Show both trails on stderr."),
     ge: Optional[str] = typer.Option(
         None, "--ge", metavar="PATH", help="A GE ge_proto_*_Build.txt dump or a dump folder: map both names to GE's names "
         "(a name GE will not find: exit 1, and the profiling options leave it \"\")."
     ),
-    profiling_output: str = typer.Option("/tmp/profiling", "--profiling-output", metavar="DIR", help="The profiler's 'output' folder (profiling, env, tf1-*, tf2)."),
+    profiling_output: str = ProfilingOutputOpt,
     old_output: Optional[str] = typer.Option(None, "--output", hidden=True),
-    task_trace: str = typer.Option("on", "--task-trace", metavar="TEXT", help="profiling: 'task_trace': %s." % ", ".join(TASK_TRACE)),
-    aic_metrics: str = typer.Option("PipeUtilization", "--aic-metrics", metavar="TEXT", help="profiling: 'aic_metrics': %s." % ", ".join(AIC_METRICS)),
+    task_trace: str = TaskTraceOpt,
+    aic_metrics: str = AicMetricsOpt,
     rule: str = RuleOpt,
     skip_op: List[str] = SkipOpt,
     keep_op: List[str] = KeepOpt,
@@ -102,8 +124,7 @@ def points(
     if old_output is not None:
         renamed("--output", "--profiling-output")
         profiling_output = old_output
-    check_choice(task_trace, TASK_TRACE, "--task-trace")
-    check_choice(aic_metrics, AIC_METRICS, "--aic-metrics")
+    check_paste(task_trace, aic_metrics)
     run = _PointsRun(options_of(rule, skip_op, keep_op, name_filter, config, source, train_op), fmt, explain, ge, input_kind, record,
                      profiling_output, task_trace, aic_metrics)
     paths = inputs_of(files, "points")
@@ -182,11 +203,7 @@ def _print_points(run: _PointsRun, name: str, answers: Tuple[Any, Any], names: T
             obj["ge"] = _ge_json(mapped)
         emit(obj)
     elif run.fmt != "text":
-        from .. import profiling_options
-        from ._paste import paste
-
-        popts = profiling_options(names[0] or "", names[1] or "", output=run.output, task_trace=run.task_trace, aic_metrics=run.aic_metrics)
-        out(paste(run.fmt, popts))
+        out(pasted(run.fmt, names[0], names[1], run.output, run.task_trace, run.aic_metrics))
     else:
         for kind, ans, point_name in (("fp", fa, names[0]), ("bp", ba, names[1])):
             if ans.point is None:
@@ -206,6 +223,9 @@ def on_ge(fp_name: Optional[str], bp_name: Optional[str], ge: str) -> Tuple[Any,
     from .. import ge as _ge
 
     mapped = _ge.map_points(fp_name, bp_name, ge)
+    pick = mapped.get("pick")
+    if pick is not None:  # a folder: which dump was read, and why (as resolve and ge-auto say it)
+        note("using %s: %s" % (pick["file"], pick["reason"]))
     auto = mapped.get("ge_auto") or {}
     names = {"fp": fp_name, "bp": bp_name}
     unusable = False
@@ -244,4 +264,7 @@ def _ge_json(mapped: Dict[str, Any]) -> Dict[str, Any]:
             "ge_auto": {"fp": ge_op(auto.get("fp")), "bp": ge_op(auto.get("bp"))}}
 
 
-__all__ = ["AIC_METRICS", "POINTS_FORMATS", "TASK_TRACE", "on_ge", "points"]
+__all__ = [
+    "AIC_METRICS", "AicMetricsOpt", "POINTS_FORMATS", "PointsFormatOpt", "ProfilingOutputOpt", "TASK_TRACE", "TaskTraceOpt", "check_paste",
+    "on_ge", "pasted", "points",
+]

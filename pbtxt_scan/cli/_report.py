@@ -13,7 +13,7 @@ import typer
 
 from .. import PbtxtError, __version__
 from ._app import (
-    EXIT_NOT_FOUND, FileArg, InputKindOpt, JsonOpt, RecordOpt, QuietOpt, command, emit, fail, format_option, output_format, say_notes, usage_error,
+    EXIT_NOT_FOUND, FileArg, InputKindOpt, JsonOpt, RecordOpt, QuietOpt, command, emit, fail, format_option, out, output_format, say_notes, usage_error,
 )
 from ._checks import say_unmatched_ops
 from ._pair import on_ge
@@ -33,7 +33,7 @@ def report(
     as_json: bool = JsonOpt,
     out_format: str = format_option("html"),
     output: Optional[str] = typer.Option(
-        None, "--output", "-o", metavar="FILE", help="Where to write the page (default: %s in the current folder)." % DEFAULT_OUTPUT,
+        None, "--output", "-o", metavar="FILE", help="Where to write the page ('-': stdout; default: %s in the current folder)." % DEFAULT_OUTPUT,
         show_default=False),
     ge: Optional[str] = typer.Option(
         None, "--ge", metavar="PATH", help="A GE ge_proto_*_Build.txt dump or a dump folder: show the names GE uses, "
@@ -60,7 +60,7 @@ def report(
     (--ge), the profiling options ready to paste (copy buttons), both --explain trails as
     a filterable table, and the file's facts. It needs no network: open it from disk, mail
     it, attach it to a ticket. Stderr says where it was written; stdout stays empty
-    (--json: one line with the page's path and both answers).
+    (--json: one line with the page's path and both answers; -o -: the page itself).
 
     Exit 0 when both points were found, 1 when one was not (the page still says why),
     2 for bad input (nothing is written).
@@ -77,8 +77,11 @@ def report(
     opts = options_of(rule, skip_op, keep_op, name_filter, config, source, train_op)
     if context < 0:
         raise usage_error("%d: give 0 or more hops" % context, "--context")
+    to_stdout = output == "-"  # (as everywhere a file is written: '-' is stdout, never a file named '-')
+    if to_stdout and as_json:
+        raise usage_error("-o - writes the page to stdout, where --json writes its line: give one of them", "--output")
     target = Path(output or DEFAULT_OUTPUT)
-    if file != "-" and target.exists() and Path(file).exists() and os.path.samefile(str(target), file):
+    if not to_stdout and file != "-" and target.exists() and Path(file).exists() and os.path.samefile(str(target), file):
         raise usage_error("%s is the input: the report never writes over it" % target, "--output")
     try:
         page, found = _page(file, opts, ge=ge, context=context, input_kind=input_kind, record=record, argv=_argv(file, output, ge, context, rule, source, train_op))
@@ -86,16 +89,23 @@ def report(
         raise fail(e) from None
     from ..report import render
 
-    try:
-        with open(str(target), "w", encoding="utf-8", errors="backslashreplace") as f:
-            f.write(render(page))
-    except OSError as e:
-        raise usage_error("cannot write %s: %s" % (target, e.strerror or e), "--output") from None
-    typer.echo("wrote %s" % target, err=True)
+    if to_stdout:
+        out(render(page).rstrip("\n"))
+    else:
+        _write(target, render(page))
     if as_json:
         emit({"report": str(target), "fp": page.answers[0], "bp": page.answers[1]})
     if not found:
         raise typer.Exit(EXIT_NOT_FOUND)
+
+
+def _write(target: Path, page: str) -> None:
+    try:
+        with open(str(target), "w", encoding="utf-8", errors="backslashreplace") as f:
+            f.write(page)
+    except OSError as e:
+        raise usage_error("cannot write %s: %s" % (target, e.strerror or e), "--output") from None
+    typer.echo("wrote %s" % target, err=True)
 
 
 def _argv(file: str, output: Optional[str], ge: Optional[str], context: int, rule: str, source: Sequence[str], train_op: Optional[str] = None) -> str:

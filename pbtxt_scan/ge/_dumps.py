@@ -17,6 +17,7 @@ _DUMP_RE = re.compile(r"^ge_proto_([0-9]+)_([A-Za-z0-9_-]+)\.txt$")  # ge.md §2
 _ONNX_DUMP_RE = re.compile(r"^ge_onnx_([0-9]+)_([A-Za-z0-9_-]+)\.pbtxt$")
 _STAGE_RE = re.compile(r"^graph_([0-9]+)_(.+)$")
 FINAL_STAGES = frozenset({"Build", "PreRunAfterBuild"})
+_LISTED = 5  # the other dumps a pick's reason names (then "and N more"), as every list of candidates on stderr
 
 def dump_files(directory: PathLike) -> List[Dict[str, Any]]:
     """The GE dumps in ``directory``, by index.
@@ -157,9 +158,10 @@ def _pick(
     else:
         why.append("no file has both gradients ops and a root NetOutput; picked the largest graph")
     rest = [r for i, (r, _) in enumerate(results) if i != best_i]
-    if rest:
+    if rest:  # (the first few: a folder of hundreds keeps its note one short line; ``files`` has them all)
         why.append("others: " + ", ".join(
-            "%s (%s)" % (r["file"], "gradients" if r["has_gradients"] else "no gradients") for r in rest))
+            "%s (%s)" % (r["file"], "gradients" if r["has_gradients"] else "no gradients") for r in rest[:_LISTED])
+            + (", and %d more" % (len(rest) - _LISTED) if len(rest) > _LISTED else ""))
     pick = {"file": files[best_i], "reason": "; ".join(why), "files": [r for r, _ in results]}
     return pick, b
 

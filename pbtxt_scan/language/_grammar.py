@@ -86,16 +86,32 @@ def unescape(body: str) -> bytes:
     if "\\" not in body:
         return body.encode("utf-8", "surrogateescape")
     if len(body) > 256 and "\n" not in body and _decoder_warns:
-        # A tensor's body (fp reads the small Consts' values): the bytes-escape decoder, in C, reads
-        # every escape TF writes as below (octal greedy to 3 digits, \x with 2 hex digits, the
-        # named ones), and warns (an error here) or raises at any other: those take the loop.
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("error")
-                return codecs.escape_decode(body.encode("utf-8", "surrogateescape"))[0]  # type: ignore[attr-defined, no-any-return]
-        except (ValueError, Warning):
-            pass
+        got = _escape_decode(body.encode("utf-8", "surrogateescape"))
+        if got is not None:
+            return got
     return _unescape(body)
+
+
+def unescape_in(raw: bytes, start: int, end: int) -> bytes:
+    """:func:`unescape` of the body ``raw[start:end]`` as it is in the file: a long one (a
+    tensor_content) is decoded without a copy of it, as bytes or as text."""
+    if end - start > 256 and raw.find(b"\n", start, end) < 0 and _decoder_warns:
+        got = _escape_decode(memoryview(raw)[start:end])
+        if got is not None:
+            return got
+    return unescape(raw[start:end].decode("utf-8", "surrogateescape"))
+
+
+def _escape_decode(body: Any) -> "bytes | None":
+    """A tensor's body (fp reads the small Consts' values): the bytes-escape decoder, in C, reads
+    every escape TF writes as below (octal greedy to 3 digits, \\x with 2 hex digits, the named
+    ones), and warns (an error here) or raises at any other: those take the loop (None)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            return codecs.escape_decode(body)[0]  # type: ignore[attr-defined, no-any-return]
+    except (ValueError, Warning):
+        return None
 
 
 def _unescape(body: str) -> bytes:
@@ -341,3 +357,73 @@ def parse_text(text: str, first_line: int = 1, path: "str | None" = None) -> Mes
     except UnexpectedInput as e:  # pragma: no cover
         raise PbtxtError(str(e).splitlines()[0], getattr(e, "line", None), getattr(e, "column", None), path) from None
 
+
+
+# --- a block with long strings: Lark parses the rest ---------------------------------------------
+
+LONG_LITERAL = 64 << 10  # a string literal this long (a tensor_content) is kept out of Lark's parse
+_LITERAL_RE = re.compile(r'#[^\n]*|"[^"\\\n]*(?:\\.[^"\\\n]*)*"|\'[^\'\\\n]*(?:\\.[^\'\\\n]*)*\'')
+
+
+def long_literals(text: str, min_len: int = LONG_LITERAL) -> List[Any]:
+    """The ``(start, end)`` spans of ``text``'s quoted string literals at least ``min_len`` long
+    (comments skipped; a literal cut by its line's end is none: Lark words that error)."""
+    return [m.span() for m in _LITERAL_RE.finditer(text) if m.end() - m.start() >= min_len and text[m.start()] != "#"]
+
+
+def parse_text_within(text: str, first_line: int, path: "str | None", limit: int) -> "Message | None":
+    """:func:`parse_text` with Lark's part bounded: the text less its long string literals (each a
+    token of Lark's, but tens of bytes of its memory a byte) must be at most ``limit`` characters,
+    else None. Each long literal is parsed apart (:func:`string_value`, the grammar's own value)
+    and put back, with the columns after it on its line made true again. The values and positions
+    are :func:`parse_text`'s; so is an error's wording."""
+    if len(text) <= limit:
+        return parse_text(text, first_line, path)
+    spans = long_literals(text)
+    if len(text) - sum(b - a for a, b in spans) + 40 * len(spans) > limit:
+        return None
+    marker = "pbtxt-scan-long-literal-"
+    while marker in text:
+        marker += "~"
+    parts: List[str] = []
+    values: Dict[str, str] = {}
+    shifts: Dict[int, List[Any]] = {}  # line -> [(column just past the placeholder, characters it stands in for)]
+    pos = 0
+    for i, (a, b) in enumerate(spans):
+        key = "%s%d" % (marker, i)
+        ph = '"%s"' % key
+        line, col = _line_col(text, a)
+        done = sum(d for _, d in shifts.get(line, ()))
+        shifts.setdefault(line, []).append((col - done + len(ph), (b - a) - len(ph)))
+        try:
+            values[key] = string_value(text[a:b])
+        except (PbtxtError, ValueError):  # (an escape the grammar refuses: the caller says the block is too big for it)
+            return None
+        parts += [text[pos:a], ph]
+        pos = b
+    parts.append(text[pos:])
+
+    def column(line: int, col: int) -> int:
+        return col + sum(d for end, d in shifts.get(line, ()) if end <= col)
+
+    try:
+        msg = parse_text("".join(parts), 1, path)
+    except PbtxtError as e:
+        if e.line is not None and e.column is not None:
+            raise e.__class__(e.msg, e.line + first_line - 1, column(e.line, e.column), path) from None
+        raise
+    out = Message()
+    todo = [(msg, out)]
+    while todo:
+        src, dst = todo.pop()
+        for f in src:
+            v = f.value
+            if isinstance(v, Message):
+                todo.append((v, Message()))
+                v = todo[-1][1]
+            elif isinstance(v, str) and marker in v:
+                if v not in values:
+                    return None  # (a long literal joined to another: "a" "..." reads as one value)
+                v = values[v]
+            dst.append(Field(f.name, v, f.line + first_line - 1, column(f.line, f.column)))
+    return out

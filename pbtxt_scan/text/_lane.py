@@ -100,17 +100,11 @@ class TextLane(Lane):
 
     def parse(self, block: Block, max_bytes: int = PARSE_MAX) -> Message:
         """Positions are those of the file."""
-        from ..language._grammar import parse_text
+        from ..language._grammar import parse_text_within
 
         size = block.end - block.start
-        if size > max_bytes:
-            raise PbtxtError(
-                "block is %.1f MB, over the %.1f MB limit for a full parse (the grammar's parse takes about 50 bytes of "
-                "memory per byte of text)" % (size / (1 << 20), max_bytes / (1 << 20)),
-                block.line,
-                block.column,
-                self.store.name,
-            )
+        if size > max_bytes:  # (the caller's bound on what it reads)
+            raise self._too_big(block, size, max_bytes)
         raw = self.read(block)
         if block.column % 2 and not raw.startswith((b"{", b"<")):
             # In the writer layout the lines alone give the tree: no Lark parser to build.
@@ -125,7 +119,20 @@ class TextLane(Lane):
             pad = ""
         else:
             pad = " " * (block.column - 1)  # keep columns true on the first line
-        return parse_text(pad + text, first_line=block.line, path=self.store.name)
+        # Lark's own bound: the text less its long strings (a tensor_content is one token to it)
+        msg = parse_text_within(pad + text, block.line, self.store.name, min(max_bytes, PARSE_MAX))
+        if msg is None:
+            raise self._too_big(block, size, min(max_bytes, PARSE_MAX))
+        return msg
+
+    def _too_big(self, block: Block, size: int, limit: int) -> PbtxtError:
+        return PbtxtError(
+            "block is %.1f MB, over the %.1f MB limit for a full parse (the grammar's parse takes about 50 bytes of "
+            "memory per byte of text)" % (size / (1 << 20), limit / (1 << 20)),
+            block.line,
+            block.column,
+            self.store.name,
+        )
 
     def backward(self, block_path: Sequence[str], heads: FrozenSet[str], cache: Any) -> Iterator[Block]:
         from ._backward import reverse_blocks

@@ -28,7 +28,7 @@ import re
 from typing import Any, List, Optional, Tuple
 
 from ..language._atomic import NATIVE, compile_bytes, user_groups
-from ..language._grammar import _number, decode, terminal_patterns, unescape
+from ..language._grammar import _number, decode, terminal_patterns, unescape, unescape_in
 from ._lexer import _possessive
 from .._model import Field, Message
 
@@ -231,7 +231,7 @@ def scalar_value(raw: bytes) -> str:
     if q == b'"' or q == b"'":
         if b"\\" not in raw:
             return decode(raw[1:-1])
-        return decode(unescape(raw[1:-1].decode("utf-8", "surrogateescape")))
+        return decode(unescape_in(raw, 1, len(raw) - 1))  # (a tensor_content: no copies of it)
     return raw.decode("ascii")
 
 

@@ -136,16 +136,22 @@ class WireLane(Lane):
 
     def parse(self, block: Block, max_bytes: int = PARSE_MAX) -> Message:
         """Positions are those of the node's text, as ``show`` prints it."""
-        from ..language._grammar import parse_text
+        from ..language._grammar import parse_text_within
 
         node = self._node_text(block)
-        if len(node) > max_bytes:
-            raise PbtxtError(
-                "node is %.1f MB as text, over the %.1f MB limit for a full parse" % (len(node) / (1 << 20), max_bytes / (1 << 20)),
-                path=self.store.name,
-                offset=block.start,
-            )
-        return parse_text(node, path=self.store.name)
+        if len(node) > max_bytes:  # (the caller's bound on what it reads)
+            raise self._too_big(len(node), block, max_bytes)
+        msg = parse_text_within(node, 1, self.store.name, min(max_bytes, PARSE_MAX))  # (Lark's own bound: the text less its long strings)
+        if msg is None:
+            raise self._too_big(len(node), block, min(max_bytes, PARSE_MAX))
+        return msg
+
+    def _too_big(self, size: int, block: Block, limit: int) -> PbtxtError:
+        return PbtxtError(
+            "node is %.1f MB as text, over the %.1f MB limit for a full parse" % (size / (1 << 20), limit / (1 << 20)),
+            path=self.store.name,
+            offset=block.start,
+        )
 
     def _node_text(self, block: Block) -> str:
         """The NodeDef as text format, as ``tf.io.write_graph`` would print it."""

@@ -87,6 +87,8 @@ COMMANDS: List[List[str]] = [
     ["resolve", "a", "n", "--ge", "{f}", "--json"],
     ["ge-auto", "--explain", "--json", "{f}"],
     ["report", "-o", os.devnull, "{f}"],
+    ["report", "-o", "-", "{f}"],  # (issue 35: the page on stdout)
+    ["ge-auto", "--format", "env", "{f}"],  # (issue 35: points' formats)
 ]
 
 
