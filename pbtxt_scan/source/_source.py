@@ -80,7 +80,10 @@ def _widen_pipe(f: object) -> None:
 
 def _stdin() -> BinaryIO:
     """Standard input, opened once per process with a peekable buffer: the format is detected
-    from its first bytes, and later readers must still get those bytes."""
+    from its first bytes, and later readers must still get those bytes. A closed stdin (``<&-``:
+    Python then has no ``sys.stdin``) is no input."""
+    if sys.stdin is None:
+        raise PbtxtError("no input on stdin (it is closed): give a FILE", path=display_name("-"))
     return _buffered_stdin(getattr(sys.stdin, "buffer", sys.stdin))  # (a test harness may swap sys.stdin)
 
 
