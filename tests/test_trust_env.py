@@ -14,10 +14,14 @@ from pathlib import Path
 from typing import Dict, List
 
 import pytest
+from support.cli import CliRunner
+
+from pbtxt_scan.cli import app
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).parent / "data"
 MLP = DATA / "graphs" / "mlp_sgd.pbtxt"
+runner = CliRunner()
 
 
 def _env(unbuffered: bool = True) -> Dict[str, str]:
@@ -136,3 +140,60 @@ def test_sigterm_stops_the_workers_with_the_parent(cmd: str, busy_graph: Path) -
     while any(_alive(k) for k in kids) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert [k for k in kids if _alive(k)] == []
+
+
+# --- a damaged binary graph -----------------------------------------------------------------------
+
+BINARY = sorted((DATA / "binary").glob("*.pb"))
+
+
+def _varint(data: bytes, i: int) -> "tuple[int, int]":
+    v = shift = 0
+    while True:
+        v |= (data[i] & 0x7F) << shift
+        shift += 7
+        i += 1
+        if data[i - 1] < 0x80:
+            return v, i
+
+
+def _first_name(data: bytes) -> "tuple[int, int]":
+    """Where the first node's name is in a binary GraphDef: (start, end)."""
+    assert data[0] == 0x0A  # (field 1, node)
+    _, i = _varint(data, 1)
+    assert data[i] == 0x0A  # (the NodeDef's field 1, name)
+    n, i = _varint(data, i + 1)
+    return i, i + n
+
+
+def test_binary_fixtures_found() -> None:
+    assert len(BINARY) >= 10
+
+
+@pytest.mark.parametrize("path", BINARY, ids=lambda p: p.name)
+@pytest.mark.parametrize("cmd", [["check"], ["fp"], ["points", "--json"], ["nodes"]], ids=" ".join)
+def test_a_damaged_name_is_a_damaged_binary_graph(path: Path, cmd: List[str], tmp_path: Path) -> None:
+    # A byte of the first node's name damaged: no longer told as a binary graph by its first
+    # bytes, it was read as text ("looks like a binary file", "invalid UTF-8 byte 0x80").
+    data = bytearray(path.read_bytes())
+    start, end = _first_name(bytes(data))
+    at = (start + end) // 2
+    data[at] = 0x80
+    g = tmp_path / path.name
+    g.write_bytes(bytes(data))
+    r = runner.invoke(app, cmd + [str(g)])
+    assert r.exit_code == 2
+    assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+    assert r.stderr.startswith("%s:offset %d: not a valid binary " % (g, at)), r.stderr
+    assert r.stderr.endswith(": a name is not UTF-8 (byte 0x80)\n")
+
+
+@pytest.mark.parametrize("path", BINARY[:4], ids=lambda p: p.name)
+def test_a_cut_binary_graph_names_the_offset(path: Path, tmp_path: Path) -> None:
+    data = path.read_bytes()
+    start, end = _first_name(data)
+    g = tmp_path / path.name
+    g.write_bytes(data[: end + 3])  # (cut inside the first node: a few bytes after its name)
+    r = runner.invoke(app, ["check", str(g)])
+    assert r.exit_code == 2
+    assert r.stderr.startswith("%s:offset " % g) and "truncated" in r.stderr and r.stderr.count("\n") == 1, r.stderr

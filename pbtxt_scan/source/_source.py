@@ -240,7 +240,7 @@ def looks_binary(head: bytes) -> Optional[str]:
     sample = head[:4096]
     nul = sample.find(b"\x00")
     if nul >= 0:
-        if not _is_text(sample[:nul]):
+        if not is_text(sample[:nul]):
             return "this looks like a binary file (it has NUL bytes), not protobuf text format"
         return None  # a NUL after clean text (a damaged text file): the lexer gives its line
     bad = sum(1 for c in sample if c < 9 or 13 < c < 32)
@@ -249,7 +249,7 @@ def looks_binary(head: bytes) -> Optional[str]:
     return None
 
 
-def _is_text(prefix: bytes) -> bool:
+def is_text(prefix: bytes) -> bool:
     """Whether ``prefix`` is non-empty UTF-8 text without control bytes (a cut last character is fine)."""
     if not prefix or any(c < 9 or 13 < c < 32 for c in prefix):
         return False
