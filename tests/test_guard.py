@@ -29,6 +29,8 @@ INPUTS.update({
     "deep_tf": DEEP_TF.encode(), "deep_ge": DEEP_GE.encode(), "big_int_tf": BIG_INT_TF.encode(),
     "big_int_ge": BIG_INT_GE.encode(), "empty": b"", "bom_only": b"\xef\xbb\xbf", "one_node": b'node { name: "a" op: "Const" }',
     "crlf": b'node {\r\n  name: "a"\r\n  op: "Const"\r\n}\r\n', "ge_empty_graph": b'graph {\n  name: "g"\n}\n',
+    "odd_names": b'node {\n  name: "a\\nb\\tc\\033[31m"\n  op: "Placeholder"\n}\nnode {\n  name: "d\\\\e"\n  op: "MatMul"\n'
+                 b'  input: "a\\nb\\tc\\033[31m"\n}\n',
 })
 
 

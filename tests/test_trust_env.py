@@ -197,3 +197,46 @@ def test_a_cut_binary_graph_names_the_offset(path: Path, tmp_path: Path) -> None
     r = runner.invoke(app, ["check", str(g)])
     assert r.exit_code == 2
     assert r.stderr.startswith("%s:offset " % g) and "truncated" in r.stderr and r.stderr.count("\n") == 1, r.stderr
+
+
+# --- names that would break a line or reach the terminal ------------------------------------------
+
+ODD = "in\nput\tx\x1b[31mRED"  # (a newline, a tab and an ANSI colour in one name)
+ODD_SHOWN = "in\\nput\\tx\\x1b[31mRED"
+ODD_TEXT = ('node {\n  name: "in\\nput\\tx\\033[31mRED"\n  op: "Placeholder"\n}\n'
+            'node {\n  name: "dense/Mat\\\\Mul"\n  op: "MatMul"\n  input: "in\\nput\\tx\\033[31mRED"\n}\n'
+            'node {\n  name: "gradients/dense/MatMul_grad/MatMul"\n  op: "MatMul"\n  input: "dense/Mat\\\\Mul"\n}\n')
+
+
+@pytest.fixture
+def odd_graph(tmp_path: Path) -> Path:
+    g = tmp_path / "odd.pbtxt"
+    g.write_text(ODD_TEXT)
+    return g
+
+
+def test_nodes_rows_stay_rows(odd_graph: Path) -> None:
+    r = runner.invoke(app, ["nodes", str(odd_graph)])
+    assert r.exit_code == 0
+    assert r.stdout.splitlines() == ["1\t%s\tPlaceholder" % ODD_SHOWN, "5\tdense/Mat\\\\Mul\tMatMul",
+                                     "10\tgradients/dense/MatMul_grad/MatMul\tMatMul"]
+
+
+def test_json_stays_exact(odd_graph: Path) -> None:
+    import json
+
+    r = runner.invoke(app, ["nodes", "--json", str(odd_graph)])
+    assert [json.loads(x)["name"] for x in r.stdout.splitlines()][:2] == [ODD, "dense/Mat\\Mul"]
+
+
+def test_fp_points_and_explain_escape_names(odd_graph: Path) -> None:
+    r = runner.invoke(app, ["fp", "--explain", str(odd_graph)])
+    assert r.stdout == "dense/Mat\\\\Mul\n"
+    assert "\x1b" not in r.stderr and ODD_SHOWN in r.stderr
+    r = runner.invoke(app, ["points", str(odd_graph)])
+    assert r.stdout.splitlines()[0] == "fp_point  dense/Mat\\\\Mul  (MatMul, line 5, rule dataflow)"
+
+
+def test_show_keeps_the_escapes(odd_graph: Path) -> None:
+    r = runner.invoke(app, ["show", str(odd_graph), ODD])
+    assert r.exit_code == 0 and "\x1b" not in r.stdout and len(r.stdout.splitlines()) == 4

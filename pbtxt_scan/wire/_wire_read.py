@@ -410,15 +410,10 @@ def _breaks(buf: bytes, i: int, end: int, schema: Dict[int, Any], depth: int, co
         cut = stop > len(buf) and complete  # (the file ends inside this field)
         if kind == "s":
             try:
-                text = buf[i:stop].decode("utf-8")
+                buf[i:stop].decode("utf-8")
             except UnicodeDecodeError as e:
                 if stop <= len(buf) or e.start < len(buf) - i - 3:
                     return i + e.start, "a name is not UTF-8 (byte 0x%02x)" % buf[i + e.start], i + e.start
-                text = ""
-            bad = next((k for k, c in enumerate(text) if c < " "), None)
-            if bad is not None:
-                at = i + len(text[:bad].encode("utf-8"))
-                return at, "a name holds a control byte", at
         elif isinstance(kind, dict) and depth < 4:
             at, why, read = _breaks(buf, i, min(stop, len(buf)), kind, depth + 1, complete)
             if why:
