@@ -33,6 +33,8 @@ INPUTS.update({
     # issue 35: long strings kept out of Lark's parse (show --json), joined to another, or an error after one
     "long_joined": b'node { name: "n" op: "Const" attr { key: "v" value { s: "a" "' + b"b" * (3 << 20) + b'" } } }\n',
     "long_then_bad": b'node { name: "n" op: "Const" attr { key: "v" value { s: "' + b"\\001" * (1 << 20) + b'" x: 1e } } }\n',
+    "odd_names": b'node {\n  name: "a\\nb\\tc\\033[31m"\n  op: "Placeholder"\n}\nnode {\n  name: "d\\\\e"\n  op: "MatMul"\n'
+                 b'  input: "a\\nb\\tc\\033[31m"\n}\n',
 })
 
 

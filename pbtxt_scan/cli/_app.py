@@ -1,8 +1,8 @@
 """The Typer app and what every command shares: exit codes, output, errors, the progress bar.
 
 Results go to stdout (one per line, or JSON), diagnostics to stderr.
-Exit codes: 0 found / valid, 1 looked and found nothing, 2 usage error or unreadable / invalid input,
-130 interrupted.
+Exit codes: 0 found / valid, 1 looked and found nothing, 2 usage error or unreadable / invalid input
+(or stdout cannot be written), 130 interrupted, 143 terminated (SIGTERM).
 
 The command modules (``_points``, ``_graph``, ``_ge``) import this one and register on ``app``; this
 module imports none of them (``pbtxt_scan.cli`` imports them all).
@@ -26,7 +26,7 @@ EXIT_BAD_INPUT = 2
 
 EPILOG = (
     "Exit codes: 0 found/valid, 1 looked and found nothing, 2 usage error or unreadable/invalid input, "
-    "130 interrupted."
+    "130 interrupted, 143 terminated."
 )
 
 ENVIRONMENT = (
@@ -67,7 +67,7 @@ def command(name: Optional[str] = None, *, short: str) -> Callable[[Callable[...
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo("pbtxt-scan %s" % __version__)
+        out("pbtxt-scan %s" % __version__)
         raise typer.Exit()
 
 
@@ -192,6 +192,8 @@ def out(line: str) -> None:
     except BrokenPipeError:  # `| head` has read enough: stop quietly, successfully
         _quiet_stdout()
         raise typer.Exit(0) from None
+    except OSError as e:  # a full disk, an I/O error: the results are lost, and the caller must know
+        raise typer.Exit(unwritable(e)) from None
 
 
 def plural(n: int, word: str) -> str:
@@ -206,6 +208,15 @@ def listed(names: Any) -> str:
     names = list(names)
     more = len(names) - LISTED
     return ", ".join(names[:LISTED]) + (", and %d more" % more if more > 0 else "")
+
+
+def unwritable(e: OSError) -> int:
+    """stdout cannot be written (a full disk, an I/O error; not a closed pipe): one line on stderr,
+    stdout pointed at /dev/null (the interpreter's final flush must not fail a second time), and
+    the exit code (2: the environment is at fault, and what was found is not all written)."""
+    sys.stderr.write("<stdout>: cannot write the output: %s\n" % (e.strerror or e))
+    _quiet_stdout()
+    return EXIT_BAD_INPUT
 
 
 def _quiet_stdout() -> None:
@@ -396,18 +407,35 @@ class _NoBar:
 # --- entry point -------------------------------------------------------------------------------
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised where the program is (as Ctrl-C raises KeyboardInterrupt), so that the
+    ``finally`` and ``with`` blocks on the way out stop and reap the workers."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise Terminated()
+
+
 def main() -> None:
-    """Console-script entry: no tracebacks for a closed pipe or Ctrl-C."""
+    """Console-script entry: no tracebacks for a closed pipe, a full disk, Ctrl-C or SIGTERM."""
+    import signal
+
+    signal.signal(signal.SIGTERM, _on_sigterm)  # (workers put it back to the default: parallel._pool)
     try:
         app()
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         sys.exit(130)
+    except Terminated:
+        sys.stderr.write("terminated\n")
+        sys.exit(128 + signal.SIGTERM)
     except BrokenPipeError:
         _quiet_stdout()
         sys.exit(0)
     finally:
         try:
-            sys.stdout.flush()
+            sys.stdout.flush()  # (buffered results: an error writing them is the run's error)
         except BrokenPipeError:
             _quiet_stdout()
+        except OSError as e:
+            sys.exit(unwritable(e))

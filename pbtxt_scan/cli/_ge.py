@@ -7,6 +7,7 @@ from typing import Any, Dict, List, Optional
 import typer
 
 from .. import PbtxtError
+from ._escape import shown
 from ._app import EXIT_NOT_FOUND, QuietOpt, command, emit, fail, format_option, jobs_of, note, out, output_format
 from ._pair import POINTS_FORMATS, AicMetricsOpt, PointsFormatOpt, ProfilingOutputOpt, TaskTraceOpt, check_paste, pasted
 from ._suggest import Closest
@@ -81,11 +82,11 @@ def resolve(
     else:
         width = max((len(m["kind"]) for r in results for m in r["matches"]), default=0)
         for r in results:
-            out(r["tf_name"])
+            out(shown(r["tf_name"]))
             if not r["matches"]:
                 out("  (no match)")
             for m in r["matches"]:
-                out("  %-*s  %s  (line %d%s)" % (width, m["kind"], m["ge_name"], m["line"], "" if m["task"] else ", no task"))
+                out("  %-*s  %s  (line %d%s)" % (width, m["kind"], shown(m["ge_name"]), m["line"], "" if m["task"] else ", no task"))
             if r["accepted_as_is"]:
                 how = "its own name" if r["accepted_via"] == r["tf_name"] else (
                     "%s lists it in _datadump_original_op_names" % r["accepted_via"])
@@ -102,7 +103,7 @@ def resolve(
 def _op_text(op: Optional[Dict[str, Any]]) -> str:
     if op is None:
         return "(none)"
-    return "%s  (%s, id %d, line %d)" % (op["name"], op["type"], op["id"], op["line"])
+    return "%s  (%s, id %d, line %d)" % (shown(op["name"]), shown(op["type"]), op["id"], op["line"])
 
 
 @command("ge-auto", short="Predict the fp and bp GE picks by itself.")

@@ -16,6 +16,7 @@ from ._app import (
     format_option, jobs_of, listed, note, old_format, open_graph, out, output_format, plural, renamed, say_error, say_notes, usage_error,
 )
 from ._checks import node_hint
+from ._escape import plain_rows, row_text, shown
 from ._suggest import tensor_node
 
 
@@ -112,12 +113,29 @@ def nodes(
             places = [d, DIALECTS["function"]] if functions and d.name == "graphdef" else [d]
             for place in places:
                 heads = place.heads if jsonl else NAME_AND_OP
-                row = (_row_json if jsonl else row_tsv) if not functions else (_row_json_fn if jsonl else _row_tsv_fn)
+                row = (_row_json if jsonl else row_text) if not functions else (_row_json_fn if jsonl else _row_tsv_fn)
+                if row is row_text and g.binary and g.regular:
+                    row = row_tsv  # (made straight from the nodes' bytes; a run with a name to escape is made again)
+                printed = 0
                 texts = iter_rows(g, row, dialect=place, heads=heads, jobs=n_jobs, on_progress=on_progress)
                 with contextlib.closing(texts):  # (closed early, e.g. by `| head`: workers stop at once)
                     for text in texts:  # (the rows of many nodes at a time, in file order)
+                        if row is row_tsv and not plain_rows(text):
+                            break
                         found = True
+                        printed += text.count("\n") + 1
                         out(text)
+                    else:
+                        continue
+                # A name to escape, in rows made from the bytes: the rest made again, escaped.
+                texts = iter_rows(g, row_text, dialect=place, heads=heads, jobs=1)
+                with contextlib.closing(texts):
+                    for text in texts:
+                        rows = text.split("\n")[printed:]
+                        printed = max(0, printed - text.count("\n") - 1)
+                        if rows:
+                            found = True
+                            out("\n".join(rows))
     except PbtxtError as e:
         raise fail(e)
     say_notes(g)
@@ -140,9 +158,7 @@ def _function_of(b: Any) -> Optional[str]:
 
 
 def _row_tsv_fn(b: Any) -> str:
-    from .. import row_tsv
-
-    return "%s\t%s" % (row_tsv(b), _function_of(b) or "-")
+    return "%s\t%s" % (row_text(b), shown(_function_of(b) or "-"))
 
 
 def _row_json_fn(b: Any) -> str:
@@ -424,4 +440,4 @@ def stats(
     ops = list(obj["ops"].items())
     width = max((len(k) for k, _ in ops), default=0)
     for k, v in ops:
-        out("  %-*s %d" % (width, k, v))
+        out("  %-*s %d" % (width, shown(k), v))

@@ -12,6 +12,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 import typer
 
 from .. import PbtxtError
+from ._escape import shown
 from ._app import EXIT_NOT_FOUND, InputKindOpt, JsonOpt, RecordOpt, QuietOpt, command, emit, note, out, output_format, quiet, renamed, say_notes, usage_error
 from ._checks import check_choice, inputs_of, say_ignored_filters, say_unmatched_ops
 from ._points import (
@@ -212,7 +213,7 @@ def _print_points(run: _PointsRun, name: str, answers: Tuple[Any, Any], names: T
                 where = ans.point.where
                 if ans.point.function:
                     where += " in function %s" % ans.point.function
-                out("%s%s_point  %s  (%s, %s, rule %s)" % (lead, kind, point_name or '""', ans.point.op, where, ans.rule))
+                out("%s%s_point  %s  (%s, %s, rule %s)" % (lead, kind, shown(point_name or "") or '""', shown(ans.point.op), shown(where), ans.rule))
 
 
 def on_ge(fp_name: Optional[str], bp_name: Optional[str], ge: str) -> Tuple[Any, Optional[str], Optional[str], bool]:

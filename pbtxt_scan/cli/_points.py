@@ -9,6 +9,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 import typer
 
 from .. import PbtxtError
+from ._escape import shown, terminal_safe
 from ._app import (
     EXIT_NOT_FOUND, InputKindOpt, JsonOpt, RecordOpt, QuietOpt, command, dialect, emit, fail, format_option, note,
     open_graph, out, output_format, quiet, say_notes, usage_error,
@@ -114,9 +115,9 @@ def print_explain(ans: Any) -> None:
     from .. import explain
 
     typer.echo("%s (rule %s):" % (ans.kind, ans.rule), err=True)
-    for line in explain(ans):
-        typer.echo("  " + line, err=True)
-    typer.echo("  => %s" % (ans.reason if ans.point is None else "%s at %s: %s" % (ans.point.name, ans.point.where, ans.reason)), err=True)
+    for line in explain(ans):  # (the names in it with their control characters escaped: stderr is a terminal too)
+        typer.echo("  " + terminal_safe(line), err=True)
+    typer.echo("  => %s" % terminal_safe(ans.reason if ans.point is None else "%s at %s: %s" % (ans.point.name, ans.point.where, ans.reason)), err=True)
     if ans.point is not None:
         typer.echo("  confidence: %s%s" % (ans.confidence, ": " + ans.doubt if ans.doubt else ""), err=True)
     for a in ans.alternatives:
@@ -228,7 +229,7 @@ def _one_point(kind: str, file: str, asked: _Asked) -> int:
     if asked.as_json:
         emit(answer_json(ans, g.name))
     else:
-        out("%s: %s" % (file, ans.point.name) if asked.prefix else ans.point.name)
+        out("%s: %s" % (file, shown(ans.point.name)) if asked.prefix else shown(ans.point.name))
     return 0
 
 

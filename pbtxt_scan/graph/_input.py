@@ -48,7 +48,7 @@ from .._model import Block, Message
 from ..source._lane import PARSE_MAX, Lane
 from ..parallel._cores import usable_cores
 from ..source._kinds import is_event_file, not_a_graph
-from ..source._source import DEFAULT_CHUNK, PathLike, gunzipped, open_binary, spool as spool_stream
+from ..source._source import DEFAULT_CHUNK, PathLike, gunzipped, is_text, open_binary, spool as spool_stream
 from ..source._views import View
 
 __all__ = ["PARSE_MAX", "GraphFile", "Source", "opened"]
@@ -135,7 +135,13 @@ class GraphFile:
                 raise PbtxtError("--record applies to TensorBoard event files, and this is %s" % (
                     "a " + _binary.describe(kind) if kind else "not one"), path=name)
             elif kind is None:
-                why = not_a_graph(head, complete=len(head) < _binary.SNIFF_BYTES, name=name)
+                complete = len(head) < _binary.SNIFF_BYTES
+                why = not_a_graph(head, complete=complete, name=name)
+                if not is_text(head[:4096]) and not (why or "").startswith("this is "):  # (no clean text, and no
+                    # file of a kind named by its magic or name: a binary graph damaged in its first bytes?)
+                    broken = _binary.broken(head, complete=complete)
+                    if broken is not None:
+                        raise PbtxtError("not a valid %s: %s" % (_binary.describe(broken[0]), broken[2]), path=name, offset=broken[1])
                 if why:
                     raise PbtxtError(why, path=name)
                 nested = container_of_head(head)

@@ -8,8 +8,10 @@ pickled, nothing is looked up in a module table).
 
 A worker (:func:`fork`):
 
-- ignores Ctrl-C (the parent stops its workers) and, on Linux, is killed when the parent dies
-  (``PR_SET_PDEATHSIG``; elsewhere it meets an end of file on its pipe);
+- ignores Ctrl-C (the parent stops its workers), dies of SIGTERM (the command line's handler,
+  which unwinds the parent through the ``with`` blocks that stop and reap its workers, is not
+  inherited) and, on Linux, is killed when the parent dies (``PR_SET_PDEATHSIG``; elsewhere it meets
+  an end of file on its pipe);
 - holds only the descriptors it was told to keep: a pipe end kept open in a child would keep its
   reader waiting (grep's output, the other workers' replies);
 - sets its own allocator options (``heap``), never the parent's;
@@ -50,8 +52,11 @@ def fork(main: Callable[[], Any], *, keep: Optional[Collection[int]] = None, clo
     ``keep``: the only descriptors above 2 the worker holds (None: all it inherits, but those in
     ``close``). ``heap`` (bytes, glibc only): buffers up to this size are taken from the heap and
     freed back to it, not mapped and unmapped each time. Raises OSError if no process can start."""
-    sys.stdout.flush()  # (a worker must not inherit unwritten output)
-    sys.stderr.flush()
+    for stream in (sys.stdout, sys.stderr):  # (a worker must not inherit unwritten output)
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):  # (a full disk, a closed or missing stream: the
+            pass  # caller meets it at its next write or at exit; the worker never writes them)
     pid = os.fork()
     if pid:
         return pid
@@ -67,6 +72,7 @@ def _child(main: Callable[[], Any], keep: Optional[Collection[int]], close: Sequ
     try:
         parent = os.getppid()
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C: the parent stops the workers
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # (not the parent's handler: SIGTERM ends a worker)
         libc = _libc()
         if libc is not None:
             libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG

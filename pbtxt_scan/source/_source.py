@@ -80,7 +80,10 @@ def _widen_pipe(f: object) -> None:
 
 def _stdin() -> BinaryIO:
     """Standard input, opened once per process with a peekable buffer: the format is detected
-    from its first bytes, and later readers must still get those bytes."""
+    from its first bytes, and later readers must still get those bytes. A closed stdin (``<&-``:
+    Python then has no ``sys.stdin``) is no input."""
+    if sys.stdin is None:
+        raise PbtxtError("no input on stdin (it is closed): give a FILE", path=display_name("-"))
     return _buffered_stdin(getattr(sys.stdin, "buffer", sys.stdin))  # (a test harness may swap sys.stdin)
 
 
@@ -237,7 +240,7 @@ def looks_binary(head: bytes) -> Optional[str]:
     sample = head[:4096]
     nul = sample.find(b"\x00")
     if nul >= 0:
-        if not _is_text(sample[:nul]):
+        if not is_text(sample[:nul]):
             return "this looks like a binary file (it has NUL bytes), not protobuf text format"
         return None  # a NUL after clean text (a damaged text file): the lexer gives its line
     bad = sum(1 for c in sample if c < 9 or 13 < c < 32)
@@ -246,7 +249,7 @@ def looks_binary(head: bytes) -> Optional[str]:
     return None
 
 
-def _is_text(prefix: bytes) -> bool:
+def is_text(prefix: bytes) -> bool:
     """Whether ``prefix`` is non-empty UTF-8 text without control bytes (a cut last character is fine)."""
     if not prefix or any(c < 9 or 13 < c < 32 for c in prefix):
         return False

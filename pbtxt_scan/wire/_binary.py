@@ -3,9 +3,9 @@ bytes (:func:`sniff`), and naming them (:func:`describe`). Reading them is the w
 (:class:`pbtxt_scan.wire._lane.WireLane`)."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Tuple
 
-from . import _wire
+from . import _wire, _wire_read
 
 SNIFF_BYTES = _wire.SNIFF_BYTES
 SAVEDMODEL = _wire.SAVEDMODEL
@@ -20,6 +20,12 @@ KIND_NAMES = {
 def sniff(head: bytes) -> Optional[str]:
     """The binary kind of a file starting with ``head``, or ``None`` (text, or not a graph)."""
     return _wire.sniff(head[:SNIFF_BYTES])
+
+
+def broken(head: bytes, *, complete: bool) -> Optional[Tuple[str, int, str]]:
+    """A binary graph whose first bytes ``head`` break the wire format before :func:`sniff` could
+    tell its kind: ``(kind, offset, why)``; ``None`` if the bytes are no such graph."""
+    return _wire_read.broken(head[:SNIFF_BYTES], complete=complete)
 
 
 def describe(kind: Optional[str]) -> str:

@@ -349,6 +349,81 @@ def _plausible(buf: bytes, i: int, end: int, schema: Dict[int, Any], depth: int,
     return end
 
 
+BROKEN_MIN = 4  # bytes of a kind's fields read before the break: a node's tag and length, and its
+# name's. Files of other kinds break at their first bytes (their magic numbers are no tags); text
+# can read further (newlines are a node's and a name's tags), and is told apart before this is
+# asked (graph._input: clean UTF-8 text is left to the text lane).
+
+
+def broken(head: bytes, *, complete: bool) -> Optional[Tuple[str, int, str]]:
+    """A binary graph damaged near its start (where :func:`sniff` can no longer tell it):
+    ``(kind, offset, why)`` for the kind whose fields read furthest before the wire format
+    breaks, if they read at least :data:`BROKEN_MIN` bytes; else ``None``. The kind is ``""``
+    (unknown) when another kind reads as far (the break is in the first fields, which the kinds
+    share). ``complete``: ``head`` is the whole file (a field cut by its end is then a break, not
+    the end of the head)."""
+    found = sorted(((_breaks(head, 0, len(head), schema, 0, complete), kind) for kind, schema in _SNIFF),
+                   key=lambda x: -x[0][2])  # (the furthest read first; a tie keeps _SNIFF's order)
+    (at, why, read), kind = found[0]
+    if not why or read < BROKEN_MIN:
+        return None
+    return ("" if found[1][0][2] >= read else kind), at, why
+
+
+def _breaks(buf: bytes, i: int, end: int, schema: Dict[int, Any], depth: int, complete: bool) -> Tuple[int, str, int]:
+    """Where ``buf[i:end]`` stops reading as ``schema``, why, and how far it read: ``(offset,
+    reason, read)``, for the deepest field that breaks (``(end, "", end)``: it all reads; a field
+    cut by the end of the file is named at its tag, and read as far as its bytes go).
+    :func:`_plausible`'s walk, strict, with reasons."""
+    while i < end:
+        start = i
+        try:
+            t, i = _varint_slow(buf, i, i) if buf[i] >= 0x80 else (buf[i], i + 1)
+        except (PbtxtError, IndexError):
+            if not complete and len(buf) - start < 10:
+                return end, "", end
+            return start, "a field's tag is no valid varint", start
+        fn, wt = t >> 3, t & 7
+        kind = schema.get(fn)
+        if kind is None:
+            if fn == 0:
+                return start, "field number 0 is not valid", start
+            if depth == 0 or fn <= max(schema) or wt not in (0, 1, 2, 5):
+                return start, "field %d of wire type %d is not a field here" % (fn, wt), start
+            kind = "v" if wt == 0 else "m"
+            if wt != 0 and wt != 2:
+                i += 8 if wt == 1 else 4
+                continue
+        if (kind == "v") != (wt == 0) or (kind != "v" and wt != 2):
+            return start, "field %d has wire type %d, which it never has" % (fn, wt), start
+        try:
+            v, i = _varint_slow(buf, i, i) if buf[i] >= 0x80 else (buf[i], i + 1)
+        except (PbtxtError, IndexError):
+            if not complete and len(buf) - i < 10:
+                return end, "", end
+            return start, "a length or value is no valid varint", start
+        if wt == 0:
+            continue
+        stop = i + v
+        if stop > end and end < len(buf):
+            return start, TRUNCATED_MSG, start
+        cut = stop > len(buf) and complete  # (the file ends inside this field)
+        if kind == "s":
+            try:
+                buf[i:stop].decode("utf-8")
+            except UnicodeDecodeError as e:
+                if stop <= len(buf) or e.start < len(buf) - i - 3:
+                    return i + e.start, "a name is not UTF-8 (byte 0x%02x)" % buf[i + e.start], i + e.start
+        elif isinstance(kind, dict) and depth < 4:
+            at, why, read = _breaks(buf, i, min(stop, len(buf)), kind, depth + 1, complete)
+            if why:
+                return at, why, read
+        if cut:
+            return start, TRUNCATED_FILE, len(buf)
+        i = stop
+    return end, "", end
+
+
 class WireInfo(NamedTuple):
     """What was read: the kind, and for a SavedModel which MetaGraph (0-based) and why."""
 

@@ -29,6 +29,11 @@ _BINARY_GRAPHDEF = (
     b"\x0a\x1a\x0a\x05dense\x12\x06MatMul\x1a\x01x\x1a\x01w\x22\x03cpu" + b"\x0a\x09\x0a\x01y\x12\x04Relu" + b"\x22\x02\x08\x01"
 )
 
+# A binary GraphDef damaged in its second node's name (issue 35: it was read as text, "invalid
+# UTF-8 byte 0x80 (is this a text file?)"): named as a damaged binary graph, at the byte.
+_NODES_PB = b"".join(b"\x0a\x19\x0a\x0flayer_%02d/MatMul\x12\x06MatMul" % i for i in range(40))
+_DAMAGED_PB = _NODES_PB[:33] + b"\x80" + _NODES_PB[34:]
+
 CASES = [
     ("truncated_mid_block", NODE[:-2], "4:1: unexpected end of input: message 'node' is not closed (expected '}')"),
     ("truncated_mid_string", b'node {\n  name: "ab', "2:9: unterminated string at end of input"),
@@ -47,6 +52,7 @@ CASES = [
     ("binary_garbage", bytes(range(256)) * 8, "this looks like a binary file (it has NUL bytes), not protobuf text format"),
     ("binary_control_bytes", bytes([1, 2, 3, 4, 5, 6, 7, 8]) * 40, "this looks like a binary file (control bytes), not protobuf text format"),
     ("binary_graphdef_cut", _BINARY_GRAPHDEF[:-5], "offset 28: truncated: a length-delimited field runs past the end of the file"),
+    ("binary_graphdef_damaged", _DAMAGED_PB, "offset 33: not a valid binary graph: a name is not UTF-8 (byte 0x80)"),
     ("number_then_letters", b"node {\n  x: 10bar\n}\n", "2:6: invalid number (a number cannot be followed directly by a letter or digit)"),
     ("plus_sign", b"node {\n  x: +1\n}\n", "2:6: unexpected '+' (a number takes no '+' sign)"),
     ("scalar_without_colon", b"node {\n  x 1\n}\n", "2:5: unexpected number 1, expected ':' or '{' after field name 'x'"),
