@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.examples import fuzz_examples
 from support.marks import quick_first
-from support.hostile import BIG_INT_GE, BIG_INT_TF, CASES, COMMANDS, DEEP_GE, DEEP_TF, check_rules
+from support.hostile import BIG_INT_GE, BIG_INT_TF, CASES, COMMANDS, DEEP_GE, DEEP_TF, PROF_CASES, PROF_COMMANDS, check_rules
 
 DATA = Path(__file__).parent / "data"
 
@@ -38,6 +38,17 @@ def test_every_command_on_every_hostile_input(tmp_path: Path, name: str) -> None
     f.write_bytes(INPUTS[name])
     for args in COMMANDS:
         check_rules([a.format(f=f) for a in args])
+
+
+
+@pytest.mark.parametrize("name", sorted(PROF_CASES))
+def test_verify_on_every_hostile_profiling_folder(tmp_path: Path, name: str) -> None:
+    top = tmp_path / ("PROF_" + name)
+    for rel, text in PROF_CASES[name].items():
+        (top / rel).parent.mkdir(parents=True, exist_ok=True)
+        (top / rel).write_text(text)
+    for args in PROF_COMMANDS:
+        check_rules([a.format(d=top, g=DATA / "graphs" / "mlp_sgd.pbtxt") for a in args])
 
 
 _SEEDS = [DATA / "graphs" / "inference_no_gradients.pbtxt", DATA / "ge" / "ge_proto_00000013_graph_3_Build.txt",

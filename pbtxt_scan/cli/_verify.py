@@ -217,15 +217,22 @@ def verify(
     first compute task at or after FP Start) and the op that closed it (the last compute task ending
     at or before BP End), from the task timeline (op_summary_*.csv, task_time_*.json or
     msprof_*.json). GE puts a trace task on the op's stream just before the fp op and just after
-    the bp op, so "task N missing" beside a task confirms it. Times are µs: FP to BP time and
-    iteration time, median and spread over iterations, for each device, and whether the devices agree.
+    the bp op, so "task N missing" beside a task confirms it (said only where the stream's tasks go
+    on past N). Times are µs: FP to BP time and iteration time, median and spread over iterations,
+    for each device, and whether the devices agree.
 
     With --graph (and --ge), the verdict: "right points" (the run bracketed pbtxt-scan's fp and bp),
     "wrong points" (FP Start or BP End of 0, a bracket opened by a data-side op such as Cast or
     IteratorGetNext, or other ops than pbtxt-scan's), each with the fp_point/bp_point to set.
-    Without --graph the verdict is "not checked" unless FP Start or BP End is 0.
+    Without --ge the timeline's GE names are matched by resolve's rules on names (a fused name, a
+    _1 twin); a name only a dump could map is "not checked without --ge". Without --graph the
+    verdict is "not checked" unless FP Start or BP End is 0.
 
-    Exit 0; 1 for "wrong points"; 2 for a folder that is no profiling output.
+    A PROF_* folder with both msprof layouts is refused: choose with --layout (or give the
+    sub-folder). Two step traces holding one device (two runs in one folder) are refused too.
+
+    Exit 0; 1 for "wrong points"; 2 for a folder that is no profiling output, nothing to check (no
+    iterations), or a step trace or task row cut short, non-numeric or nan (FILE:LINE: column X is '...').
 
     Examples:
 
