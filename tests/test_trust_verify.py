@@ -223,10 +223,11 @@ GAPS = [
     ([4, 5, 6, 7, 9], {"task_id": 3, "missing": None}, {"task_id": 8, "missing": True}),  # nothing before task 4
     ([2, 3, 4, 5, None], {"task_id": 1, "missing": None}, {"task_id": 6, "missing": None}),  # nothing after task 5
     ([1, 2, 3, 4, 6], {"task_id": 0, "missing": False}, {"task_id": 5, "missing": True}),  # task 0 runs before
+    ([70000, 70001, 70002, 70003, 70005], {"task_id": 69999, "missing": None}, {"task_id": 70004, "missing": True}),  # past 16 bits
 ]
 
 
-@pytest.mark.parametrize("ids, opener, closer", GAPS, ids=["first-task", "starts-later", "last-task", "present"])
+@pytest.mark.parametrize("ids, opener, closer", GAPS, ids=["first-task", "starts-later", "last-task", "present", "large-ids"])
 def test_a_gap_is_claimed_only_when_a_task_id_was_skipped(tmp_path: Path, ids: List[Any], opener: Any, closer: Any):
     out = tmp_path / "PROF_gap" / "mindstudio_profiler_output"
     out.mkdir(parents=True)

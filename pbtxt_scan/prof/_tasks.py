@@ -61,6 +61,7 @@ class Bracketer:
         self.closer: List[Optional[Task]] = [None] * len(its)
         self._bits: Dict[int, bytearray] = {}
         self._big: Set[Tuple[int, int]] = set()
+        self._big_span: Dict[int, Tuple[int, int]] = {}  # per stream, the least and greatest id in _big
         self.count = 0
         self.first: Optional[Task] = None  # the first task read (for tests and messages)
 
@@ -77,6 +78,8 @@ class Bracketer:
                 b[t.task_id >> 3] |= 1 << (t.task_id & 7)
             else:
                 self._big.add((s, t.task_id))
+                lo, hi = self._big_span.get(s, (t.task_id, t.task_id))
+                self._big_span[s] = (min(lo, t.task_id), max(hi, t.task_id))
         if not is_compute(t):
             return
         k = bisect.bisect_right(self._fp_at, t.start) - 1
@@ -106,7 +109,8 @@ class Bracketer:
     def beyond(self, stream: Optional[int], task_id: int, step: int) -> bool:
         """The stream has a task id past ``task_id`` in direction ``step`` (-1: below, +1: above)."""
         s = -1 if stream is None else stream
-        if any(i < task_id if step < 0 else i > task_id for t, i in self._big if t == s):
+        span = self._big_span.get(s)
+        if span is not None and (span[0] < task_id if step < 0 else span[1] > task_id):
             return True
         b = self._bits.get(s)
         if b is None:
