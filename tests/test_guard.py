@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from support.examples import fuzz_examples
 from support.marks import quick_first
 from support.hostile import (BIG_INT_GE, BIG_INT_TF, CASES, COMMANDS, DEEP_GE, DEEP_TF, HOSTILE_CHECKPOINTS, HOSTILE_RECORDS,
-                             check_rules)
+                             PROF_CASES, PROF_COMMANDS, check_rules)
 
 DATA = Path(__file__).parent / "data"
 
@@ -66,6 +66,16 @@ def test_every_record_command_on_a_hostile_record(value: str) -> None:
     for args in [a for a in COMMANDS if a[0] in RECORD_COMMANDS]:
         for f in (trace, trace / "events.out.tfevents.1700000000.fixture.1.0.v2"):
             check_rules([a.format(f=f) for a in args] + ["--record", value])
+
+
+@pytest.mark.parametrize("name", sorted(PROF_CASES))
+def test_verify_on_every_hostile_profiling_folder(tmp_path: Path, name: str) -> None:
+    top = tmp_path / ("PROF_" + name)
+    for rel, text in PROF_CASES[name].items():
+        (top / rel).parent.mkdir(parents=True, exist_ok=True)
+        (top / rel).write_text(text)
+    for args in PROF_COMMANDS:
+        check_rules([a.format(d=top, g=DATA / "graphs" / "mlp_sgd.pbtxt") for a in args])
 
 
 _SEEDS = [DATA / "graphs" / "inference_no_gradients.pbtxt", DATA / "ge" / "ge_proto_00000013_graph_3_Build.txt",

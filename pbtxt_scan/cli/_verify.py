@@ -11,6 +11,7 @@ import typer
 
 from .. import PbtxtError
 from ._app import EXIT_NOT_FOUND, QuietOpt, command, emit, fail, format_option, note, out, output_format
+from ._checks import check_choice
 
 RIGHT, WRONG, UNCHECKED = "right points", "wrong points", "not checked"
 
@@ -59,6 +60,17 @@ class _Points:
                 if r["tf_name"] == self.bp:
                     self.bp_ge, self.bp_set, self.bp_paste = (m["ge_name"] if m else None), self.bp_set + ge_names, paste
 
+    def is_point(self, kind: str, ge_name: str) -> Optional[bool]:
+        """The timeline's op ``ge_name`` is pbtxt-scan's fp (or bp): with a dump, one of the GE names
+        it became; without, by resolve's rules on names alone (a fused name, a ``_1`` twin). None:
+        only a dump could tell."""
+        tf = self.fp if kind == "fp" else self.bp
+        if self.build is not None:
+            return ge_name in (self.fp_set if kind == "fp" else self.bp_set)
+        from ..ge import name_match
+
+        return True if tf and name_match(ge_name, tf) is not None else None
+
     def tf_names(self, ge_name: str) -> Optional[List[str]]:
         """The TensorFlow names a GE op came from (its own name and its original names); None
         without a dump, [] when the dump has no such op."""
@@ -90,13 +102,15 @@ def _task(t: Optional[Dict[str, Any]], pts: _Points) -> Optional[Dict[str, Any]]
     return d
 
 
-def _judge(devs: List[Dict[str, Any]], pts: _Points, checked: bool) -> Tuple[str, List[str], List[str], List[str]]:
-    """(verdict, reasons, fixes, notes)."""
+def _judge(devs: List[Dict[str, Any]], pts: _Points, checked: bool) -> Tuple[str, List[str], List[str], List[str], List[str]]:
+    """(verdict, reasons, fixes, notes, unchecked): ``unchecked``, the bracketing ops only a GE dump
+    could map to the points (no --ge): the verdict is then "not checked", never "wrong points"."""
     from ..prof import DATA_SIDE
 
     reasons: List[str] = []
     fixes: List[str] = []
     notes: List[str] = []
+    unchecked: List[str] = []
 
     def fix(kind: str, paste: Optional[str], tf: Optional[str]) -> None:
         if paste:
@@ -109,6 +123,18 @@ def _judge(devs: List[Dict[str, Any]], pts: _Points, checked: bool) -> Tuple[str
         if line not in fixes:
             fixes.append(line)
 
+    def compare(d: Dict[str, Any], t: Optional[Dict[str, Any]], kind: str, how: str) -> None:
+        tf = pts.fp if kind == "fp" else pts.bp
+        if not checked or t is None or not tf:
+            return
+        hit = pts.is_point(kind, t["name"])
+        if hit is None:
+            unchecked.append("%s: the bracket is %s by %s, which no name rule maps to pbtxt-scan's %s %s: not checked "
+                             "without --ge (a GE dump's original names can)" % (d["device"], how, t["name"], kind, tf))
+        elif not hit:
+            reasons.append("%s: the bracket is %s by %s, not by pbtxt-scan's %s %s" % (d["device"], how, t["name"], kind, tf))
+            fix(kind, pts.fp_paste if kind == "fp" else pts.bp_paste, tf)
+
     for d in devs:
         n = len(d["iterations"])
         if d["fp_start_zero"]:
@@ -118,7 +144,7 @@ def _judge(devs: List[Dict[str, Any]], pts: _Points, checked: bool) -> Tuple[str
             reasons.append("%s: BP End is 0 in %d of %d iterations: GE matched no op to bp_point" % (d["device"], d["bp_end_zero"], n))
             fix("bp", pts.bp_paste, pts.bp)
         o, c = d["opened_by"], d["closed_by"]
-        if o is not None and o["op"] in DATA_SIDE and not (checked and o["name"] in pts.fp_set):
+        if o is not None and o["op"] in DATA_SIDE and not (checked and pts.is_point("fp", o["name"])):
             msg = "%s: the bracket is opened by %s, a data-side op (%s): FP Start is on the input, not the first compute op" % (
                 d["device"], o["name"], o["op"])
             if checked:
@@ -126,21 +152,16 @@ def _judge(devs: List[Dict[str, Any]], pts: _Points, checked: bool) -> Tuple[str
                 fix("fp", pts.fp_paste, pts.fp)
             else:
                 notes.append(msg + "? (give --graph to check)")
-        elif checked and o is not None and pts.fp_set and o["name"] not in pts.fp_set:
-            reasons.append("%s: the bracket is opened by %s, not by pbtxt-scan's fp %s%s" % (
-                d["device"], o["name"], pts.fp, "" if pts.build is not None else " (give --ge to map GE names)"))
-            fix("fp", pts.fp_paste, pts.fp)
-        if checked and c is not None and pts.bp_set and c["name"] not in pts.bp_set:
-            reasons.append("%s: the bracket is closed by %s, not by pbtxt-scan's bp %s%s" % (
-                d["device"], c["name"], pts.bp, "" if pts.build is not None else " (give --ge to map GE names)"))
-            fix("bp", pts.bp_paste, pts.bp)
+        else:
+            compare(d, o, "fp", "opened")
+        compare(d, c, "bp", "closed")
         if o is None and c is None and not d["fp_start_zero"] and not d["bp_end_zero"]:
             notes.append("%s: no task timeline covers its iterations (was task_trace on?): the bracketing ops are unknown" % d["device"])
     if reasons:
-        return WRONG, reasons, fixes, notes
-    if checked and all(d["opened_by"] is not None and d["closed_by"] is not None for d in devs):
-        return RIGHT, reasons, fixes, notes
-    return UNCHECKED, reasons, fixes, notes
+        return WRONG, reasons, fixes, notes, unchecked
+    if checked and not unchecked and all(d["opened_by"] is not None and d["closed_by"] is not None for d in devs):
+        return RIGHT, reasons, fixes, notes, unchecked
+    return UNCHECKED, reasons, fixes, notes, unchecked
 
 
 def _row(r: Dict[str, Any], pts: _Points) -> Dict[str, Any]:
@@ -156,7 +177,11 @@ def _task_text(t: Dict[str, Any]) -> str:
         bits.append("task %d" % t["task_id"])
     g = t["trace_gap"]
     if g is not None:
-        bits.append("task %d %s" % (g["task_id"], "missing: GE's trace task" if g["missing"] else "present: no trace-task gap"))
+        if g["missing"] is None:
+            bits.append("no task %s it in the timeline: no trace-task gap to tell" % ("before" if g["task_id"] is None or
+                                                                                   g["task_id"] < t["task_id"] else "after"))
+        else:
+            bits.append("task %d %s" % (g["task_id"], "missing: GE's trace task" if g["missing"] else "present: no trace-task gap"))
     s = "%s  (%s)" % (t["name"], ", ".join(bits))
     if t.get("tf_names") is not None:
         s += "  <- TF %s" % (", ".join(t["tf_names"]) if t["tf_names"] else "(not in the GE dump)")
@@ -178,6 +203,9 @@ def verify(
                                         "the points pbtxt-scan chooses.", metavar="FILE", show_default=False),
     ge: Optional[str] = typer.Option(None, "--ge", help="The GE dump (file or folder) of the same run: map the timeline's GE "
                                      "names back to TensorFlow through _datadump_original_op_names.", metavar="DUMP", show_default=False),
+    layout: str = typer.Option("auto", "--layout", help="Which msprof layout to read where a PROF_* folder has both: "
+                               "mindstudio_profiler_output (current) or device (older, device_N/timeline or summary).",
+                               metavar="LAYOUT"),
     iterations: bool = typer.Option(False, "--iterations", help="Also list every iteration (text output)."),
     as_json: bool = typer.Option(False, "--json", help="One verify object (docs/json.md)."),
     out_format: str = format_option("text"),
@@ -189,15 +217,22 @@ def verify(
     first compute task at or after FP Start) and the op that closed it (the last compute task ending
     at or before BP End), from the task timeline (op_summary_*.csv, task_time_*.json or
     msprof_*.json). GE puts a trace task on the op's stream just before the fp op and just after
-    the bp op, so "task N missing" beside a task confirms it. Times are µs: FP to BP time and
-    iteration time, median and spread over iterations, for each device, and whether the devices agree.
+    the bp op, so "task N missing" beside a task confirms it (said only where the stream's tasks go
+    on past N). Times are µs: FP to BP time and iteration time, median and spread over iterations,
+    for each device, and whether the devices agree.
 
     With --graph (and --ge), the verdict: "right points" (the run bracketed pbtxt-scan's fp and bp),
     "wrong points" (FP Start or BP End of 0, a bracket opened by a data-side op such as Cast or
     IteratorGetNext, or other ops than pbtxt-scan's), each with the fp_point/bp_point to set.
-    Without --graph the verdict is "not checked" unless FP Start or BP End is 0.
+    Without --ge the timeline's GE names are matched by resolve's rules on names (a fused name, a
+    _1 twin); a name only a dump could map is "not checked without --ge". Without --graph the
+    verdict is "not checked" unless FP Start or BP End is 0.
 
-    Exit 0; 1 for "wrong points"; 2 for a folder that is no profiling output.
+    A PROF_* folder with both msprof layouts is refused: choose with --layout (or give the
+    sub-folder). Two step traces holding one device (two runs in one folder) are refused too.
+
+    Exit 0; 1 for "wrong points"; 2 for a folder that is no profiling output, nothing to check (no
+    iterations), or a step trace or task row cut short, non-numeric or nan (FILE:LINE: column X is '...').
 
     Examples:
 
@@ -207,24 +242,25 @@ def verify(
 
       pbtxt-scan verify ./prof/PROF_000001/device_0 --iterations --json
     """
-    from ..prof import agree, read_run, summary
+    from ..prof import LAYOUTS, agree, read_run, summary
 
     as_json = output_format(out_format, as_json, ("text",)) == "json"
+    check_choice(layout, ("auto",) + LAYOUTS, "--layout")
     if ge is not None and graph is None:
         note("--ge without --graph: the timeline's ops are mapped back to TensorFlow, but not checked against the points")
     try:
-        run = read_run(prof_dir)
+        run = read_run(prof_dir, None if layout == "auto" else layout)
         pts = _Points(graph, ge)
     except PbtxtError as e:
         raise fail(e)
     devs = [summary(d) for d in run.devices]
-    verdict, reasons, fixes, notes = _judge([dict(d, opened_by=_task(d["opened_by"], pts), closed_by=_task(d["closed_by"], pts))
+    verdict, reasons, fixes, notes, unchecked = _judge([dict(d, opened_by=_task(d["opened_by"], pts), closed_by=_task(d["closed_by"], pts))
                                              for d in devs], pts, graph is not None)
     together = agree(devs)
     if as_json:
         emit({
             "file": run.path, "layout": run.layout, "agree": together, "verdict": verdict, "reasons": reasons, "fixes": fixes,
-            "notes": notes, "points": pts.json() if graph is not None or ge is not None else None,
+            "notes": unchecked + notes, "points": pts.json() if graph is not None or ge is not None else None,
             "devices": [{
                 "device": d["device"], "files": d["files"], "fp_start_zero": d["fp_start_zero"], "bp_end_zero": d["bp_end_zero"],
                 "fp_bp_time": d["fp_bp_time"], "iteration_time": d["iteration_time"],
@@ -252,8 +288,8 @@ def verify(
         if graph is not None:
             out("points: fp %s, bp %s%s" % (pts.fp or "(none)", pts.bp or "(none)",
                                            "; in GE: fp %s, bp %s" % (pts.fp_ge, pts.bp_ge) if pts.build is not None else ""))
-        out("verdict: %s" % verdict)
-        for r in reasons:
+        out("verdict: %s" % (verdict + " without --ge" if verdict == UNCHECKED and unchecked else verdict))
+        for r in reasons + unchecked:
             out("  %s" % r)
         for f in fixes:
             out("  set %s" % f)

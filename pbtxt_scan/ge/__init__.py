@@ -10,7 +10,8 @@ needs them all), never block text or weights: memory follows the op count, not t
   ``_attrs``: the few attributes GE logic reads; ``_fast``: reading those off the lines of
   blocks in the writer layout (one regex, at scanner speed); ``_skim``: reading them from blocks
   out of it that are too big to parse (weights); ``_split``: loading on several processes.
-- ``_resolve``: :func:`resolve` ranks the GE ops a TF name became.
+- ``_resolve``: :func:`resolve` ranks the GE ops a TF name became; :func:`name_match`, its rules
+  on names alone (a profiler timeline's GE names without the dump).
 - ``_auto``: :func:`ge_auto` replays GE's automatic fp/bp search (:func:`ge_choices`: the same, as op
   records, for the ``fp``/``bp``/``points`` commands on a dump).
 - ``_dumps``: dump folders: :func:`find_build_files` lists the final-stage dumps,
@@ -22,7 +23,7 @@ from __future__ import annotations
 from ._auto import GeChoice, ge_auto, ge_choices
 from ._dumps import dump_files, find_build_files, map_points, open_ge, pick_training_graph
 from ._load import FULL_PARSE_MAX, GeBuild, GeOp, load_build
-from ._resolve import KINDS, best_match, resolve
+from ._resolve import KINDS, best_match, name_match, resolve
 
 __all__ = [
     "FULL_PARSE_MAX",
@@ -37,6 +38,7 @@ __all__ = [
     "ge_choices",
     "load_build",
     "map_points",
+    "name_match",
     "open_ge",
     "pick_training_graph",
     "resolve",

@@ -18,10 +18,19 @@ def _match_kind(op: GeOp, tf: str) -> Optional[str]:
         return "original_op_names"
     if tf in op.origin_names:
         return "origin_name"
+    return name_match(op.name, tf)
+
+
+def name_match(ge: str, tf: str) -> Optional[str]:
+    """The kind by which the GE name ``ge`` is the TF name ``tf`` on the names alone (``exact``,
+    ``suffix``, ``fused``; None: only a dump's original names could tell): what a profiler's
+    timeline, which names GE's ops, says without the dump."""
+    if ge == tf:
+        return "exact"
     n = len(tf)
-    if op.name.startswith(tf) and len(op.name) > n + 1 and op.name[n] == "_" and op.name[n + 1:].isdigit():
+    if ge.startswith(tf) and len(ge) > n + 1 and ge[n] == "_" and ge[n + 1:].isdigit():
         return "suffix"
-    if _contains_whole(op.name, tf):
+    if tf and _contains_whole(ge, tf):
         return "fused"
     return None
 

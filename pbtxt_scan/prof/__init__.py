@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from ._bracket import DATA_SIDE, agree, brackets, op_type, spread, summary
 from ._events import json_events
-from ._run import Device, Run, read_run
+from ._run import LAYOUTS, Device, Run, read_run
 from ._tasks import Bracketer, Iteration, Task
 
-__all__ = ["Bracketer", "DATA_SIDE", "Device", "Iteration", "Run", "Task", "agree", "brackets", "json_events", "op_type",
+__all__ = ["Bracketer", "DATA_SIDE", "Device", "LAYOUTS", "Iteration", "Run", "Task", "agree", "brackets", "json_events", "op_type",
            "read_run", "spread", "summary"]

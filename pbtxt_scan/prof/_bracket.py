@@ -1,7 +1,8 @@
 """What each iteration bracketed: the op that opened it (the first compute task at or after FP
 Start) and the op that closed it (the last compute task ending at or before BP End), with GE's
 trace-task gap beside each (GE inserts a profiler trace task on the op's stream just before the fp
-op and just after the bp op, so the task id next to the op is missing from the task timeline)."""
+op and just after the bp op, so the task id next to the op is missing from the task timeline; it is
+claimed only where the stream's task ids go on past it)."""
 from __future__ import annotations
 
 import re

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import re
-from typing import Any, Dict, Iterator, List, Optional, Sequence
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from .._errors import PbtxtError
 
@@ -26,6 +27,12 @@ def json_events(path: str) -> Iterator[Dict[str, Any]]:
     """The objects of a JSON array (a Chrome trace) one by one, holding one event and one read
     chunk at a time; ``{"traceEvents": [...]}`` is read the same way from its list. A bad file is a
     :class:`PbtxtError` with its line and column."""
+    for _, e in json_events_at(path):
+        yield e
+
+
+def json_events_at(path: str) -> Iterator[Tuple[int, Dict[str, Any]]]:
+    """:func:`json_events` with each event's line (where its ``{`` is), for messages."""
     dec = json.JSONDecoder()
     try:
         f = open(path, "r", encoding="utf-8", errors="replace")
@@ -38,13 +45,18 @@ def json_events(path: str) -> Iterator[Dict[str, Any]]:
         eof = not buf
         i = 0
         started = False
+        at, at_line = 0, 1  # buf[:at] is counted: at_line is the line at buf[at]
 
         def drop(n: int) -> None:
-            nonlocal buf, lines, col0, i
+            nonlocal buf, lines, col0, i, at, at_line
             head = buf[:n]
             k = head.count("\n")
             lines += k
             col0 = (len(head) - head.rfind("\n") - 1) if k else col0 + len(head)
+            if at < n:
+                at_line += buf.count("\n", at, n)
+                at = n
+            at -= n
             buf = buf[n:]
             i = 0
 
@@ -96,7 +108,9 @@ def json_events(path: str) -> Iterator[Dict[str, Any]]:
                 continue
             if end == len(buf) and not eof:  # a number at the very end might go on: no, an object ends in }
                 pass
-            yield obj
+            at_line += buf.count("\n", at, i)
+            at = i
+            yield at_line, obj
             i = end
             if i > _CHUNK:
                 drop(i)
@@ -115,13 +129,16 @@ class Columns:
         names = {}
         for k, h in enumerate(header):
             names.setdefault(norm(h), k)
+        self.header = [h.strip() for h in header]
         self.at: Dict[str, Optional[int]] = {}
         for field, spellings in wanted.items():
             self.at[field] = next((names[s] for s in spellings if s in names), None)
         missing = [f for f in need if self.at[f] is None]
         if missing:
-            raise PbtxtError("no %s column (header: %s)" % (", ".join(missing), ", ".join(h.strip() for h in header)),
+            raise PbtxtError("no %s column (header: %s)" % (", ".join(missing), ", ".join(self.header)),
                              line=1, column=1, path=path)
+        #: The columns read: a row must reach the last of them.
+        self.read = sorted(k for k in self.at.values() if k is not None)
 
     def get(self, row: List[str], field: str) -> Optional[str]:
         k = self.at.get(field)
@@ -131,14 +148,69 @@ class Columns:
         return None if v in ("", "N/A", "NA", "-") else v
 
 
-def csv_rows(path: str, wanted: Dict[str, Sequence[str]], need: Sequence[str]) -> Iterator[Dict[str, Optional[str]]]:
-    """Each data row of a CSV file as ``{field: stripped value or None}``, one row at a time."""
+class Row:
+    """One data row: its fields by name, as text or checked numbers (a bad one is an error at
+    ``FILE:LINE``, naming the column as the header spells it)."""
+
+    __slots__ = ("path", "line", "cols", "cells")
+
+    def __init__(self, path: str, line: int, cols: Columns, cells: List[str]) -> None:
+        self.path, self.line, self.cols, self.cells = path, line, cols, cells
+
+    def text(self, field: str) -> Optional[str]:
+        return self.cols.get(self.cells, field)
+
+    def has(self, field: str) -> bool:
+        return self.cols.at.get(field) is not None
+
+    def bad(self, field: str, why: str) -> PbtxtError:
+        k = self.cols.at[field]
+        assert k is not None
+        return PbtxtError("column %s is '%s', %s" % (self.cols.header[k], self.cells[k].strip(), why), line=self.line,
+                          path=self.path)
+
+    def number(self, field: str, need: bool = False) -> Optional[float]:
+        """The field as a finite number; None when absent (empty, N/A), unless ``need``."""
+        v = self.text(field)
+        if v is None:
+            if need and self.has(field):
+                raise self.bad(field, "not a number")
+            return None
+        try:
+            x = float(v)
+        except ValueError:
+            raise self.bad(field, "not a number") from None
+        if not math.isfinite(x):
+            raise self.bad(field, "not a number")
+        return x
+
+    def whole(self, field: str, need: bool = False) -> Optional[int]:
+        """The field as a whole number (an id)."""
+        x = self.number(field, need)
+        if x is None:
+            return None
+        if x != int(x):
+            raise self.bad(field, "not a whole number")
+        return int(x)
+
+
+def csv_rows(path: str, wanted: Dict[str, Sequence[str]], need: Sequence[str]) -> Iterator[Row]:
+    """Each data row of a CSV file, one row at a time. A row that stops before a column read is
+    cut short (a run still writing, a copy cut off): an error, as is a last row with no newline
+    that ends in a column read (its value may be cut)."""
     try:
         f = open(path, "r", encoding="utf-8-sig", errors="replace", newline="")
     except OSError as e:
         raise PbtxtError(e.strerror or str(e), path=path) from None
+    last = [""]
+
+    def lines() -> Iterator[str]:
+        for ln in f:
+            last[0] = ln
+            yield ln
+
     with f:
-        r = csv.reader(f)
+        r = csv.reader(lines())
         try:
             header = next(r)
         except StopIteration:
@@ -146,24 +218,38 @@ def csv_rows(path: str, wanted: Dict[str, Sequence[str]], need: Sequence[str]) -
         except csv.Error as e:
             raise PbtxtError(str(e), line=1, column=1, path=path) from None
         cols = Columns(path, header, wanted, need)
+        end = cols.read[-1] if cols.read else -1
+        row: List[str] = []
         while True:
             try:
                 row = next(r)
             except StopIteration:
-                return
+                break
             except csv.Error as e:
                 raise PbtxtError(str(e), line=r.line_num, column=1, path=path) from None
             if row:
-                d = {k: cols.get(row, k) for k in wanted}
-                d["_line"] = str(r.line_num)
-                yield d
+                if len(row) <= end:
+                    k = next(k for k in cols.read if k >= len(row))
+                    raise PbtxtError("column %s is missing: the row is cut short (%d of %d fields)" % (
+                        cols.header[k], len(row), len(header)), line=r.line_num, path=path)
+                yield Row(path, r.line_num, cols, row)
+        if row and len(row) - 1 in cols.read and not last[0].endswith(("\n", "\r")):
+            raise PbtxtError("column %s is '%s' where the file ends with no newline: the row may be cut short" % (
+                cols.header[len(row) - 1], row[-1].strip()), line=r.line_num, path=path)
 
 
-def number(path: str, line: Any, field: str, v: Optional[str]) -> Optional[float]:
-    """A CSV value as a number (None when absent); a non-number is an error at its line."""
-    if v is None:
+def json_number(path: str, line: int, what: str, v: Any, need: bool = True) -> Optional[float]:
+    """A JSON event's value as a finite number (a numeric string too); None when absent and not
+    ``need``; else an error at the event's line."""
+    if v is None and not need:
         return None
-    try:
-        return float(v)
-    except ValueError:
-        raise PbtxtError("%s is %r, not a number" % (field, v), line=int(line), column=1, path=path) from None
+    if not isinstance(v, bool):
+        try:
+            x = float(v)
+        except (TypeError, ValueError):
+            pass
+        else:
+            if math.isfinite(x):
+                return x
+    shown = "'%s'" % v if isinstance(v, str) else json.dumps(v)
+    raise PbtxtError("%s is %s, not a number" % (what, shown), line=line, path=path)

@@ -19,7 +19,7 @@ import re
 from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Tuple
 
 from .._errors import PbtxtError
-from ._events import csv_rows, json_events, number
+from ._events import Row, csv_rows, json_events_at, json_number
 from ._tasks import Bracketer, Iteration, Task
 
 
@@ -64,40 +64,53 @@ def _int(v: Any) -> Optional[int]:
         return None
 
 
+def _device(r: Row) -> str:
+    """``device_N`` of a row's Device_id; "" without the column."""
+    n = r.whole("device", need=True)
+    return "" if n is None else "device_%d" % n
+
+
 def _step_csv(path: str) -> Dict[str, List[Iteration]]:
     by: Dict[str, List[Iteration]] = {}
     for r in csv_rows(path, _STEP, ("iteration", "fp_start", "bp_end")):
-        ln = r["_line"]
         it = Iteration(
-            int(number(path, ln, "Iteration ID", r["iteration"]) or 0),
-            number(path, ln, "FP Start", r["fp_start"]) or 0.0,
-            number(path, ln, "BP End", r["bp_end"]) or 0.0,
-            number(path, ln, "Iteration End", r["iteration_end"]),
-            number(path, ln, "Iteration Time", r["iteration_time"]),
-            number(path, ln, "FP to BP Time", r["fp_bp_time"]),
-            "%s:%s" % (path, ln),
+            r.whole("iteration", need=True) or 0,
+            r.number("fp_start", need=True) or 0.0,
+            r.number("bp_end", need=True) or 0.0,
+            r.number("iteration_end"),
+            r.number("iteration_time"),
+            r.number("fp_bp_time"),
+            "%s:%d" % (path, r.line),
         )
-        dev = r["device"]
-        by.setdefault("device_%d" % int(float(dev)) if dev is not None else "", []).append(it)
+        by.setdefault(_device(r), []).append(it)
+    if not by:
+        raise PbtxtError("nothing to check: no iterations in the step trace (only its header)", path=path)
     return by
 
 
 def _step_json(path: str) -> List[Iteration]:
     out = []
-    for e in json_events(path):
+    for line, e in json_events_at(path):
         a = e.get("args")
         if e.get("ph") != "X" or not isinstance(a, dict) or not re.match(r"Iteration \d+$", str(e.get("name", ""))):
             continue
         if "FP Start" not in a and "BP End" not in a:
             continue
-        t = a.get("Iteration Time(ns)")
-        fp, bp = float(a.get("FP Start") or 0), float(a.get("BP End") or 0)
+        name = str(e["name"])
+        for k in ("FP Start", "BP End"):
+            if k not in a:
+                raise PbtxtError("%s: no %s" % (name, k), line=line, path=path)
+        t = json_number(path, line, name + ": Iteration Time(ns)", a.get("Iteration Time(ns)"), need=False)
         out.append(Iteration(
-            _int(a.get("Iteration ID")) or _int(str(e["name"]).split()[-1]) or 0, fp, bp,
-            float(a["Iteration End"]) if a.get("Iteration End") is not None else None,
-            float(t) / 1000.0 if t is not None else (float(e["dur"]) if e.get("dur") is not None else None),
+            _int(a.get("Iteration ID")) or _int(name.split()[-1]) or 0,
+            json_number(path, line, name + ": FP Start", a["FP Start"]) or 0.0,
+            json_number(path, line, name + ": BP End", a["BP End"]) or 0.0,
+            json_number(path, line, name + ": Iteration End", a.get("Iteration End"), need=False),
+            t / 1000.0 if t is not None else json_number(path, line, name + ": dur", e.get("dur"), need=False),
             None, path,
         ))
+    if not out:
+        raise PbtxtError("nothing to check: no 'Iteration N' event in the step trace", path=path)
     return out
 
 
@@ -109,12 +122,14 @@ def _interned() -> Any:
 
 def _tasks_json(path: str) -> Iterator[Task]:
     one = _interned()
-    for e in json_events(path):
+    for line, e in json_events_at(path):
         a = e.get("args")
         if e.get("ph") != "X" or not isinstance(a, dict) or "Task Id" not in a:
             continue
-        ts, dur = float(e.get("ts", 0)), float(e.get("dur", 0) or 0)
-        yield Task(ts, ts + dur, _int(a.get("Stream Id")), _int(a.get("Task Id")), one(str(e.get("name", ""))),
+        name = str(e.get("name", ""))
+        ts = json_number(path, line, name + ": ts", e.get("ts")) or 0.0
+        dur = json_number(path, line, name + ": dur", e.get("dur"), need=False) or 0.0
+        yield Task(ts, ts + dur, _int(a.get("Stream Id")), _int(a.get("Task Id")), one(name),
                    one(a.get("Op Type") or a.get("OP Type")), one(a.get("Task Type")))
 
 
@@ -122,29 +137,36 @@ def _tasks_csv(path: str) -> Iterator[Tuple[str, Task]]:
     """``(device_N or "" without a Device_id column, task)`` per row."""
     one = _interned()
     for r in csv_rows(path, _OPS, ("name", "start")):
-        ln = r["_line"]
-        ts = number(path, ln, "Task Start Time", r["start"]) or 0.0
-        dur = number(path, ln, "Task Duration", r["dur"]) or 0.0
-        dev = r["device"]
-        yield ("device_%d" % int(float(dev)) if dev is not None else "",
-               Task(ts, ts + dur, _int(r["stream"]), _int(r["task_id"]), one(r["name"] or ""), one(r["op"]), one(r["task_type"])))
+        ts = r.number("start", need=True) or 0.0
+        dur = r.number("dur") or 0.0
+        yield (_device(r), Task(ts, ts + dur, _int(r.text("stream")), _int(r.text("task_id")), one(r.text("name") or ""),
+                                one(r.text("op")), one(r.text("task_type"))))
 
 
 def _files(folder: str, pattern: str) -> List[str]:
     return sorted(glob.glob(os.path.join(glob.escape(folder), pattern)))
 
 
-def _steps(choices: List[Tuple[List[str], Any]], files: List[str]) -> Dict[str, List[Iteration]]:
+def _steps(choices: List[Tuple[List[str], Any]], files: List[str], folder: str, alone: str) -> Dict[str, List[Iteration]]:
     """The iterations of the first choice whose files exist: ``(paths, reader)``, a reader giving
-    a list (JSON: one device's) or ``{device: iterations}`` (CSV)."""
+    a list (JSON: one device's) or ``{device: iterations}`` (CSV; "" without a Device_id column:
+    ``alone``). Several files are one run's per-device files, or two runs: a device in two files
+    is refused."""
     for paths, reader in choices:
         if paths:
             by: Dict[str, List[Iteration]] = {}
+            src: Dict[str, str] = {}
             for p in paths:
                 files.append(p)
                 got = reader(p)
                 for k, v in (got.items() if isinstance(got, dict) else [("", got)]):
-                    by.setdefault(k, []).extend(v)
+                    k = k or alone
+                    if k in src:
+                        raise PbtxtError("%s and %s both hold %s: two runs' step traces in one folder? keep one run's files "
+                                         "per folder (a sub-folder each) and give that folder" % (
+                                             os.path.basename(src[k]), os.path.basename(p), k), path=folder)
+                    src[k] = p
+                    by[k] = v
             return by
     return {}
 
@@ -153,7 +175,10 @@ def _old_device(folder: str) -> Device:
     name = os.path.basename(folder.rstrip(os.sep))
     tl, sm = os.path.join(folder, "timeline"), os.path.join(folder, "summary")
     files: List[str] = []
-    by = _steps([(_files(tl, "step_trace_*.json"), _step_json), (_files(sm, "step_trace_*.csv"), _step_csv)], files)
+    by = _steps([(_files(tl, "step_trace_*.json"), _step_json), (_files(sm, "step_trace_*.csv"), _step_csv)], files, folder,
+                name)
+    if len(by) > 1:  # one device's folder: whatever its Device_id
+        by = {name: [i for v in by.values() for i in v]}
     if not files:
         raise PbtxtError("no step trace (timeline/step_trace_*.json or summary/step_trace_*.csv): "
                          "was training_trace on?", path=folder)
@@ -173,11 +198,9 @@ def _old_device(folder: str) -> Device:
 
 def _new_layout(folder: str) -> List[Device]:
     steps: List[str] = []
-    by = _steps([(_files(folder, "step_trace_*.csv"), _step_csv)], steps)
+    by = _steps([(_files(folder, "step_trace_*.csv"), _step_csv)], steps, folder, "device_0")  # no Device_id: device 0
     if not steps:
         raise PbtxtError("no step_trace_*.csv: was training_trace on?", path=folder)
-    if "" in by:  # no Device_id column: device 0
-        by.setdefault("device_0", []).extend(by.pop(""))
     tasks = {k: Bracketer(v) for k, v in by.items()}
     alone = next(iter(tasks)) if len(tasks) == 1 else None
     ops = _files(folder, "op_summary_*.csv")
@@ -200,25 +223,48 @@ def _devkey(name: str) -> Tuple[int, str]:
     return (int(m.group(1)) if m else -1, name)
 
 
-def read_run(path: str) -> Run:
+LAYOUTS = ("device", "mindstudio_profiler_output")
+
+
+def _old_devices(here: str) -> List[str]:
+    """The ``device_N`` folders of the older layout: those with a step trace (the current layout
+    keeps raw ``device_N/data`` folders beside ``mindstudio_profiler_output``)."""
+    return sorted((d for d in _files(here, "device_*") if re.search(r"device_\d+$", d) and os.path.isdir(d)
+                   and (_files(os.path.join(d, "timeline"), "step_trace_*.json") or _files(os.path.join(d, "summary"), "step_trace_*.csv"))),
+                  key=_devkey)
+
+
+def read_run(path: str, layout: Optional[str] = None) -> Run:
     """Read a profiling run: ``PROF_*`` (either layout), its ``mindstudio_profiler_output``, one
-    ``device_N``, or a folder holding exactly one ``PROF_*``."""
+    ``device_N``, or a folder holding exactly one ``PROF_*``. A ``PROF_*`` with both layouts is
+    refused unless ``layout`` (one of :data:`LAYOUTS`) chooses."""
     if not os.path.isdir(path):
         raise PbtxtError("not a folder" if os.path.exists(path) else "no such folder", path=path)
     here = path.rstrip(os.sep) or path
-    if os.path.basename(here) == "mindstudio_profiler_output":
-        return Run(path, "mindstudio_profiler_output", _new_layout(here))
+    base = os.path.basename(here)
+    if base == "mindstudio_profiler_output" or re.match(r"device_\d+$", base):
+        kind = "device" if base.startswith("device_") else base
+        if layout not in (None, kind):
+            raise PbtxtError("this is the %s layout, not %s: give the PROF_* folder above it to choose" % (kind, layout), path=path)
+        return Run(path, kind, [_old_device(here)] if kind == "device" else _new_layout(here))
     new = os.path.join(here, "mindstudio_profiler_output")
-    if os.path.isdir(new):
+    has_new = os.path.isdir(new)
+    devs = _old_devices(here)
+    if not devs and not has_new:  # (each then says it has no step trace)
+        devs = [d for d in _files(here, "device_*") if re.search(r"device_\d+$", d) and os.path.isdir(d)]
+    if has_new and devs and layout is None:
+        raise PbtxtError("both msprof layouts here: mindstudio_profiler_output/ and %s/: choose one with --layout "
+                         "mindstudio_profiler_output or --layout device (or give that sub-folder)" % "/, ".join(
+                             os.path.basename(d) for d in devs), path=path)
+    if has_new and layout != "device":
         return Run(path, "mindstudio_profiler_output", _new_layout(new))
-    if re.match(r"device_\d+$", os.path.basename(here)):
-        return Run(path, "device", [_old_device(here)])
-    devs = sorted((d for d in _files(here, "device_*") if re.search(r"device_\d+$", d) and os.path.isdir(d)), key=_devkey)
-    if devs:
-        return Run(path, "device", [_old_device(d) for d in devs])
+    if devs and layout != "mindstudio_profiler_output":
+        return Run(path, "device", [_old_device(d) for d in sorted(devs, key=_devkey)])
+    if layout is not None and (has_new or devs):
+        raise PbtxtError("no %s layout here" % layout, path=path)
     runs = [d for d in _files(here, "PROF_*") if os.path.isdir(d)]
     if len(runs) == 1:
-        return read_run(runs[0])
+        return read_run(runs[0], layout)
     if runs:
         raise PbtxtError("%d profiling runs here (%s): give one" % (len(runs), ", ".join(os.path.basename(r) for r in runs)),
                          path=path)

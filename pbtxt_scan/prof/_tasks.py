@@ -61,6 +61,7 @@ class Bracketer:
         self.closer: List[Optional[Task]] = [None] * len(its)
         self._bits: Dict[int, bytearray] = {}
         self._big: Set[Tuple[int, int]] = set()
+        self._big_span: Dict[int, Tuple[int, int]] = {}  # per stream, the least and greatest id in _big
         self.count = 0
         self.first: Optional[Task] = None  # the first task read (for tests and messages)
 
@@ -77,6 +78,8 @@ class Bracketer:
                 b[t.task_id >> 3] |= 1 << (t.task_id & 7)
             else:
                 self._big.add((s, t.task_id))
+                lo, hi = self._big_span.get(s, (t.task_id, t.task_id))
+                self._big_span[s] = (min(lo, t.task_id), max(hi, t.task_id))
         if not is_compute(t):
             return
         k = bisect.bisect_right(self._fp_at, t.start) - 1
@@ -103,12 +106,33 @@ class Bracketer:
             return b is not None and bool(b[task_id >> 3] & (1 << (task_id & 7)))
         return (s, task_id) in self._big
 
+    def beyond(self, stream: Optional[int], task_id: int, step: int) -> bool:
+        """The stream has a task id past ``task_id`` in direction ``step`` (-1: below, +1: above)."""
+        s = -1 if stream is None else stream
+        span = self._big_span.get(s)
+        if span is not None and (span[0] < task_id if step < 0 else span[1] > task_id):
+            return True
+        b = self._bits.get(s)
+        if b is None:
+            return False
+        if task_id >= 65536:
+            return step < 0 and b.count(0) < len(b)
+        k, bit = task_id >> 3, task_id & 7
+        if step < 0:
+            return bool(b[k] & ((1 << bit) - 1)) or b.count(0, 0, k) < k
+        return bool(b[k] >> (bit + 1)) or b.count(0, k + 1) < len(b) - k - 1
+
     def op(self, t: Optional[Task], step: int, op_type: Any) -> Optional[Dict[str, Any]]:
         if t is None:
             return None
         gap = None
         if t.task_id is not None:
             nxt = t.task_id + step
-            gap = {"task_id": nxt, "missing": not self.has(t.stream, nxt)}
+            if nxt < 0:
+                gap = {"task_id": None, "missing": None}
+            elif self.has(t.stream, nxt):
+                gap = {"task_id": nxt, "missing": False}
+            else:  # skipped only if the stream's timeline goes on past it; else it may just start there
+                gap = {"task_id": nxt, "missing": True if self.beyond(t.stream, nxt, step) else None}
         return {"name": t.name, "op": op_type(t), "task_type": t.task_type, "stream": t.stream, "task_id": t.task_id,
                 "start": t.start, "end": t.end, "trace_gap": gap}

@@ -108,6 +108,24 @@ HOSTILE_CHECKPOINTS = [
 # ``--record`` values well formed that name no graph (issue 35; malformed ones are usage errors, in
 # test_trust_folders.py).
 HOSTILE_RECORDS = ["9" * 30, "1." + "9" * 30, "0", "0.0", "2.3", "4.7", "1.5"]
+# verify over hostile profiling folders (issue 35): {file under PROF_x/: its text}, and its commands.
+_STEP = "Device_id,Iteration ID,FP Start(us),BP End(us)\r\n"
+_OPS = "Device_id,Task ID,Stream ID,Op Name,Task Type,Task Start Time(us),Task Duration(us)\r\n0,1,5,a,AI_CORE,10.0,2.0\r\n"
+_NEW, _OLD = "mindstudio_profiler_output/", "device_0/timeline/"
+PROF_CASES = {
+    "header_only": {_NEW + "step_trace_1.csv": _STEP},
+    "cut_row": {_NEW + "step_trace_1.csv": _STEP + "0,1,9.0\r\n", _NEW + "op_summary_1.csv": _OPS},
+    "nan": {_NEW + "step_trace_1.csv": _STEP + "0,1,nan,20.0\r\n"},
+    "device_id_text": {_NEW + "step_trace_1.csv": _STEP + "zero,1,9.0,20.0\r\n"},
+    "task_start_text": {_NEW + "step_trace_1.csv": _STEP + "0,1,9.0,20.0\r\n", _NEW + "op_summary_1.csv": _OPS.replace("10.0", "soon")},
+    "two_step_traces": {_NEW + "step_trace_1.csv": _STEP + "0,1,9.0,20.0\r\n", _NEW + "step_trace_2.csv": _STEP + "0,1,9.0,20.0\r\n"},
+    "json_garbage": {_OLD + "step_trace_0.json": '[{"name": "Iteration 1", "ph": "X", "args": {"FP Start": "garbage", "BP End": 5}}]'},
+    "json_no_iterations": {_OLD + "step_trace_0.json": '[{"name": "process_name", "ph": "M"}]'},
+    "both_layouts": {_NEW + "step_trace_1.csv": _STEP + "0,1,9.0,20.0\r\n",
+                     _OLD + "step_trace_0.json": '[{"name": "Iteration 1", "ph": "X", "args": {"FP Start": 9, "BP End": 20}}]'},
+    "first_task_opener": {_NEW + "step_trace_1.csv": _STEP + "0,1,9.0,20.0\r\n", _NEW + "op_summary_1.csv": _OPS.replace(",1,5,", ",0,5,")},
+}
+PROF_COMMANDS: List[List[str]] = [["verify", "{d}"], ["verify", "--json", "--iterations", "{d}"], ["verify", "{d}", "--graph", "{g}"]]
 
 
 def check_rules(args: List[str]) -> None:
