@@ -28,6 +28,7 @@ from ._catalog import VARIABLE_PASS, VARIABLES, in_gradients_scope
 from ._fp_scan import _Candidate
 from ._grep import _SearchFailed
 from ._hood_find import Fallback, Rec, grep_finder, lines_of, pass_finder, stopping
+from .._errors import PbtxtError
 from ..graph._dialect import operator_layout
 from ..graph._reverse import reverse_blocks
 
@@ -63,10 +64,13 @@ def other_optimizers(g: "GraphFile", opts: Options, ans: Answer, best: Optional[
         return step_fp(g, opts, ans)
     if best is None or ans.confidence != "certain":
         return ans
-    others = _other_meets(g, best, opts)
-    if not others:
+    try:
+        others = _other_meets(g, best, opts)
+        if not others:
+            return ans
+        points = optimizer_points(g, opts._replace(train_op=None))
+    except PbtxtError:  # (damage past the answer, a file still being written: the answer stands, as fp's pass has it)
         return ans
-    points = optimizer_points(g, opts._replace(train_op=None))
     if len(points) < 2:
         return ans
     by_op: Dict[str, str] = {}
