@@ -16,8 +16,9 @@ from support.graphs import _node
 from support.layouts import _reprint
 
 from pbtxt_scan import GraphFile, parse_text
-from pbtxt_scan.fpbp import _fp_scan, _grep, _needles
-from pbtxt_scan.fpbp._needles import judge_line
+from pbtxt_scan.fpbp import _fp_scan, _needles
+from pbtxt_scan.parallel import _grep
+from pbtxt_scan.text._needles import judge_line
 from pbtxt_scan.fpbp._rules import Options, find_bp, find_fp, placeholder_role, step_body
 
 CASES = sorted(GRAPHS.glob("*.expected.json"))

@@ -145,3 +145,39 @@ def test_the_public_api_is_whole_and_the_rules_load_on_first_use():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(ROOT.parent))
     assert out.stdout.strip() == "ok", out.stderr
+
+
+# text/ and wire/ have faces: what other layers use is named in their __init__ (``__all__``), and
+# no module outside them imports one of their private modules (the format stays behind the lanes).
+FACED = ("pbtxt_scan.text", "pbtxt_scan.wire")
+
+
+def private_reaches(graph: Dict[str, Set[str]]) -> List[str]:
+    bad = []
+    for mod, targets in sorted(graph.items()):
+        for t in sorted(targets):
+            for pkg in FACED:
+                if t.startswith(pkg + "._") and not (mod == pkg or mod.startswith(pkg + ".")):
+                    bad.append("%s imports %s (use %s's face)" % (mod, t, pkg))
+    return bad
+
+
+def test_the_face_check_sees_a_private_import():
+    graph = {"pbtxt_scan.fpbp._fp": {"pbtxt_scan.wire._wire_seek", "pbtxt_scan.wire"}, "pbtxt_scan.wire._lane": {"pbtxt_scan.wire._wire"}}
+    assert private_reaches(graph) == ["pbtxt_scan.fpbp._fp imports pbtxt_scan.wire._wire_seek (use pbtxt_scan.wire's face)"]
+
+
+def test_no_module_reaches_past_the_text_and_wire_faces():
+    bad = private_reaches(import_graph())
+    assert not bad, "imports of private modules of text/ or wire/:\n" + "\n".join(bad)
+
+
+def test_text_and_wire_faces_name_what_they_hand_on():
+    import importlib
+
+    for pkg in FACED:
+        face = importlib.import_module(pkg)
+        names = getattr(face, "__all__", None)
+        assert names, "%s has no __all__" % pkg
+        missing = [n for n in names if getattr(face, n, None) is None]
+        assert not missing, "%s names %s but has none" % (pkg, missing)

@@ -21,10 +21,12 @@ from support.wire_encoder import encode, graph, node
 
 from pbtxt_scan import GraphFile
 from pbtxt_scan.cli import app
-from pbtxt_scan.fpbp._grep import _grep_range
+from pbtxt_scan.parallel._grep import _grep_range
 from pbtxt_scan.fpbp._needles import _FP_OPS
 from pbtxt_scan.fpbp._rules import find_fp
-from pbtxt_scan.fpbp._wire_ahead import _verified, name_pattern, op_pattern, wire_ahead
+from pbtxt_scan.fpbp._ahead import wire_ahead
+from pbtxt_scan.fpbp._needles import name_pattern, op_pattern
+from pbtxt_scan.wire._ahead import _verified
 
 ROOT = Path(__file__).resolve().parent.parent
 GREP = shutil.which("grep")

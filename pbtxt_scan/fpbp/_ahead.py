@@ -2,7 +2,9 @@ r"""Reading ahead for fp: where a node that could still change fp's answer may b
 byte search instead of reading every later block (the argument for why it never misses one is in
 ``_rules``' docstring).
 
-The search is one POSIX extended regex (``_needles._pattern``) run by ``grep -E`` (``_grep``: a
+The searches are the lane's (``Lane.ahead``: on text, ``text._needles``; on a binary GraphDef,
+``wire._ahead``); this module reads them. On text the search is one POSIX extended regex
+(``text._needles._pattern``) run by ``grep -E`` (``parallel._grep``: a
 DFA, one C pass however many alternatives; Python's ``re`` ran the same pattern at 5 MB/s). grep
 never opens the user's file: it reads the one open :class:`GraphFile`'s descriptor itself (a range
 to the end: our own reads are positioned, so its offset is free) or a pipe this process fills from
@@ -13,66 +15,15 @@ speed.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Iterator, Optional, Tuple
 
 from ._catalog import in_gradients_scope
-from ._grep import _grep, _grep_range, _SearchFailed
-from ._needles import _GRAD_WORDS, _OP_WORDS, UNKNOWN, Judged, LineContext, _pattern, line_context, opens_library
+from ._needles import _FP_OPS, _GRAD_WORDS, _OP_WORDS
+from ..parallel._grep import _SearchFailed
+from ..source._lane import Hit, OpsIn, Search
 
 if TYPE_CHECKING:
     from ..graph._input import GraphFile
-
-Hits = Callable[[int], Iterator[Tuple[int, bytes]]]  # a byte search from an offset on
-OpsIn = Callable[[int, int], Iterator[Tuple[int, Optional[str]]]]  # the ops judged in a range
-
-
-class _Hit(NamedTuple):
-    """A hit's line: where it is (``-1``: the search failed, anywhere), and what it may set."""
-
-    off: int
-    judged: Judged
-
-
-class _Search:
-    """One byte search read lazily: its hits at or after a position, each judged by its line."""
-
-    __slots__ = ("_start", "_context", "_hits", "_line_end", "failed", "library")
-
-    def __init__(self, start: Hits, context: Callable[[int], LineContext]) -> None:
-        self._start = start
-        self._context = context
-        self._hits: Optional[Iterator[Tuple[int, bytes]]] = None
-        self._line_end = -1  # the end of the last line judged (its other hits are skipped)
-        self.failed = False
-        self.library = False  # a line that may open the `library` met (only if searched for)
-
-    def begin(self, pos: int) -> None:
-        if self._hits is None:
-            self._hits = self._start(pos)
-
-    def close(self) -> None:
-        close = getattr(self._hits, "close", None)
-        if close is not None:
-            close()  # stops the search process
-
-    def lines(self, pos: int) -> Iterator[_Hit]:
-        """Each hit's line from ``pos`` on, judged (:func:`judge_line`); ``(-1, ("?", "?"))``
-        forever if the search failed."""
-        self.begin(pos)
-        assert self._hits is not None
-        try:
-            for off, text in self._hits:
-                if off < pos or off <= self._line_end:
-                    continue
-                ctx = self._context(off)
-                self._line_end = ctx.end
-                if text == b"library" and opens_library(ctx.prev, ctx.line):  # the word, not a value
-                    self.library = True
-                yield _Hit(off, ctx.judged())
-        except _SearchFailed:
-            self.failed = True
-        while self.failed:
-            yield _Hit(-1, UNKNOWN)  # anywhere: the caller reads on
 
 
 class _Ahead:
@@ -81,19 +32,19 @@ class _Ahead:
     ``ops``: every place a node's op may be one that matters (``_needles._FP_OPS``, by
     ``_needles._OP_WORDS``); ``names``: every place a top-level node's name may be in a gradients
     scope. Their hits come from :func:`needle_hits` (C speed), each judged by its line
-    (:func:`judge_line`): a line that surely sets no such op (or name) is passed over; any other
+    (on text, ``text._needles.judge_line``): a line that surely sets no such op (or name) is passed over; any other
     counts. ``ops_in``: the ops search over a range only (fp's look for a copy of the model), as
     ``(offset, op)`` of each hit (``None``: surely no op there; ``"?"``: cannot tell).
-    A binary graph's searches are ``_wire_ahead``'s: the same hits, verified by length prefixes.
+    A binary graph's searches are ``wire._ahead``'s: the same hits, verified by length prefixes.
     """
 
     __slots__ = ("_ops", "_names", "_ops_in", "_op_lines", "_pending", "read_all")
 
-    def __init__(self, ops: _Search, names: _Search, *, ops_in: Optional[OpsIn] = None) -> None:
+    def __init__(self, ops: Search, names: Search, *, ops_in: Optional[OpsIn] = None) -> None:
         self._ops = ops
         self._names = names
         self._ops_in = ops_in
-        self._op_lines: Optional[Iterator[_Hit]] = None
+        self._op_lines: Optional[Iterator[Hit]] = None
         self._pending: Optional[Tuple[int, str]] = None  # the hit last returned: (offset, op)
         self.read_all = False  # the ops search has gone to the end of the file
 
@@ -156,48 +107,10 @@ class _Ahead:
 
 
 def ahead_of(g: "GraphFile") -> Optional[_Ahead]:
-    """The byte searches fp reads ahead with in a text graph, or ``None`` where there can be none
-    (a binary graph's: ``_wire_ahead.wire_ahead``)."""
-    import shutil
-
-    pattern = _pattern(_OP_WORDS, ["library"])
-    ops = needle_hits(g, pattern)
-    names = needle_hits(g, _pattern(_GRAD_WORDS))
-    if ops is None or names is None:
-        return None
-    grep = shutil.which("grep") or "grep"  # (found: needle_hits needs it)
-    return _Ahead(
-        _Search(ops, lambda off: line_context(g, off)),
-        _Search(names, lambda off: line_context(g, off)),
-        ops_in=lambda start, end: _text_ops(g, _grep_range(grep, g, start, min(end, g.size or end), pattern)),
-    )
+    """The byte searches fp reads ahead with, as the graph's lane makes them (text: each hit judged
+    by its line; wire: verified at a node boundary), or ``None`` where there can be none."""
+    got = g.lane.ahead(_FP_OPS, _OP_WORDS, _GRAD_WORDS)
+    return None if got is None else _Ahead(got.ops, got.names, ops_in=got.ops_in)
 
 
-def _text_ops(g: "GraphFile", hits: Iterator[Tuple[int, bytes]]) -> Iterator[Tuple[int, Optional[str]]]:
-    """Each hit's op, judged by its line (one a line; the library's opener sets none)."""
-    last = -1
-    try:
-        for off, text in hits:
-            if off <= last or text == b"library":  # (the library's opener: no node here)
-                continue
-            ctx = line_context(g, off)
-            last = ctx.end
-            yield off, ctx.judged().op
-    finally:
-        close = getattr(hits, "close", None)
-        if close is not None:
-            close()
-
-
-def needle_hits(g: "GraphFile", pattern: str) -> Optional[Hits]:
-    """A byte search for ``pattern`` (POSIX extended regex, bytes as bytes) in the file: called
-    with an offset, it yields ``(offset, text)`` of every match from there on, in order.
-    ``None`` when there can be none (no grep; a stream): the caller reads blocks instead."""
-    import shutil
-
-    if not g.regular or not g.lane.searchable:
-        return None
-    grep = shutil.which("grep")
-    if grep is None:
-        return None
-    return lambda offset: _grep(grep, g, offset, pattern)
+wire_ahead = ahead_of  # (the name tests knew: on a binary GraphDef the lane's searches are the wire's)

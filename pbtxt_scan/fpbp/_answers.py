@@ -147,8 +147,9 @@ def _op(b: Block) -> Optional[str]:
 
 
 def _in_units(g: Any, ans: Answer) -> Answer:
-    """A binary graph's trail counts byte offsets, not lines (``g``: the GraphFile read)."""
-    return ans._replace(unit="offset") if g.binary else ans
+    """The trail's positions as the graph's lane shows them: lines, or (a binary graph's) byte
+    offsets (``g``: the GraphFile read)."""
+    return ans if g.lane.unit == "line" else ans._replace(unit=g.lane.unit)
 
 
 def _at(b: Block) -> int:

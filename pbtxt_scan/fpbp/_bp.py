@@ -662,23 +662,11 @@ def _inputs_again(g: GraphFile, b: Block, heads: FrozenSet[str]) -> List[str]:
     return again[0].inputs if len(again) == 1 else []
 
 
-# What a text block that names a gradients-scope node must hold (see ``_ahead._pattern``):
-# ``gradient`` plainly, an escape (a letter of it escaped: a backslash), or a literal split inside
-# it (``"gradi" "ents/x"``: a piece ending in a proper prefix of the word, then its quote). Three
-# cheap searches (``in`` and a regex with a literal first byte) rather than one alternation.
-_SPLIT = re.compile(rb"g(?:r(?:a(?:d(?:i(?:e(?:n)?)?)?)?)?)?[\"']")
-
-
-def _text_names_gradients(raw: bytes) -> bool:
-    return b"gradient" in raw or b"\\" in raw or _SPLIT.search(raw) is not None
-
-
 _READ = 1 << 20
 # How far bp reads back past a candidate that does not run, for one that does (at least; or as
 # far again as the read so far): blocks, bytes.
 _NET_BLOCKS = 1 << 16
 _NET_BYTES = 64 << 20
-_INPUT_LINES: Dict[int, "re.Pattern[bytes]"] = {}
 
 
 class _BackBytes:
@@ -702,44 +690,30 @@ class _BackBytes:
 def _gradient_inputs(g: GraphFile, b: Block, heads: FrozenSet[str], back: Optional[_BackBytes] = None, *, every: bool = False) -> List[str]:
     """The inputs of ``b`` that may name a gradients-scope node (the liveness read's question),
     cheaply: none when its bytes cannot name one (most of a long tail: ``init``, save/restore);
-    else, in the writer layout, its ``input`` lines; else its bytes scanned again.
-
-    The writer layout's lines are taken only when they are all the block's inputs: every
-    ``input`` in its bytes is one of those lines (an input field's name is always written
-    plainly), and no value is escaped. A line taken that is not an input (another layout) only
-    keeps more nodes live, the answer reading gradients scopes alone. ``every``: all its inputs
-    (the same reading, without the gradients test)."""
+    else the ones its lane reads off its bytes (``Lane.inputs_naming``: in the text writer
+    layout, its ``input`` lines); else its bytes scanned again. ``every``: all its inputs (the
+    same reading, without the gradients test)."""
     size = b.end - b.start
     if size > _READ:
         return _inputs_again(g, b, heads) if every or _may_name_gradients(g, b) else []
     raw = back.get(b.start, b.end) if back is not None else g.read_at(b.start, size)
-    if not g.lane.text:  # (wire format: strings as they are; field names are numbers)
-        return _inputs_again(g, b, heads) if every or b"gradient" in raw else []
-    if b"input" not in raw or not (every or _text_names_gradients(raw)):
-        return []
-    rx = _INPUT_LINES.get(b.column)
-    if rx is None:
-        indent = b" " * (b.column + 1)  # (one level in from the block's field name)
-        rx = _INPUT_LINES[b.column] = re.compile(rb"^" + indent + rb'input: "([^"\\\n]*)"$', re.M)
-    found = rx.findall(raw)
-    if len(found) != raw.count(b"input"):
-        return _inputs_again(g, b, heads)
-    return [v.decode("utf-8", "surrogateescape") for v in found]
+    got = g.lane.inputs_naming(b, raw, b"gradient", every=every)
+    return _inputs_again(g, b, heads) if got is None else got
 
 
 def _may_name_gradients(g: GraphFile, b: Block) -> bool:
     """Whether a large block may name a gradients-scope node among its inputs, from its bytes
-    read through ``g`` in 1 MiB pieces (a Const's tensor_content can be 100 MB)."""
-    inp = not g.lane.text  # (field names are numbers there, strings as they are)
-    got_grad = False
+    read through ``g`` in 1 MiB pieces (a Const's tensor_content can be 100 MB), as its lane tells."""
+    lane = g.lane
+    inp = got_grad = False
     pos, tail = b.start, b""
     while pos < b.end:
         chunk = g.read_at(pos, min(_READ, b.end - pos))
         if not chunk:
             break
         buf = tail + chunk
-        inp = inp or b"input" in buf
-        got_grad = got_grad or (b"gradient" in buf if not g.lane.text else _text_names_gradients(buf))
+        inp = inp or lane.may_hold(buf, b"input")
+        got_grad = got_grad or lane.may_name(buf, b"gradient")
         if got_grad and inp:
             return True
         pos += len(chunk)

@@ -9,7 +9,6 @@ import contextlib
 from typing import Callable, FrozenSet, Iterable, Iterator, List, Optional
 
 from ._ahead import _Ahead, ahead_of
-from ._wire_ahead import wire_ahead
 from ._answers import _at, _in_units, Answer, Options, Step
 from ._body import called_function, function_body, step_body, training_function
 from ._catalog import CALLS, in_gradients_scope
@@ -38,8 +37,8 @@ def _find_fp(g: GraphFile, opts: Options, *, search: bool) -> Answer:
     role = Roles(g, graphdef=tf)
     blocks = iter(g.blocks(block_path, heads))
     with contextlib.ExitStack() as stack:
-        # The byte search ahead: on text lines, or on the wire verified by length prefixes.
-        ahead = (ahead_of(g) if g.lane.text else wire_ahead(g)) if search else None
+        # The byte search ahead, the lane's (on text lines, or on the wire verified by length prefixes).
+        ahead = ahead_of(g) if search else None
         if ahead is not None:
             stack.callback(ahead.close)
         st = fp_pass(blocks, opts, role=role, ahead=ahead)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from typing import Callable, List, NamedTuple, Optional, Set
 
-from ._ahead import needle_hits
-from ._grep import _SearchFailed
+from ..parallel._grep import needle_hits
+from ..parallel._grep import _SearchFailed
 from ._answers import _at, _point, Alternative, Answer, Options, Step
 from ._fp_scan import _KLASS, _MEET_BUDGET, _Candidate, _Scan
 from ..graph._input import GraphFile

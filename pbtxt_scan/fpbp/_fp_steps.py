@@ -26,8 +26,8 @@ from ._answers import Alternative, Answer, Options, Point, Step, _at, _point, _p
 from ._bp import _inputs_again, is_update, optimizer_points
 from ._catalog import VARIABLE_PASS, VARIABLES, in_gradients_scope
 from ._fp_scan import _Candidate
-from ._grep import _SearchFailed
-from ._hood_find import Fallback, Rec, grep_finder, lines_of, pass_finder, stopping
+from ..parallel._grep import _SearchFailed
+from ._hood_find import Fallback, Rec, grep_finder, pass_finder, stopping
 from .._errors import PbtxtError
 from ..graph._dialect import operator_layout
 from ..graph._reverse import reverse_blocks
@@ -82,7 +82,7 @@ def other_optimizers(g: "GraphFile", opts: Options, ans: Answer, best: Optional[
     theirs = [(r, by_op[r.name]) for r in others if by_op.get(r.name, mine) != mine]
     if mine is None or not theirs:
         return ans
-    lines = lines_of(g, [r.offset for r, _o in theirs]) if g.lane.text else {}
+    lines = g.lane.lines_of([r.offset for r, _o in theirs])
     alts = []
     for r, optimizer in theirs:
         line = lines.get(r.offset)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from .._model import FUNCTION_NODES, TF_HEADS, Hood, HoodEdge, HoodNode
-from ._hood_find import UNCOUNTED, Finder, Rec, grep_finder, lines_of, pass_finder, producer, rec_of, searched_centre, stopping
+from ._hood_find import UNCOUNTED, Finder, Rec, grep_finder, pass_finder, producer, rec_of, searched_centre, stopping
 from ._hood_near import WINDOW, Centre, near_hoods
 
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ def walk(
         up_front, down_front = new_up, new_down
         if not up_front and not down_front:
             break
-    counted = lines_of(g, (r.offset for r in recs.values() if r.line == UNCOUNTED)) if g is not None else {}
+    counted = g.lane.lines_of(r.offset for r in recs.values() if r.line == UNCOUNTED) if g is not None else {}
     nodes = []
     for n, r in recs.items():
         if r.line == UNCOUNTED and r.offset in counted:
@@ -131,7 +131,7 @@ def neighbourhoods(
     grep = shutil.which("grep") if search else None
     near: Dict[int, Centre] = {}
     hits: Dict[int, Any] = {}  # (a centre searched for already: not searched again hop by hop)
-    from ..wire._wire import GRAPHDEF
+    from ..wire import GRAPHDEF
 
     if grep is not None and g.regular and g.lane.searchable and g.binary in (None, GRAPHDEF) and tuple(g.dialect.path) == ("node",):
         for k, (what, up, down, fn) in enumerate(asks):

@@ -6,10 +6,10 @@ from __future__ import annotations
 import bisect
 import contextlib
 import re
-from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Tuple
 
 from .._model import FUNCTION_NODES, TF_HEADS, Block
-from ._grep import _grep, _grep_range, _SearchFailed
+from ..parallel._grep import _grep, _grep_range, _SearchFailed
 
 if TYPE_CHECKING:
     from ..graph._input import GraphFile
@@ -35,23 +35,11 @@ def producer(inp: str) -> str:
     return inp[1:].split(":", 1)[0] if inp.startswith("^") else inp.split(":", 1)[0]
 
 
-UNCOUNTED = -1  # a text block found by a search: its line is counted at the end (lines_of)
+UNCOUNTED = -1  # a text block found by a search: its line is counted at the end (the lane's lines_of)
 
 
 def rec_of(b: Block) -> Rec:
     return Rec(b.name or "", b.op or "", b.line if b.line else None, b.start, tuple(b.inputs))
-
-
-def lines_of(g: "GraphFile", offsets: Iterable[int]) -> Dict[int, int]:
-    """The line of each byte offset of a text file: one count of the newlines before the last
-    (once a neighbourhood, where grep -n would count them on every hop)."""
-    out: Dict[int, int] = {}
-    pos, line = 0, 1
-    for off in sorted(set(offsets)):
-        line += _newlines(g, pos, off)
-        pos = off
-        out[off] = line
-    return out
 
 
 def _matches(r: Rec, want: FrozenSet[str], cons: FrozenSet[str]) -> bool:
@@ -89,7 +77,7 @@ def grep_finder(g: "GraphFile", path: Tuple[str, ...], function: Optional[str], 
     functions or a MetaGraphDef, a text graph not in the writer's layout at the centre)."""
     import shutil
 
-    from ..wire._wire import GRAPHDEF
+    from ..wire import GRAPHDEF
 
     if not g.regular or not g.lane.searchable:
         return None
@@ -163,7 +151,7 @@ def searched_centre(g: "GraphFile", name: str) -> Optional[Block]:
     inputs; ``None`` if the search finds none or cannot be made (then read for it)."""
     import shutil
 
-    from ..wire._wire import GRAPHDEF
+    from ..wire import GRAPHDEF
 
     grep = shutil.which("grep")
     if grep is None or not g.regular or not g.lane.searchable or not _NAME_OK.match(name):
@@ -327,7 +315,7 @@ def reach(g: "GraphFile", off: int) -> None:
     past the last is walked to by parallel parts (``wire._wire_marks``), not one field after
     another from there."""
     from ..parallel._cores import usable_cores
-    from ..wire._wire_marks import SPLIT_MIN, far_marks
+    from ..wire import SPLIT_MIN, far_marks
 
     marks = wire_marks(g)
     if off - marks[-1] > SPLIT_MIN:
@@ -339,7 +327,7 @@ def _wire_blocks(
     upto: Optional[int] = None,
 ) -> Blocks:
     """A hop's search in a binary GraphDef (``upto``: in its first bytes only); ``known`` as for :func:`_text_blocks`."""
-    from ..wire._wire_seek import NAME, NODE, Malformed, TopWalk, node_field
+    from ..wire import NAME, NODE, Malformed, TopWalk, node_field
 
     # Boundaries of top-level fields met by a walk, about one a MB, kept on the file for the
     # next hop (and the centre's search before them): each walk starts at the last one before its
@@ -426,7 +414,7 @@ def _index_marks(g: "GraphFile") -> List[int]:
     index bp built for this file, when the cache holds it (the report's hits near bp are then
     walked to from close by, not from the start)."""
     from ..graph import _cache
-    from ..wire._wire_index import load_index
+    from ..wire import load_index
 
     try:
         index = load_index(_cache.read(_cache.key_of(g), "wire-index-node"), ("node",))

@@ -25,7 +25,7 @@ from .._model import TF_HEADS, Block, Hood
 from ._hood_find import (
     _NAME_OK, UNCOUNTED, Blocks, Fallback, Rec, _back_to, _newlines, _on_to, _text_blocks, _wire_blocks, producer, reach, rec_of, wire_marks,
 )
-from ._grep import _SearchFailed, newlines_to_end
+from ..parallel._grep import _SearchFailed, newlines_to_end
 
 if TYPE_CHECKING:
     from ..graph._input import GraphFile
@@ -104,8 +104,7 @@ def read_window(g: "GraphFile", lo: int, hi: int, at: int, known: Known) -> bool
     """Read into ``known`` the top-level nodes from the last column-0 ``node {`` at or before ``lo``
     (within ``lo - WINDOW``; else the node at ``at``) to the last column-0 closer before ``hi``
     (at least to the end of the node at ``at``); ``False`` if the bytes do not scan there."""
-    from ..text import _layout as layout
-    from ..text._canonical import scan_canonical
+    from ..text import layout_warm, scan_canonical
 
     size = g.size or 0
     start = _opener_near(g, max(0, min(lo, at)), max(0, min(lo, at) - WINDOW))
@@ -120,7 +119,7 @@ def read_window(g: "GraphFile", lo: int, hi: int, at: int, known: Known) -> bool
         return True
     # A window's few thousand lines are walked one by one (0.07 s) unless this process has built
     # the batch patterns already: building them (0.3 s) would cost more than they save here.
-    warm_up = None if layout.warm() else end - start
+    warm_up = None if layout_warm() else end - start
     try:
         for b in scan_canonical(g.reader(start, end), ("node",), TF_HEADS, start_offset=start, start_line=1, validate=False, warm_up=warm_up):
             if b.column != 1:
@@ -136,7 +135,7 @@ def read_wire_window(g: "GraphFile", lo: int, hi: int, at: int, known: Known) ->
     """Read into ``known`` the nodes of a binary GraphDef from the one that holds ``lo`` (walked to
     by the length prefixes from the last boundary known before it) to the one that holds ``hi``,
     at least to the node at ``at``; ``False`` if the fields do not chain there."""
-    from ..wire._wire_seek import NODE, Malformed, TopWalk
+    from ..wire import NODE, Malformed, TopWalk
 
     marks = wire_marks(g)
     size = g.size or 0

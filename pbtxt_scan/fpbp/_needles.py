@@ -1,40 +1,12 @@
-r"""What fp's byte search looks for, and what a hit's line may hold: the POSIX extended regex
-(:func:`_pattern`) that finds every place a node with one of a few ops (or a gradients-scope name)
-may be, the words it is built from, and the judgement of a hit's line (:func:`judge_line`, on the
-lines :func:`line_context` reads around it). The argument for why no such node is missed is in
-``_rules``' docstring."""
+"""What fp's byte search looks for (the rules' side of it): the ops that can still change fp once it
+has a candidate, a word each of them holds, and the word of a gradients scope's names. How a lane
+spells and judges them is the lane's (:meth:`~pbtxt_scan.source._lane.Lane.ahead`). The argument for
+why no such node is missed is in ``_rules``' docstring."""
 from __future__ import annotations
 
-import re
-from typing import TYPE_CHECKING, Iterable, NamedTuple, Optional
+from typing import Iterable
 
 from ._catalog import DATA_SOURCES, ENQUEUES, PLACEHOLDERS, STAGES
-
-if TYPE_CHECKING:
-    from ..graph._input import GraphFile
-
-
-def _pattern(words: Iterable[str], extra: Iterable[str] = ()) -> str:
-    r"""A POSIX extended regex matching, in any text that spells a value holding one of ``words``
-    (a string literal, escaped or split, or a bare identifier), at least one place:
-
-    - the word itself, when it is written plainly;
-    - where a literal is split inside the word (``"QueueDe" "queue"``), the first piece's end: a
-      proper prefix of the word and its closing quote;
-    - where a letter is escaped, the escape's start: ``\1``/``\5`` (octal: 0o1xx, and 0o5xx that
-      the grammar wraps to a byte, hold the letters), ``\x``, ``\u``, ``\U``.
-
-    ``extra``: more words (field names such as ``library``, which are never escaped or split).
-    One regex, not a list of fixed strings: grep runs it as one DFA, as fast as a single word
-    (a list of 400 fixed strings ran 3x slower than ``grep -c``).
-    """
-    words = list(words)
-    prefixes = sorted({w[:i] for w in words for i in range(1, len(w))})
-    alts = [re.escape(w) for w in words + list(extra)]
-    alts.append(r"\\[15xuU]")
-    alts.append("(%s)[\"']" % "|".join(prefixes))
-    return "|".join(alts)
-
 
 # The ops that can still change fp once it has a candidate, and a word each of them holds (the
 # search looks for the words: fewer, and no short prefix as common as `Mul"`).
@@ -44,107 +16,22 @@ assert all(any(w in op for w in _OP_WORDS) for op in _FP_OPS)
 _GRAD_WORDS = ("gradient",)  # gradients, gradients_N, gradient_tape
 
 
-class Judged(NamedTuple):
-    """What one line may set: ``op``, the op value (``None``: surely none; ``"?"``: cannot tell);
-    ``name``, a top-level node's name (the same three kinds)."""
+# fp's needles as each lane spells them (for tools and tests: fp itself asks the lane, ``Lane.ahead``).
+def _pattern(words: Iterable[str], extra: Iterable[str] = ()) -> str:
+    """The text lane's regex of ``words`` (``text._needles._pattern``)."""
+    from ..text import needle_pattern
 
-    op: Optional[str]
-    name: Optional[str]
-
-
-UNKNOWN = Judged("?", "?")
-
-_SINGLE = re.compile(
-    rb"""[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*:[ \t]*("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|[A-Za-z0-9_.+-]+)[ \t]*\r?"""
-)
-_OPENER = re.compile(rb"[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*[{<][ \t]*\r?")
-_OP_FIELDS = (b"op", b"type", b"op_type")
+    return needle_pattern(words, extra)  # type: ignore[no-any-return]
 
 
-def judge_line(prev: bytes, line: bytes, nxt: bytes) -> Judged:
-    """What one line may hold: (the op value it sets, or ``None`` if it surely sets no op, or
-    ``"?"``; the top-level node name it sets, or ``None`` if surely none, or ``"?"``).
+def op_pattern() -> str:
+    """The wire lane's regex of fp's ops (``wire._ahead.op_pattern``)."""
+    from ..wire import op_pattern as wire_ops
 
-    A line is judged only when it is one whole scalar field (``field: value``) and the next line
-    does not continue its string (adjacent literals concatenate); anything else is ``"?"``. A
-    ``name`` is a top-level node's when the line before opens a ``node`` block (GraphDef has no
-    other ``node`` field) and surely not when it opens any other message.
-    """
-    from ..language._grammar import string_value
-
-    m = _SINGLE.fullmatch(line)
-    if m is None:
-        return UNKNOWN
-    field, raw = m.group(1), m.group(2)
-    if nxt.lstrip(b" \t")[:1] in (b'"', b"'", b"#"):
-        return UNKNOWN
-    if raw[:1] in (b'"', b"'"):
-        value = string_value(raw.decode("utf-8", "surrogateescape"))
-    else:
-        value = raw.decode("ascii")
-    op = name = None
-    if field in _OP_FIELDS:
-        op = value[3:] if value.startswith("ge:") else value
-    if field == b"name":
-        o = _OPENER.fullmatch(prev)
-        if o is None:
-            name = "?"
-        elif o.group(1) == b"node":
-            name = value
-    return Judged(op, name)
+    return wire_ops(_FP_OPS)  # type: ignore[no-any-return]
 
 
-def opens_library(prev: Optional[bytes], line: bytes) -> bool:
-    """Whether a line where the word ``library`` was found may open the ``library`` field (only
-    a whole scalar field named otherwise surely does not)."""
-    m = _SINGLE.fullmatch(line) if prev is not None else None
-    return m is None or m.group(1) == b"library"
+def name_pattern() -> str:
+    from ..wire import name_pattern as wire_names
 
-
-class LineContext(NamedTuple):
-    """The lines around an offset, without their newlines; ``prev`` is ``None`` for a line longer
-    than 64 KiB (``line`` and ``nxt`` are then empty), ``end`` the offset where the line ends."""
-
-    prev: Optional[bytes]
-    line: bytes
-    nxt: bytes
-    end: int
-
-    def judged(self) -> Judged:
-        """:func:`judge_line` of these lines (a line too long to read cannot be told)."""
-        return UNKNOWN if self.prev is None else judge_line(self.prev, self.line, self.nxt)
-
-
-_WINDOW = 1 << 16
-
-
-def line_context(g: "GraphFile", offset: int, window: int = 4096) -> LineContext:
-    """The previous line, the line and the next line around ``offset`` in the file, and where the
-    line ends. A line longer than 64 KiB comes back as ``(None, b"", b"", its end)``."""
-    lo = max(0, offset - window)
-    buf = g.read_at(lo, offset - lo + window)
-    i = offset - lo
-    s = buf.rfind(b"\n", 0, i) + 1
-    e = buf.find(b"\n", i)
-    ps = buf.rfind(b"\n", 0, max(0, s - 1)) + 1 if s > 0 else 0
-    ne = buf.find(b"\n", e + 1) if e >= 0 else -1
-    eof = len(buf) < offset - lo + window
-    whole = (ps > 0 or lo == 0) and e >= 0 and (ne >= 0 or eof)
-    if whole or (eof and e < 0 and (ps > 0 or lo == 0)):
-        if e < 0:
-            e = len(buf)
-        if ne < 0:
-            ne = len(buf)
-        prev = buf[ps : s - 1] if s > 0 else b""
-        return LineContext(prev, buf[s:e], buf[e + 1 : ne], lo + e)
-    if window < _WINDOW:
-        return line_context(g, offset, _WINDOW)
-    at = offset  # a long line (a tensor's bytes): find its end only
-    while True:
-        chunk = g.read_at(at, 1 << 20)
-        if not chunk:
-            return LineContext(None, b"", b"", at)
-        j = chunk.find(b"\n")
-        if j >= 0:
-            return LineContext(None, b"", b"", at + j)
-        at += len(chunk)
+    return wire_names(_GRAD_WORDS)  # type: ignore[no-any-return]

@@ -28,11 +28,10 @@ from __future__ import annotations
 import re
 from typing import Any, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
-from ..text._canonical import _Walker
-from ..text._handover import _HandOver
+from ..text import HandOver as _HandOver, Walker as _Walker
 from ..source._source import DEFAULT_CHUNK
 from ..language._grammar import _number
-from ..text._layout import scalar_value
+from ..text import scalar_value
 from .._model import Block, Field, Message
 from ..language._terminals import TERMINALS
 from ._attrs import _ORIGIN_NAME, _WANTED

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Tuple
 
 from .._errors import PbtxtError
 from ..language._grammar import _number, string_value
-from ..text._lexer import Lexer
+from ..text import Lexer
 from .._model import Block, Field, Message
 
 if TYPE_CHECKING:

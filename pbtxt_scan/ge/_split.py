@@ -43,7 +43,7 @@ import bisect
 from typing import Any, List, NamedTuple, Optional, Tuple
 
 from .._errors import PbtxtError
-from ..text._frames import ANCESTOR, Frame
+from ..text import ANCESTOR, Frame
 from ..graph._input import GraphFile
 from ..parallel import _plan
 from ..parallel._pool import Pool, PoolError, can_fork

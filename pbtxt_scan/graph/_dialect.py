@@ -6,7 +6,7 @@ from typing import Dict, FrozenSet, NamedTuple, Optional, Tuple, Union
 
 from .._model import FUNCTION_NODES, TF_HEADS
 from ..source._source import BOM
-from ..text._nested import METAGRAPH_PREFIX, SAVEDMODEL_PREFIX
+from ..text import METAGRAPH_PREFIX, SAVEDMODEL_PREFIX
 
 # Enough to name a node and its op: what listings need. A NoOp such as `init` can carry 100,000+
 # control inputs; leaving `input` out keeps those commands' memory flat.

@@ -119,7 +119,7 @@ def _event_time(folder: str, name: str) -> Tuple[int, float, str]:
 def _event_file_with_graph(folder: str, events: List[str], *, record: bool = False) -> Tuple[str, str]:
     """The first of ``events`` that holds a graph; else the error of the first, naming the others.
     (``record``: for ``--record``, which needs an event file: a folder without one says so.)"""
-    from ..wire import _events
+    from ..wire import events as _events
 
     if record and not events:
         raise PbtxtError(_no_event_file(folder), path=folder)

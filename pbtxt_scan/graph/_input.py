@@ -37,10 +37,8 @@ import os
 import stat
 from typing import Any, BinaryIO, Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple, Union
 
-from ..text._lane import TextLane
-from ..text._nested import NestedTextLane
-from ..wire import _binary
-from ..wire._lane import WireLane
+from ..text import NestedTextLane, TextLane
+from ..wire import WireLane, binary as _binary
 from ._folders import graph_in_folder
 from ._dialect import DIALECTS, HEAD_BYTES, TF_HEADS, Dialect, container_of_head, dialect_of_head
 from .._errors import PbtxtError
@@ -94,20 +92,22 @@ class GraphFile:
 
     @classmethod
     def open(
-        cls, path: PathLike, spool: bool = True, record: Optional[int] = None, *, graph: Optional[int] = None
+        cls, path: PathLike, spool: bool = True, record: Optional[int] = None, *, graph: Optional[int] = None,
+        lane: Optional[Callable[["GraphFile"], Lane]] = None,
     ) -> "GraphFile":
         """Open ``path`` (``-`` for stdin; gzip is unpacked): protobuf text format, a binary
         GraphDef, MetaGraphDef or SavedModel, or a TensorBoard event file (told by content); other
         binary files are refused. ``record``: which record of an event file holds the graph to
         read (default: the last training graph), and ``graph`` which of that record's graphs (a
         trace's summary holds several; default: its last training graph); both count from 0. A
-        folder with ``record``: the event file the folder gives."""
+        folder with ``record``: the event file the folder gives. ``lane``: the caller's lane,
+        ``lane(store)``, reads the bytes instead of the one their content picks (a format of its own)."""
         picked = None
         if str(path) != "-" and os.path.isdir(path):  # a SavedModel, model_dir or logs folder: its graph file
             path, picked = graph_in_folder(str(path), events_only=record is not None)
         raw, name = open_binary(path)
         return cls._opened(raw, name, spool=spool, owned=str(path) != "-", picked=picked, record=record,
-                           graph=graph)  # (stdin stays open)
+                           graph=graph, lane=lane)  # (stdin stays open)
 
     @classmethod
     def of_stream(cls, f: BinaryIO, name: str) -> "GraphFile":
@@ -120,7 +120,7 @@ class GraphFile:
     @classmethod
     def _opened(
         cls, raw: BinaryIO, name: str, *, spool: bool, owned: bool, picked: Optional[str], record: Optional[int],
-        graph: Optional[int],
+        graph: Optional[int], lane: Optional[Callable[["GraphFile"], Lane]] = None,
     ) -> "GraphFile":
         """The GraphFile reading ``raw``, its kind told by content (``owned``: closed with it)."""
         g: Optional[GraphFile] = None
@@ -129,7 +129,9 @@ class GraphFile:
             g.picked = picked
             head = g.head(_binary.SNIFF_BYTES)
             kind = _binary.sniff(head)
-            if is_event_file(head):
+            if lane is not None:
+                g.lane = lane(g)
+            elif is_event_file(head):
                 g._read_events(record, graph)
             elif record is not None:
                 raise PbtxtError("--record applies to TensorBoard event files, and this is %s" % (
@@ -169,7 +171,7 @@ class GraphFile:
     def _read_events(self, record: Optional[int], graph: Optional[int] = None) -> None:
         """Read the graph of a TensorBoard event file: find it by the records' length prefixes
         (``wire._events``) and narrow this file to it, read by the wire lane like a ``.pb``."""
-        from ..wire import _events, _events_split
+        from ..wire import events as _events, events_split as _events_split
 
         if not self.regular:
             self._spool_from_here()  # (a stream: its graph may be anywhere; the spool is read in place)

@@ -83,10 +83,8 @@ from .._model import Block
 from ..parallel import _plan
 from ..parallel._pool import Pool, PoolError, can_fork
 from ..source._source import DEFAULT_CHUNK
-from ..text._backward import OPENER
-from ..wire._lane import WireLane
-from ..wire._wire_read import GRAPHDEF, NODE_PATH
-from ..wire._wire_whole import Fold, fold_wire, split_finder
+from ..text import OPENER
+from ..wire import GRAPHDEF, NODE_PATH, Fold, WireLane, fold_wire, split_finder
 
 _WINDOW = 1 << 20  # bytes searched after each target offset for a split point
 _LINE = 512  # room for the opener line itself past the window
@@ -204,7 +202,7 @@ class _Job:
 
     def scan(self, task: Tuple[int, int, int]) -> Optional[Chunk]:
         """Validate and fold one chunk ``(start, end, first line)``; None if it is not valid alone."""
-        from ..text._canonical import scan_canonical
+        from ..text import scan_canonical
 
         start, end, line = task
         if self.wire:
@@ -271,7 +269,7 @@ class _Job:
     def sequential(self, start: int, line: int) -> Iterator[Chunk]:
         """The file from ``start`` (at depth 0, line ``line``) to its end in this process, as
         results of at most 512 rows each (the single-process path's batches)."""
-        from ..text._canonical import scan_canonical
+        from ..text import scan_canonical
 
         g = self.g
         if self.wire:

@@ -6,7 +6,7 @@ from typing import Callable, FrozenSet, Iterator, List, NamedTuple, Optional, Se
 from ._dialect import DIALECTS, NAME_AND_OP, TF_HEADS, Dialect, named
 from .._errors import PbtxtError
 from ._input import GraphFile, Source, opened
-from ..wire._lane import WireLane
+from ..wire import WireLane
 from .._model import FUNCTION_NODES, Block, Message
 from ..source._source import DEFAULT_CHUNK, display_name
 
@@ -139,7 +139,7 @@ def find_node(
 
 def _wire_rows(g: GraphFile, path: Sequence[str], heads: FrozenSet[str], on_progress: Optional[Callable[[int], None]]) -> Iterator[str]:
     """:func:`row_tsv` rows of a binary graph, a text per run of nodes (``wire._wire_whole``)."""
-    from ..wire._wire_whole import Fold
+    from ..wire import Fold
 
     lane = g.lane
     assert isinstance(lane, WireLane)

@@ -10,9 +10,7 @@ from ._input import Source, opened
 from .._errors import PbtxtError
 from ..parallel._cores import usable_cores
 from ..source._source import DEFAULT_CHUNK
-from ..wire._binary import describe
-from ..wire._lane import WireLane
-from ..wire._wire_whole import Fold
+from ..wire import Fold, WireLane, describe
 
 
 class Stats(NamedTuple):
@@ -58,7 +56,7 @@ def _check_records(g: Any, *, every: bool, jobs: int = 1) -> None:
     """An event file's CRCs: every record's (``check``), or the graph record's data CRC."""
     if g.events is None:
         return
-    from ..wire._tfrecord import HEADER, Record, check_data, check_every
+    from ..wire import HEADER, Record, check_data, check_every
 
     found, place = g.events
     try:

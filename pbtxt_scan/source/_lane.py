@@ -23,10 +23,20 @@ objects from either lane. A lane is given its store at construction and reads on
 A subclass implements :meth:`Lane.forward` and the block-level methods; :meth:`Lane.blocks` (what
 the store's ``blocks`` calls) is derived: progress, and the one rule that a file cut short or
 edited while read says so rather than looking truncated.
+
+The rules ask a lane, never the format, for what is read faster than block by block; each has a
+default that offers nothing (the rules then read the blocks: the same answers), so a new lane
+needs only the methods above:
+
+==========================  ===============================================================
+``unit``, ``lines_of``      how a position is shown: a line counted in the file, or an offset
+``ahead``                   fp's byte search ahead (:class:`Search` for ops and for names)
+``inputs_naming``, ...      the inputs of a block that may name a word (bp's gradient inputs)
+==========================  ===============================================================
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence
+from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from .._errors import PbtxtError
 from .._model import Block, Message
@@ -37,6 +47,63 @@ from ._source import DEFAULT_CHUNK
 PARSE_MAX = 2 << 20
 
 
+class Judged(NamedTuple):
+    """What a search's hit may set: ``op``, the op value (``None``: surely none; ``"?"``: cannot
+    tell); ``name``, a top-level node's name (the same three kinds)."""
+
+    op: Optional[str]
+    name: Optional[str]
+
+
+UNKNOWN = Judged("?", "?")
+
+Hits = Callable[[int], Iterator[Tuple[int, bytes]]]  # a byte search from an offset on: (offset, text)
+OpsIn = Callable[[int, int], Iterator[Tuple[int, Optional[str]]]]  # the ops judged in a range
+
+
+class Hit(NamedTuple):
+    """A hit's place (``-1``: the search failed, anywhere), and what it may set."""
+
+    off: int
+    judged: Judged
+
+
+class Search:
+    """One byte search read lazily (:meth:`Lane.ahead`): its hits at or after a position, judged
+    by the lane (:meth:`lines`). ``library``: a hit that may open a ``library`` was met."""
+
+    __slots__ = ("_start", "_hits", "failed", "library")
+
+    def __init__(self, start: Hits) -> None:
+        self._start = start
+        self._hits: Optional[Iterator[Tuple[int, bytes]]] = None
+        self.failed = False
+        self.library = False
+
+    def begin(self, pos: int) -> None:
+        if self._hits is None:
+            self._hits = self._start(pos)
+
+    def close(self) -> None:
+        close = getattr(self._hits, "close", None)
+        if close is not None:
+            close()  # stops the search process
+
+    def lines(self, pos: int) -> Iterator[Hit]:
+        """Each hit from ``pos`` on, judged; ``Hit(-1, UNKNOWN)`` forever if the search failed."""
+        raise NotImplementedError
+
+
+class Ahead(NamedTuple):
+    """fp's byte searches, as a lane makes them: ``ops`` finds every node whose op may be one of
+    those asked for, ``names`` every top-level node whose name may hold one of the words, and
+    ``ops_in`` the ops search over a range only."""
+
+    ops: Search
+    names: Search
+    ops_in: Optional[OpsIn]
+
+
 class Lane:
     """The protocol every lane implements (see the module docstring). ``store``: the byte store."""
 
@@ -44,10 +111,13 @@ class Lane:
     kind: Optional[str] = None
     #: Whether blocks are text at their own offsets in the file (``read_at`` gives a block's text,
     #: so the file can be split at line starts, grepped, or walked by a text fast path).
-    text = True
+    text = False
     #: Whether a byte search of the whole file (fp's grep ahead) finds the graph's own blocks (not
     #: so where the graph sits inside a container: a text SavedModel holds several).
-    searchable = True
+    searchable = False
+    #: How a block's position is shown: ``"line"`` (its line, counted in the file) or
+    #: ``"offset"`` (its byte offset: a block's ``line`` is then ``0``).
+    unit = "line"
 
     def __init__(self, store: Any) -> None:
         self.store = store
@@ -113,3 +183,28 @@ class Lane:
         ``cache``: ``read(kind) -> bytes | None`` and ``write(kind, bytes)``, hints kept between
         runs (an index of offsets, a line count) that must never make an answer wrong."""
         raise NotImplementedError
+
+    # --- what the rules may ask for, faster than block by block (the defaults offer nothing) ---
+
+    def lines_of(self, offsets: Iterable[int]) -> Dict[int, int]:
+        """The line of each byte offset (``{}`` where the lane has no lines)."""
+        return {}
+
+    def ahead(self, ops: FrozenSet[str], op_words: Sequence[str], name_words: Sequence[str]) -> Optional[Ahead]:
+        """fp's byte searches over the rest of the file, for nodes whose op is one of ``ops``
+        (each holds one of ``op_words``) and top-level nodes whose name holds one of
+        ``name_words``; ``None`` where there can be none (the rules read the blocks instead)."""
+        return None
+
+    def inputs_naming(self, block: Block, raw: bytes, word: bytes, *, every: bool) -> Optional[List[str]]:
+        """The inputs of ``block`` that may name ``word`` (``every``: all of them), read off its
+        bytes ``raw``: ``[]`` if surely none, ``None`` where the block must be read again."""
+        return None
+
+    def may_hold(self, raw: bytes, field: bytes) -> bool:
+        """Whether bytes of a block may hold the field ``field`` (False: surely not)."""
+        return True
+
+    def may_name(self, raw: bytes, word: bytes) -> bool:
+        """Whether bytes of a block may spell ``word`` in a value (False: surely not)."""
+        return True

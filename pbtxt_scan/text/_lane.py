@@ -7,11 +7,13 @@ general scanner (``_scan``), backward through ``_backward``. The protocol is
 """
 from __future__ import annotations
 
-from typing import Any, BinaryIO, Dict, FrozenSet, Iterator, List, Optional, Sequence
+import functools
+import re
+from typing import Any, BinaryIO, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence
 
 from .._errors import PbtxtError
 from .._model import Block, Message
-from ..source._lane import PARSE_MAX, Lane
+from ..source._lane import PARSE_MAX, Ahead, Lane
 from ..source._views import Prefixed
 
 
@@ -20,6 +22,7 @@ class TextLane(Lane):
 
     kind = None
     text = True
+    searchable = True
 
     def __init__(self, store: Any, dialect_of: Any) -> None:
         """``dialect_of(head bytes)``: the dialect of a text input (the graph layer's detection)."""
@@ -138,3 +141,64 @@ class TextLane(Lane):
         from ._backward import reverse_blocks
 
         return reverse_blocks(self, tuple(block_path), heads, cache)
+
+    # --- the rules' shortcuts, on text (``_needles``) -----------------------------
+
+    def lines_of(self, offsets: Iterable[int]) -> Dict[int, int]:
+        """The line of each byte offset: one count of the newlines before the last (once a
+        neighbourhood, where grep -n would count them on every hop)."""
+        out: Dict[int, int] = {}
+        pos, line = 0, 1
+        read_at = self.store.read_at
+        for off in sorted(set(offsets)):
+            while pos < off:
+                k = min(1 << 20, off - pos)
+                line += read_at(pos, k).count(b"\n")
+                pos += k
+            out[off] = line
+        return out
+
+    def ahead(self, ops: FrozenSet[str], op_words: Sequence[str], name_words: Sequence[str]) -> Optional[Ahead]:
+        """A ``grep -E`` for the words (ops are searched by a word each holds), each hit judged by
+        its line (``_needles``)."""
+        from ._needles import text_ahead
+
+        return text_ahead(self.store, op_words, name_words)
+
+    def inputs_naming(self, block: Block, raw: bytes, word: bytes, *, every: bool) -> Optional[List[str]]:
+        """In the writer layout, its ``input`` lines, taken only when they are all the block's
+        inputs: every ``input`` in its bytes is one of those lines (an input field's name is always
+        written plainly), and no value is escaped. A line taken that is not an input (another
+        layout) only keeps more nodes live, the answer reading gradients scopes alone."""
+        if b"input" not in raw or not (every or self.may_name(raw, word)):
+            return []
+        found = _input_lines(block.column).findall(raw)
+        if len(found) != raw.count(b"input"):
+            return None
+        return [v.decode("utf-8", "surrogateescape") for v in found]
+
+    def may_hold(self, raw: bytes, field: bytes) -> bool:
+        return field in raw  # (a field's name is always written plainly)
+
+    def may_name(self, raw: bytes, word: bytes) -> bool:
+        """``word`` plainly, an escape (a letter of it escaped: a backslash), or a literal split
+        inside it (``"gradi" "ents/x"``: a piece ending in a proper prefix of the word, then its
+        quote). Three cheap searches (``in`` and a regex with a literal first byte) rather than
+        one alternation."""
+        return word in raw or b"\\" in raw or _split_in(word).search(raw) is not None
+
+
+@functools.lru_cache(maxsize=None)
+def _split_in(word: bytes) -> "re.Pattern[bytes]":
+    """A literal split inside ``word``: a proper prefix of it, then a quote
+    (``g(?:r(?:a...)?)?["']`` for ``gradient``)."""
+    rx = b""
+    for ch in reversed(word[1:-1]):
+        rx = b"(?:" + re.escape(bytes([ch])) + rx + b")?"
+    return re.compile(re.escape(word[:1]) + rx + b"[\"']")
+
+
+@functools.lru_cache(maxsize=None)
+def _input_lines(column: int) -> "re.Pattern[bytes]":
+    indent = b" " * (column + 1)  # (one level in from the block's field name)
+    return re.compile(rb"^" + indent + rb'input: "([^"\\\n]*)"$', re.M)

@@ -34,6 +34,20 @@ class NestedTextLane(TextLane):
     text = False
     searchable = False
 
+    # Read as bytes only, not as the top level's lines: no line is counted for an offset, and a
+    # block's inputs are read again rather than taken off its lines.
+    def lines_of(self, offsets: Any) -> Dict[int, int]:
+        return {}
+
+    def inputs_naming(self, block: Block, raw: bytes, word: bytes, *, every: bool) -> Optional[List[str]]:
+        return None if every or word in raw else []
+
+    def may_hold(self, raw: bytes, field: bytes) -> bool:
+        return True
+
+    def may_name(self, raw: bytes, word: bytes) -> bool:
+        return word in raw
+
     def __init__(self, store: Any, dialect_of: Any, prefix: Tuple[str, ...]) -> None:
         super().__init__(store, dialect_of)
         self._whole = TextLane(store, dialect_of)  # the file's own paths (the container's), for whole paths

@@ -27,7 +27,7 @@ from ._binary import SAVEDMODEL, describe
 from ._wire_index import dump_index, load_index
 from .._errors import PbtxtError
 from .._model import Block, Message
-from ..source._lane import PARSE_MAX, Lane
+from ..source._lane import PARSE_MAX, Ahead, Lane
 
 
 class WireLane(Lane):
@@ -38,6 +38,8 @@ class WireLane(Lane):
     """
 
     text = False
+    searchable = True
+    unit = "offset"
 
     def __init__(self, store: Any, kind: str, dialect: Any) -> None:
         super().__init__(store)
@@ -190,3 +192,21 @@ class WireLane(Lane):
                 % (describe(self.kind), ".".join(block_path)),
                 path=self.store.name,
             )
+
+    # --- the rules' shortcuts, on the wire (``_ahead``) ---------------------------
+
+    def ahead(self, ops: FrozenSet[str], op_words: Sequence[str], name_words: Sequence[str]) -> Optional[Ahead]:
+        """A ``grep -E`` for the ops' own bytes (tag, length, op), each hit verified at a node
+        boundary (``_ahead``); a binary GraphDef only."""
+        from ._ahead import wire_ahead
+
+        return wire_ahead(self.store, ops, name_words)
+
+    def inputs_naming(self, block: Block, raw: bytes, word: bytes, *, every: bool) -> Optional[List[str]]:
+        return None if every or word in raw else []  # (strings as they are; field names are numbers)
+
+    def may_hold(self, raw: bytes, field: bytes) -> bool:
+        return True  # (field names are numbers)
+
+    def may_name(self, raw: bytes, word: bytes) -> bool:
+        return word in raw  # (strings as they are)

@@ -1,20 +1,19 @@
 """The processes behind fp's byte search: ``grep -E`` over a range of the one open
-:class:`GraphFile` (its descriptor read by grep itself, or a pipe a feeder thread fills with
+:class:`~pbtxt_scan.graph._input.GraphFile` (``g``: its descriptor read by grep itself, or a pipe a feeder thread fills with
 ``os.sendfile``), a long rest cut into parts searched at once, one a usable core; each match as
 ``(offset, text)``. Started by :func:`_spawn`, through the one module that starts processes (``parallel._pool``)."""
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Iterator, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Optional, Tuple
 
-from ..parallel._cores import usable_cores
-from ..parallel._pool import spawn
+from ._cores import usable_cores
+from ._pool import spawn
 
 if TYPE_CHECKING:
     import subprocess
     import threading
 
-    from ..graph._input import GraphFile
 
 
 class _SearchFailed(Exception):
@@ -40,7 +39,7 @@ def _spawn(grep: str, pattern: str, stdin: int, opts: Tuple[str, ...] = ERE) -> 
 
 
 def _grep(
-    grep: str, g: "GraphFile", offset: int, pattern: str, *, split: int = _SPLIT, cores: Optional[int] = None,
+    grep: str, g: Any, offset: int, pattern: str, *, split: int = _SPLIT, cores: Optional[int] = None,
     opts: Tuple[str, ...] = ERE,
 ) -> Iterator[Tuple[int, bytes]]:
     """grep's matches from ``offset`` on, in order. A long rest is cut at line starts into parts
@@ -77,7 +76,7 @@ class _GrepRun:
 
     __slots__ = ("_g", "_start", "_feeder", "_direct", "_p")
 
-    def __init__(self, grep: str, g: "GraphFile", start: int, end: int, pattern: str, opts: Tuple[str, ...] = ERE) -> None:
+    def __init__(self, grep: str, g: Any, start: int, end: int, pattern: str, opts: Tuple[str, ...] = ERE) -> None:
         import threading
 
         self._g = g
@@ -136,7 +135,7 @@ class _GrepRun:
 
 
 def _grep_range(
-    grep: str, g: "GraphFile", start: int, end: int, pattern: str, opts: Tuple[str, ...] = ERE
+    grep: str, g: Any, start: int, end: int, pattern: str, opts: Tuple[str, ...] = ERE
 ) -> Iterator[Tuple[int, bytes]]:
     """grep's matches in bytes ``[start, end)`` of the file, as offsets."""
     run = _GrepRun(grep, g, start, end, pattern, opts)
@@ -146,7 +145,7 @@ def _grep_range(
         run.close()
 
 
-def _feed(g: "GraphFile", start: int, end: int, w: int) -> None:
+def _feed(g: Any, start: int, end: int, w: int) -> None:
     """Write bytes ``[start, end)`` of the file into the pipe ``w`` and close it: ``sendfile`` at
     explicit offsets where the system has it (the file's own position is left alone), else
     positioned reads; stop quietly when the reader has gone."""
@@ -171,7 +170,7 @@ def _feed(g: "GraphFile", start: int, end: int, w: int) -> None:
         os.close(w)
 
 
-def newlines_to_end(g: "GraphFile", start: int = 0) -> Optional[int]:
+def newlines_to_end(g: Any, start: int = 0) -> Optional[int]:
     """The newlines from byte ``start`` to the end of the file, counted by ``wc -l`` reading the
     open descriptor itself (0.17 s a GB where Python's ``bytes.count`` takes 0.65 s); ``None``
     where it cannot (no ``wc``, not a regular file, a graph inside another file, the descriptor
@@ -193,3 +192,17 @@ def newlines_to_end(g: "GraphFile", start: int = 0) -> Optional[int]:
         g._fd_busy = False  # type: ignore[attr-defined]
     words = out.split()
     return int(words[0]) if p.returncode == 0 and words and words[0].isdigit() else None
+
+
+def needle_hits(g: Any, pattern: str) -> Optional[Callable[[int], Iterator[Tuple[int, bytes]]]]:
+    """A byte search for ``pattern`` (POSIX extended regex, bytes as bytes) in the file: called
+    with an offset, it yields ``(offset, text)`` of every match from there on, in order.
+    ``None`` when there can be none (no grep; a stream): the caller reads blocks instead."""
+    import shutil
+
+    if not g.regular or not g.lane.searchable:
+        return None
+    grep = shutil.which("grep")
+    if grep is None:
+        return None
+    return lambda offset: _grep(grep, g, offset, pattern)

@@ -1,12 +1,13 @@
-r"""fp's byte search ahead on a binary GraphDef: the text lane's design (``_ahead``) on the wire.
+r"""fp's byte search ahead on a binary GraphDef (``WireLane.ahead``): the text lane's design
+(``text._needles``, read by ``fpbp._ahead``) on the wire.
 
 A NodeDef's op is field 2, a length-delimited string, so an op stands in the file as its raw
 bytes after the tag ``\x12`` and its length: ``\x12\x0fIteratorGetNext``. The ops search is one
-``grep -E`` (``_grep``, C speed) for exactly those bytes of every op that can still change fp
-(``_needles._FP_OPS``); the names search for ``gradient``. A hit is not yet a node: the same
+``grep -E`` (``parallel._grep``, C speed) for exactly those bytes of every op asked for (fp's:
+``fpbp._needles._FP_OPS``); the names search for the words asked for (``gradient``). A hit is not yet a node: the same
 bytes may sit in a tensor's content, an attr string (``s: "Placeholder"`` is ``\x12\x0b...`` too),
 a name or input, or a library function's node. Each hit is verified at a node boundary
-(``wire._wire_seek``): from the position fp has read to (a top-level field boundary), the walk
+(``_wire_seek``): from the position fp has read to (a top-level field boundary), the walk
 follows the length prefixes to the top-level field that holds the hit; the hit counts only when
 that field is a ``node`` and the hit lies in its ``op`` (``name``) field, whose whole value is then
 read. So fp reads on only to a real node that can change its answer, and, where there is none,
@@ -19,15 +20,11 @@ fields do not chain (a damaged file), every later hit counts: fp reads on and me
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Iterator, Optional, Tuple
+from typing import Any, FrozenSet, Iterator, Optional, Sequence, Tuple
 
-from ._ahead import _Ahead, _Hit, _Search, Hits, needle_hits
-from ._grep import _grep_range, _SearchFailed
-from ._needles import _FP_OPS, _GRAD_WORDS, UNKNOWN, Judged
-from ..wire._wire_seek import NAME, NODE, OP, Field, Malformed, TopWalk, node_field
-
-if TYPE_CHECKING:
-    from ..graph._input import GraphFile
+from ._wire_seek import NAME, NODE, OP, Field, Malformed, TopWalk, node_field
+from ..parallel._grep import _grep_range, _SearchFailed, needle_hits
+from ..source._lane import UNKNOWN, Ahead, Hit, Hits, Judged, Search
 
 _ERE_SPECIAL = re.compile(r"([.\[\]()*+?{}|^$\\])")
 
@@ -36,19 +33,19 @@ def _ere(raw: str) -> str:
     return _ERE_SPECIAL.sub(r"\\\1", raw)
 
 
-def op_pattern() -> str:
-    """The POSIX extended regex of every op field fp's search wants: tag, length, the op's bytes.
+def op_pattern(ops: FrozenSet[str]) -> str:
+    """The POSIX extended regex of every op field of ``ops``: tag, length, the op's bytes.
     (A length of 10 is a newline byte, which grep would read as a second pattern: such an op is
     searched by its name alone, and the verification places it all the same.)"""
     alts = []
-    for op in sorted(_FP_OPS):
+    for op in sorted(ops):
         n = len(op)
         alts.append(_ere(op) if n in (10, 0) or n >= 0x80 else _ere("\x12" + chr(n) + op))
     return "|".join(alts)
 
 
-def name_pattern() -> str:
-    return "|".join(_ere(w) for w in _GRAD_WORDS)
+def name_pattern(words: Sequence[str]) -> str:
+    return "|".join(_ere(w) for w in words)
 
 
 class Verifier:
@@ -57,7 +54,7 @@ class Verifier:
 
     __slots__ = ("_read", "_walk", "_last", "broken")
 
-    def __init__(self, g: "GraphFile", start: int) -> None:
+    def __init__(self, g: Any, start: int) -> None:
         self._read = g.read_at
         self._walk = TopWalk(g.read_at, g.size or 0, start)
         self._last: Optional[Field] = None
@@ -85,21 +82,21 @@ class Verifier:
         return raw.decode("utf-8", "surrogateescape")
 
 
-class _WireSearch(_Search):
+class _WireSearch(Search):
     """A byte search whose hits are verified by :class:`Verifier`: each hit in a top-level node's
     ``field`` yields that field's value (as ``Judged.op`` for the op field, ``Judged.name`` for
     the name field); hits elsewhere are passed over."""
 
     __slots__ = ("_g", "_field", "_verifier")
 
-    def __init__(self, start: Hits, g: "GraphFile", field: int) -> None:
-        super().__init__(start, lambda off: None)  # type: ignore[arg-type,return-value]
+    def __init__(self, start: Hits, g: Any, field: int) -> None:
+        super().__init__(start)
         self._g = g
         self._field = field
         self._verifier: Optional[Verifier] = None
         self.library = True  # (a byte search cannot tell: the library is looked for when needed)
 
-    def lines(self, pos: int) -> Iterator[_Hit]:
+    def lines(self, pos: int) -> Iterator[Hit]:
         self.begin(pos)
         assert self._hits is not None
         if self._verifier is None:
@@ -113,26 +110,27 @@ class _WireSearch(_Search):
                 if value is None:
                     continue
                 if value == "?":
-                    yield _Hit(off, UNKNOWN)
+                    yield Hit(off, UNKNOWN)
                 elif self._field == OP:
-                    yield _Hit(off, Judged(value, None))
+                    yield Hit(off, Judged(value, None))
                 else:
-                    yield _Hit(off, Judged(None, value))
+                    yield Hit(off, Judged(None, value))
         except _SearchFailed:
             self.failed = True
         while self.failed:
-            yield _Hit(-1, UNKNOWN)
+            yield Hit(-1, UNKNOWN)
 
 
-def wire_ahead(g: "GraphFile") -> Optional[_Ahead]:
-    """fp's searches on a binary GraphDef, or ``None`` (another kind, a stream, no grep)."""
+def wire_ahead(g: Any, ops_wanted: FrozenSet[str], name_words: Sequence[str]) -> Optional[Ahead]:
+    """fp's searches on a binary GraphDef (``g``'s lane's kind), or ``None`` (another kind, a
+    stream, no grep)."""
     import shutil
 
-    from ..wire._wire import GRAPHDEF
+    from ._wire import GRAPHDEF
 
-    if g.binary != GRAPHDEF:
+    if g.lane.kind != GRAPHDEF:
         return None
-    ops_rx, names_rx = op_pattern(), name_pattern()
+    ops_rx, names_rx = op_pattern(ops_wanted), name_pattern(name_words)
     ops, names = needle_hits(g, ops_rx), needle_hits(g, names_rx)
     if ops is None or names is None:
         return None
@@ -141,10 +139,10 @@ def wire_ahead(g: "GraphFile") -> Optional[_Ahead]:
     def ops_in(start: int, end: int) -> Iterator[Tuple[int, Optional[str]]]:
         return _verified(g, start, _grep_range(grep, g, start, min(end, g.size or end), ops_rx))
 
-    return _Ahead(_WireSearch(ops, g, OP), _WireSearch(names, g, NAME), ops_in=ops_in)
+    return Ahead(_WireSearch(ops, g, OP), _WireSearch(names, g, NAME), ops_in)
 
 
-def _verified(g: "GraphFile", start: int, hits: Iterator[Tuple[int, bytes]]) -> Iterator[Tuple[int, Optional[str]]]:
+def _verified(g: Any, start: int, hits: Iterator[Tuple[int, bytes]]) -> Iterator[Tuple[int, Optional[str]]]:
     """Each hit that lies in a top-level node's op field, with that op (``"?"``: cannot tell)."""
     v = Verifier(g, start)
     try:
