@@ -73,14 +73,16 @@ def command(name: Optional[str] = None, *, short: str) -> Callable[[Callable[...
 
         sig = inspect.signature(fn)
         params = list(sig.parameters.values())[1:]  # (the first is ``common``)
-        roles = {getattr(p.default, ROLE): p.name for p in params if hasattr(p.default, ROLE)}
-        assert len(roles) == sum(hasattr(p.default, ROLE) for p in params), "a shared option declared twice"
+        shared = [p for p in params if hasattr(p.default, ROLE)]
+        roles = {getattr(p.default, ROLE): p.name for p in shared}
+        if len(roles) != len(shared):
+            raise TypeError("%s: a shared option declared twice" % fn.__name__)
 
         @functools.wraps(fn)
         def run(**kwargs: Any) -> Any:
             return fn(Common.of(roles, kwargs), **kwargs)
 
-        run.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+        setattr(run, "__signature__", sig.replace(parameters=params))  # (what typer reads: the options, not ``common``)
         cls = type("Command", (Command,), {"roles": roles, "__doc__": Command.__doc__})
         return app.command(name, cls=cls, epilog=EPILOG, short_help=short)(run)
 
