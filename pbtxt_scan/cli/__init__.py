@@ -1,8 +1,9 @@
 """The ``pbtxt-scan`` command line: a thin layer over the Python API.
 
-- ``_app``: the Typer app, exit codes, output and error helpers (``--json`` errors, ``--quiet``
-  notes), the option vocabulary every command declares from, the progress bar, ``main``. It
-  imports no command module.
+- ``_app``: the Typer app, exit codes, output and error helpers, the option vocabulary every
+  command declares from (the shared options, read once into a ``Common`` whose ``Console`` says
+  ``--json`` errors and ``--quiet`` notes, passed down), the progress bar, ``main``. It imports no
+  command module.
 - ``_json``: the JSON objects in the one shape docs/json.md writes down.
 - ``_paste``: ``points --format``'s ready-to-paste profiling options and TF adapter snippets.
 - ``_help``: ``--help`` in click's plain form on every typer release (the command classes).

@@ -13,7 +13,7 @@ import json
 import os
 import re
 import sys
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, NamedTuple, Optional, Tuple
 
 import typer
 
@@ -61,8 +61,32 @@ app = typer.Typer(
 def command(name: Optional[str] = None, *, short: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """``@command(short=...)``: register a command on ``app``, with the plain help and the exit-code
     epilog. ``short``: the whole sentence the top-level command list shows (click would cut the
-    docstring's first sentence to the terminal's width, mid-word)."""
-    return app.command(name, cls=Command, epilog=EPILOG, short_help=short)
+    docstring's first sentence to the terminal's width, mid-word).
+
+    The command's first parameter, ``common``, is not an option: it is the :class:`Common` built
+    once from the options the command declares from the shared vocabulary below (found by what
+    they are, whatever the command names its parameters), and passed in."""
+
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        import functools
+        import inspect
+
+        sig = inspect.signature(fn)
+        params = list(sig.parameters.values())[1:]  # (the first is ``common``)
+        shared = [p for p in params if hasattr(p.default, ROLE)]
+        roles = {getattr(p.default, ROLE): p.name for p in shared}
+        if len(roles) != len(shared):
+            raise TypeError("%s: a shared option declared twice" % fn.__name__)
+
+        @functools.wraps(fn)
+        def run(**kwargs: Any) -> Any:
+            return fn(Common.of(roles, kwargs), **kwargs)
+
+        setattr(run, "__signature__", sig.replace(parameters=params))  # (what typer reads: the options, not ``common``)
+        cls = type("Command", (Command,), {"roles": roles, "__doc__": Command.__doc__})
+        return app.command(name, cls=cls, epilog=EPILOG, short_help=short)(run)
+
+    return register
 
 
 def _version(value: bool) -> None:
@@ -80,12 +104,12 @@ def _main(
     """pbtxt-scan: fp/bp profiling points from graph.pbtxt and GE dumps."""
 
 
-# --- the modes every command shares: --json, --quiet ---------------------------------------------
+# --- the options every command shares, read once: Common, and its Console (--json, --quiet) -----
 
 
 def _click(part: str) -> Any:
-    """click's ``globals`` or ``exceptions`` module: typer 0.2x carries its own copy of click
-    (``typer._click``), older typer releases use click itself."""
+    """click's ``exceptions`` module: typer 0.2x carries its own copy of click (``typer._click``),
+    older typer releases use click itself."""
     import importlib
 
     import typer.core
@@ -93,46 +117,112 @@ def _click(part: str) -> Any:
     return importlib.import_module(("typer._click." if hasattr(typer.core, "_click") else "click.") + part)
 
 
-def _param(name: str) -> Any:
-    """The current command's option ``name`` (None outside a command, or if it has none)."""
-    ctx = _click("globals").get_current_context(silent=True)
-    return None if ctx is None else ctx.params.get(name)
+ROLE = "pbtxt_scan_role"  # the attribute that marks a shared option's declaration with what it is
 
 
-def json_mode() -> bool:
-    """The command runs with ``--json`` (or ``--format json``): errors also come as JSON on stdout."""
-    return bool(_param("as_json") or _param("jsonl")) or _param("out_format") == "json"
+def _shared(role: str, info: Any) -> Any:
+    """A shared option's declaration (``typer.Option(...)``), marked with its role: :func:`command`
+    finds the command's parameter for each role by it, so a command may name its parameters as it likes."""
+    setattr(info, ROLE, role)
+    return info
 
 
-def quiet() -> bool:
-    return bool(_param("quiet"))
+class Console(NamedTuple):
+    """How a command speaks, decided once per run from its options and passed down: ``json``
+    (--json, or --format json: errors also come as one JSON line on stdout), ``quiet`` (--quiet:
+    no notes on stderr)."""
+
+    json: bool = False
+    quiet: bool = False
+
+    def note(self, text: str) -> None:
+        """A note on stderr (which file was read, a renamed point, an ambiguous answer): none under --quiet."""
+        if not self.quiet:
+            typer.echo(text, err=True)
+
+    def notes(self, g: Any) -> None:
+        """The notes of an input opened by :func:`open_graph`, on stderr."""
+        for text in getattr(g, "notes", ()):
+            self.note(text)
+        g.notes = []
+
+    def error(self, err: PbtxtError) -> None:
+        """The one-line message on stderr, and under ``--json`` the same error as one JSON line on stdout."""
+        typer.echo(str(err), err=True)
+        if self.json:
+            emit(error_object(err.msg, err.path, err.line, err.column, err.offset))
+
+    def fail(self, err: PbtxtError) -> "typer.Exit":
+        """:meth:`error`; ``raise con.fail(e)`` exits 2."""
+        self.error(err)
+        return typer.Exit(EXIT_BAD_INPUT)
+
+    def failed(self, err: PbtxtError) -> int:
+        """One file's error, said as :meth:`fail` says it, while the other files go on: its exit code."""
+        return self.fail(err).exit_code
+
+    def usage(self, err: Any) -> None:
+        """A usage error (click's, raised before or in the command): under ``--json`` also one JSON
+        line on stdout (click writes the stderr lines)."""
+        if self.json:
+            emit(error_object(err.format_message()))
+
+
+class Common(NamedTuple):
+    """The shared options a command declares (``--json``, ``--format``, ``--quiet``, ``--input-kind``,
+    ``--jobs``, ``--record``), read once by :func:`command` and passed in as the command's first
+    argument. An option the command does not declare keeps its default here."""
+
+    console: Console
+    as_json: bool = False  # --json itself (--format json is ``out_format``)
+    out_format: str = ""
+    input_kind: str = "auto"
+    jobs: Optional[int] = None
+    record: Optional[str] = None
+
+    @staticmethod
+    def of(roles: Dict[str, str], values: Dict[str, Any]) -> "Common":
+        """The options in ``values`` (a command's parameters, by name) that ``roles`` names
+        (role -> parameter name). The one place that decides the output mode."""
+        v = {role: values.get(name) for role, name in roles.items()}
+        as_json = bool(v.get("json"))
+        out_format = v.get("format") or ""
+        console = Console(json=as_json or bool(v.get("jsonl")) or out_format == "json", quiet=bool(v.get("quiet")))
+        return Common(console, as_json, out_format, v.get("input_kind") or "auto", v.get("jobs"), v.get("record"))
 
 
 class Command(PlainCommand):
-    """A command whose usage errors (a missing argument, a bad option value) also come as one
-    JSON line on stdout under ``--json``, as bad input does (:func:`fail`)."""
+    """A command whose usage errors (a missing argument, a bad option value, one raised by the
+    command itself) also come as one JSON line on stdout under ``--json``, as bad input does
+    (:meth:`Console.fail`). ``roles``: its shared options' parameters (set by :func:`command`)."""
 
-    def make_context(self, info_name: Any, args: Any, parent: Any = None, **extra: Any) -> Any:
-        wants_json = "--json" in args or "--format=json" in args or _pair(args, "--format", "json")
+    roles: Dict[str, str] = {}
+
+    def parse_args(self, ctx: Any, args: Any) -> Any:
+        if ctx.resilient_parsing:  # (the probe of :meth:`_console_of`)
+            return super().parse_args(ctx, args)
         try:
-            return super().make_context(info_name, list(args), parent=parent, **extra)
+            return super().parse_args(ctx, list(args))
         except _click("exceptions").UsageError as e:
-            if wants_json:
-                emit(error_object(e.format_message()))
+            self._console_of(ctx, args).usage(e)
             raise
+
+    def _console_of(self, ctx: Any, args: Any) -> Console:
+        """The output mode of a command line that did not parse: click parses it again, leniently
+        (unknown options and bad values left out), and :meth:`Common.of` reads its shared options."""
+        try:
+            probe = self.make_context(ctx.info_name, list(args), parent=ctx.parent, resilient_parsing=True,
+                                      ignore_unknown_options=True)
+        except _click("exceptions").ClickException:
+            return Console()
+        return Common.of(self.roles, probe.params).console
 
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
         except _click("exceptions").UsageError as e:
-            if json_mode():
-                emit(error_object(e.format_message()))
+            Common.of(self.roles, ctx.params).console.usage(e)
             raise
-
-
-def _pair(args: Any, option: str, value: str) -> bool:
-    args = list(args)
-    return any(a == option and b == value for a, b in zip(args, args[1:]))
 
 
 # --- output and errors -----------------------------------------------------------------------
@@ -144,28 +234,9 @@ def error_object(message: str, file: Optional[str] = None, line: Optional[int] =
     return {"error": message, "file": file, "line": line, "column": column, "offset": offset}
 
 
-def say_error(err: PbtxtError) -> None:
-    """The one-line message on stderr, and under ``--json`` the same error as one JSON line on stdout."""
-    typer.echo(str(err), err=True)
-    if json_mode():
-        emit(error_object(err.msg, err.path, err.line, err.column, err.offset))
-
-
-def fail(err: PbtxtError) -> "typer.Exit":
-    """:func:`say_error`; ``raise fail(e)`` exits 2."""
-    say_error(err)
-    return typer.Exit(EXIT_BAD_INPUT)
-
-
 def usage_error(message: str, option: str) -> "typer.BadParameter":
     """``raise usage_error(...)``: click's usage message naming the option, exit 2."""
     return typer.BadParameter(message, param_hint=option)
-
-
-def note(text: str) -> None:
-    """A note on stderr (which file was read, a renamed point, an ambiguous answer): none under --quiet."""
-    if not quiet():
-        typer.echo(text, err=True)
 
 
 def renamed(old: str, new: str) -> None:
@@ -237,24 +308,41 @@ FileArg = typer.Argument(
     metavar="FILE",
     show_default=False,
 )
-JsonOpt = typer.Option(False, "--json", help="JSON: one object per line (docs/json.md).")
-QuietOpt = typer.Option(False, "--quiet", "-q", help="No notes on stderr (errors still get their one line).")
-InputKindOpt = typer.Option(
+
+
+def json_option(help: str = "JSON: one object per line (docs/json.md).") -> Any:
+    """``--json`` (a command's own ``help`` where its objects deserve their own words)."""
+    return _shared("json", typer.Option(False, "--json", help=help))
+
+
+def quiet_option(help: str = "No notes on stderr (errors still get their one line).") -> Any:
+    return _shared("quiet", typer.Option(False, "--quiet", "-q", help=help))
+
+
+JsonOpt = json_option()
+JsonlOpt = _shared("jsonl", typer.Option(False, "--jsonl", hidden=True))  # (nodes: the old spelling of --json)
+QuietOpt = quiet_option()
+InputKindOpt = _shared("input_kind", typer.Option(
     "auto", "--input-kind", metavar="KIND", help="What the input is: %s (auto: told by its content)." % ", ".join(INPUT_KINDS)
-)
+))
 
 
-RecordOpt = typer.Option(
+RecordOpt = _shared("record", typer.Option(
     None, "--record", metavar="RECORD", show_default=False,
     help="A TensorBoard event file (or the one a folder gives): R reads the graph in record R, R.G its graph G (a "
     "trace_export summary holds one per traced function); both counted from 0, as stderr names them (default: "
     "the last training graph, and stderr says which, e.g. 'record 1.4').",
-)
+))
 
 
 def format_option(*choices: str) -> Any:
     """``--format``: which output, among ``choices`` (json: the same as --json)."""
-    return typer.Option(choices[0], "--format", metavar="FORMAT", help="Output: %s." % ", ".join(choices + ("json",)))
+    return _shared("format", typer.Option(choices[0], "--format", metavar="FORMAT", help="Output: %s." % ", ".join(choices + ("json",))))
+
+
+def shared_format(info: Any) -> Any:
+    """A command's own ``--format`` declaration (its own help), as :func:`format_option`'s: json among its values."""
+    return _shared("format", info)
 
 
 def output_format(out_format: str, as_json: bool, choices: Tuple[str, ...]) -> str:
@@ -274,14 +362,13 @@ def old_format(out_format: str, input_kind: str) -> Tuple[str, str]:
     return out_format, input_kind
 
 
-JobsOpt = typer.Option(
-    None,
-    "--jobs",
-    "-j",
-    metavar="INTEGER",
-    help="Processes: split the file at top-level blocks and validate the parts in parallel, with the same "
-    "output (default: every usable core; 1: one process; stdin, pipes and .gz use one).",
-    show_default=False,
+def jobs_option(help: str) -> Any:
+    return _shared("jobs", typer.Option(None, "--jobs", "-j", metavar="INTEGER", help=help, show_default=False))
+
+
+JobsOpt = jobs_option(
+    "Processes: split the file at top-level blocks and validate the parts in parallel, with the same "
+    "output (default: every usable core; 1: one process; stdin, pipes and .gz use one)."
 )
 
 
@@ -310,7 +397,7 @@ def dialect(kind: str) -> Optional[str]:
 
 def open_graph(path: str, spool: bool = True, record: Optional[str] = None) -> Any:
     """``GraphFile.open``, keeping its notes (which MetaGraph of a SavedModel, which record of an
-    event file is read) for :func:`say_notes`: a command says them once it has its result, and
+    event file is read) for :meth:`Console.notes`: a command says them once it has its result, and
     drops them when it fails (a failure is one line on stderr)."""
     from .. import GraphFile
 
@@ -334,13 +421,6 @@ def record_of(text: Optional[str]) -> Tuple[Optional[int], Optional[int]]:
     if m.group(1).startswith("-"):
         raise usage_error("%s is negative: records are counted from 0" % m.group(1), "--record")
     return int(m.group(1)), None if m.group(2) is None else int(m.group(2))
-
-
-def say_notes(g: Any) -> None:
-    """The notes of an input opened by :func:`open_graph`, on stderr."""
-    for text in getattr(g, "notes", ()):
-        note(text)
-    g.notes = []
 
 
 # --- progress bar ------------------------------------------------------------------------------

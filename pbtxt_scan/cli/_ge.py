@@ -8,7 +8,7 @@ import typer
 
 from .. import PbtxtError
 from ._escape import shown
-from ._app import EXIT_NOT_FOUND, QuietOpt, command, emit, fail, format_option, jobs_of, note, out, output_format
+from ._app import EXIT_NOT_FOUND, Common, Console, QuietOpt, command, emit, format_option, jobs_of, jobs_option, json_option, out, output_format
 from ._pair import POINTS_FORMATS, AicMetricsOpt, PointsFormatOpt, ProfilingOutputOpt, TaskTraceOpt, check_paste, pasted
 from ._suggest import Closest
 
@@ -18,31 +18,27 @@ _GE_HELP = (
 )
 
 
-_JobsOpt = typer.Option(
-    None,
-    "--jobs",
-    "-j",
-    metavar="INTEGER",
-    help="Processes: split the dump at its op blocks and load the parts in parallel, with the same output "
-    "(default: every usable core; 1: one process; stdin, pipes and .gz too: they are copied to a temporary file first).",
-    show_default=False,
+_JobsOpt = jobs_option(
+    "Processes: split the dump at its op blocks and load the parts in parallel, with the same output "
+    "(default: every usable core; 1: one process; stdin, pipes and .gz too: they are copied to a temporary file first)."
 )
 
 
-def _open(ge: str, names: Optional[List[str]] = None, jobs: Optional[int] = 1) -> Any:
+def _open(con: Console, ge: str, names: Optional[List[str]] = None, jobs: Optional[int] = 1) -> Any:
     from ..ge import open_ge
 
     b, pick = open_ge(ge, names, jobs)
     if pick is not None:  # a directory: say which file was used, and why (stderr: not a result)
-        note("using %s: %s" % (pick["file"], pick["reason"]))
+        con.note("using %s: %s" % (pick["file"], pick["reason"]))
     return b, pick
 
 
 @command(short="Find the GE ops a TensorFlow name became.")
 def resolve(
+    common: Common,
     names: List[str] = typer.Argument(..., help="TensorFlow node names (as in graph.pbtxt).", metavar="NAME", show_default=False),
     ge: str = typer.Option(..., "--ge", help=_GE_HELP, metavar="PATH", show_default=False),
-    as_json: bool = typer.Option(False, "--json", help="One JSON object per name, one a line, with its ranked matches (docs/json.md)."),
+    as_json: bool = json_option("One JSON object per name, one a line, with its ranked matches (docs/json.md)."),
     out_format: str = format_option("text"),
     jobs: Optional[int] = _JobsOpt,
     quiet: bool = QuietOpt,
@@ -66,13 +62,14 @@ def resolve(
     """
     from ..ge import best_match, resolve as _resolve
 
-    as_json = output_format(out_format, as_json, ("text",)) == "json"
-    n_jobs = jobs_of(jobs)
+    con = common.console
+    as_json = output_format(common.out_format, common.as_json, ("text",)) == "json"
+    n_jobs = jobs_of(common.jobs)
     try:
-        b, pick = _open(ge, names, n_jobs)
+        b, pick = _open(con, ge, names, n_jobs)
         results = _resolve(b, names)
     except PbtxtError as e:
-        raise fail(e)
+        raise con.fail(e)
     missing = [r["tf_name"] for r in results if not r["matches"]]
     if as_json:
         from ._json import ge_resolution
@@ -108,10 +105,9 @@ def _op_text(op: Optional[Dict[str, Any]]) -> str:
 
 @command("ge-auto", short="Predict the fp and bp GE picks by itself.")
 def ge_auto(
+    common: Common,
     ge: str = typer.Argument(..., help=_GE_HELP, metavar="PATH", show_default=False),
-    as_json: bool = typer.Option(
-        False, "--json", help='One JSON object: {"fp": {kind, name, op, id, line, reason, anchor}, "bp": {...}, "file", "pick"}.'
-    ),
+    as_json: bool = json_option('One JSON object: {"fp": {kind, name, op, id, line, reason, anchor}, "bp": {...}, "file", "pick"}.'),
     out_format: str = PointsFormatOpt,
     explain: bool = typer.Option(False, "--explain", help="Also show on stderr every op examined, with why it was kept or dropped."),
     profiling_output: str = ProfilingOutputOpt,
@@ -140,15 +136,16 @@ def ge_auto(
     """
     from ..ge import ge_auto as _ge_auto
 
-    fmt = output_format(out_format, as_json, POINTS_FORMATS)  # (points' values, checked as points checks them)
+    con = common.console
+    fmt = output_format(common.out_format, common.as_json, POINTS_FORMATS)  # (points' values, checked as points checks them)
     check_paste(task_trace, aic_metrics)
     as_json = fmt == "json"
-    n_jobs = jobs_of(jobs)
+    n_jobs = jobs_of(common.jobs)
     try:
-        b, pick = _open(ge, None, n_jobs)
+        b, pick = _open(con, ge, None, n_jobs)
         res = _ge_auto(b)
     except PbtxtError as e:
-        raise fail(e)
+        raise con.fail(e)
     if as_json:
         from ._json import ge_pick, ge_point
 

@@ -12,8 +12,9 @@ from .. import PbtxtError
 if TYPE_CHECKING:
     from .. import GraphFile
 from ._app import (
-    EXIT_BAD_INPUT, EXIT_NOT_FOUND, FileArg, InputKindOpt, JobsOpt, JsonOpt, RecordOpt, QuietOpt, bar, command, dialect, emit, fail,
-    format_option, jobs_of, listed, note, old_format, open_graph, out, output_format, plural, renamed, say_error, say_notes, usage_error,
+    EXIT_BAD_INPUT, EXIT_NOT_FOUND, Common, Console, FileArg, InputKindOpt, JobsOpt, JsonlOpt, JsonOpt, RecordOpt, QuietOpt, bar, command,
+    dialect, emit, format_option, jobs_of, json_option, listed, old_format, open_graph, out, output_format, plural, quiet_option, renamed,
+    usage_error,
 )
 from ._checks import node_hint
 from ._escape import plain_rows, row_text, shown
@@ -22,10 +23,11 @@ from ._suggest import tensor_node
 
 @command(short="Validate whole files against the grammar.")
 def check(
+    common: Common,
     files: List[str] = typer.Argument(..., help="Files to validate ('-' for stdin, .gz accepted).", metavar="FILE", show_default=False),
     as_json: bool = JsonOpt,
     out_format: str = format_option("text"),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing on success, and no notes on stderr (errors still get their line)."),
+    quiet: bool = quiet_option("Print nothing on success, and no notes on stderr (errors still get their line)."),
     jobs: Optional[int] = JobsOpt,
     record: Optional[str] = RecordOpt,
 ) -> None:
@@ -42,19 +44,20 @@ def check(
     """
     from .. import check as _check
 
-    as_json = output_format(out_format, as_json, ("text",)) == "json"
-    n_jobs = jobs_of(jobs)
+    con = common.console
+    as_json = output_format(common.out_format, common.as_json, ("text",)) == "json"
+    n_jobs = jobs_of(common.jobs)
     bad = False
     for path in files:
         try:
-            with open_graph(path, spool=False, record=record) as g, bar(g) as on_progress:
+            with open_graph(path, spool=False, record=common.record) as g, bar(g) as on_progress:
                 st = _check(g, on_progress=on_progress, jobs=n_jobs)
         except PbtxtError as e:
-            say_error(e)
+            con.error(e)
             bad = True
             continue
-        say_notes(g)
-        if quiet:
+        con.notes(g)
+        if con.quiet:
             continue
         if as_json:
             from ._json import check_object
@@ -75,9 +78,10 @@ def check(
 
 @command(short="List every node: line, name, op.")
 def nodes(
+    common: Common,
     file: str = FileArg,
-    as_json: bool = typer.Option(False, "--json", help="One JSON object per node: name, op, line, column, name_line, offset, end, inputs."),
-    jsonl: bool = typer.Option(False, "--jsonl", hidden=True),
+    as_json: bool = json_option("One JSON object per node: name, op, line, column, name_line, offset, end, inputs."),
+    jsonl: bool = JsonlOpt,
     out_format: str = format_option("text"),
     input_kind: str = InputKindOpt,
     record: Optional[str] = RecordOpt,
@@ -102,13 +106,14 @@ def nodes(
 
     if jsonl:
         renamed("--jsonl", "--json")
-    out_format, input_kind = old_format(out_format, input_kind)
-    jsonl = output_format(out_format, as_json or jsonl, ("text",)) == "json"
-    n_jobs = jobs_of(jobs)
+    con = common.console
+    out_format, input_kind = old_format(common.out_format, common.input_kind)
+    jsonl = output_format(out_format, common.as_json or jsonl, ("text",)) == "json"
+    n_jobs = jobs_of(common.jobs)
     found = False
     try:
         f = dialect(input_kind)
-        with open_graph(file, spool=functions, record=record) as g, bar(g) as on_progress:  # (--functions: two passes)
+        with open_graph(file, spool=functions, record=common.record) as g, bar(g) as on_progress:  # (--functions: two passes)
             d = g.dialect if f is None else DIALECTS[f]
             places = [d, DIALECTS["function"]] if functions and d.name == "graphdef" else [d]
             for place in places:
@@ -137,8 +142,8 @@ def nodes(
                             found = True
                             out("\n".join(rows))
     except PbtxtError as e:
-        raise fail(e)
-    say_notes(g)
+        raise con.fail(e)
+    con.notes(g)
     if not found:
         reason = "no nodes found"
         typer.echo("%s: %s" % (file, reason), err=True)
@@ -175,11 +180,10 @@ SHOW_FORMATS = ("text", "dot")
 
 @command(short="Print one node's own text, with its lines, or its neighbourhood.")
 def show(
+    common: Common,
     file: str = FileArg,
     name: str = typer.Argument(..., help="The node's exact name (as in its name: field).", metavar="NAME", show_default=False),
-    as_json: bool = typer.Option(
-        False, "--json", help="Print the parsed block as JSON (every field a list, with lines); with --context, the neighbourhood."
-    ),
+    as_json: bool = json_option("Print the parsed block as JSON (every field a list, with lines); with --context, the neighbourhood."),
     out_format: str = format_option(*SHOW_FORMATS),
     context: Optional[int] = typer.Option(
         None, "--context", "-C", metavar="N", show_default=False,
@@ -216,8 +220,9 @@ def show(
 
     Example: pbtxt-scan show graph.pbtxt dense/MatMul --format dot | dot -Tsvg > hood.svg
     """
-    out_format, input_kind = old_format(out_format, input_kind)
-    shape = output_format(out_format, as_json, SHOW_FORMATS)
+    con = common.console
+    out_format, input_kind = old_format(common.out_format, common.input_kind)
+    shape = output_format(out_format, common.as_json, SHOW_FORMATS)
     if context is not None and context < 0:
         raise usage_error("%d is negative: give the hops to show, 0 or more" % context, "--context")
     if max_nodes < 1:
@@ -226,23 +231,25 @@ def show(
         context = 2
     f = dialect(input_kind)
     try:
-        with open_graph(file, record=record) as g:
+        with open_graph(file, record=common.record) as g:
             if context is None:
-                _show(g, name, shape == "json", f, function)
+                _show(g, name, shape == "json", f, function, con=con)
             else:
-                _show_hood(g, name, context, max_nodes, shape, f, function)
+                _show_hood(g, name, context, max_nodes, shape, f, function, con=con)
     except PbtxtError as e:
-        raise fail(e)
+        raise con.fail(e)
 
 
-def _show_hood(g: "GraphFile", name: str, hops: int, max_nodes: int, shape: str, f: Optional[str], function: Optional[str]) -> None:
+def _show_hood(
+    g: "GraphFile", name: str, hops: int, max_nodes: int, shape: str, f: Optional[str], function: Optional[str], *, con: Console
+) -> None:
     from .. import neighbourhood
 
     also: Any = ()
     try:  # (the node by one byte search where the file allows; the names close to it only when it is not there)
         hood = neighbourhood(g, name, hops, hops, function=function, max_nodes=max_nodes)
     except LookupError:
-        found = _found(g, name, f, function, miss="hood" if shape == "json" else None)  # (a tensor name: its node; else exit 1 with close names)
+        found = _found(g, name, f, function, con=con, miss="hood" if shape == "json" else None)  # (a tensor name: its node; else exit 1 with close names)
         also = found.also
         hood = neighbourhood(g, found.block.name or name, hops, hops, function=found.function, max_nodes=max_nodes)
     fn = next(n.function for n in hood.nodes if n.hops == 0)
@@ -251,7 +258,7 @@ def _show_hood(g: "GraphFile", name: str, hops: int, max_nodes: int, shape: str,
         g.notes.append("%s: %s is in library function %s%s" % (g.name, hood.centre, fn, more))
     if hood.truncated:
         g.notes.append("%s: cut at %s: --max-nodes N shows more" % (g.name, plural(max_nodes, "node")))
-    say_notes(g)
+    con.notes(g)
     if shape == "json":
         from ._json import hood_object
 
@@ -311,7 +318,7 @@ def hood_dot(hood: Any) -> str:
     return "\n".join(lines)
 
 
-def _found(g: "GraphFile", name: str, f: Optional[str], function: Optional[str], *, miss: Optional[str] = None) -> Any:
+def _found(g: "GraphFile", name: str, f: Optional[str], function: Optional[str], *, con: Console, miss: Optional[str] = None) -> Any:
     """The node ``name`` names (a tensor name: the node that makes it), or exit 1 with close names
     (``miss``: under --json, the shape of the one object that says so, ``show`` or ``hood``)."""
     from .. import DIALECTS, find_node
@@ -321,11 +328,11 @@ def _found(g: "GraphFile", name: str, f: Optional[str], function: Optional[str],
     if found is None and node is not None:
         found = find_node(g, node, dialect=f, function=function)
         if found is not None:
-            note("%s: %r names output %s of node %s: showing that node" % (g.name, name, name.rsplit(":", 1)[1], node))
+            con.note("%s: %r names output %s of node %s: showing that node" % (g.name, name, name.rsplit(":", 1)[1], node))
     if found is None:
         d = g.dialect if f is None else DIALECTS[f]
         hint = node_hint(g, d.path, name)
-        say_notes(g)
+        con.notes(g)
         where = " in function %s" % function if function else ""
         reason = "no node named %r%s%s" % (name, where, hint)
         typer.echo("%s: %s" % (g.name, reason), err=True)
@@ -337,8 +344,8 @@ def _found(g: "GraphFile", name: str, f: Optional[str], function: Optional[str],
     return found
 
 
-def _show(g: "GraphFile", name: str, as_json: bool, f: Optional[str], function: Optional[str]) -> None:
-    found = _found(g, name, f, function, miss="show" if as_json else None)
+def _show(g: "GraphFile", name: str, as_json: bool, f: Optional[str], function: Optional[str], *, con: Console) -> None:
+    found = _found(g, name, f, function, con=con, miss="show" if as_json else None)
     why = ""
     if found.also:  # (in several function bodies: the copy the points name, if they name one)
         found, why = _points_copy(g, found, f)
@@ -358,11 +365,11 @@ def _show(g: "GraphFile", name: str, as_json: bool, f: Optional[str], function: 
         except RecursionError:
             raise PbtxtError("nested too deeply to print as JSON (use show without --json)", hit.line, hit.column, g.name) from None
         del msg, obj  # (a big block's values, before its JSON is written)
-        say_notes(g)
+        con.notes(g)
         out(text)
         return
     text = g.read(hit).decode("utf-8", "replace")
-    say_notes(g)
+    con.notes(g)
     if hit.binary:  # text format made from the NodeDef: no file lines to number
         out("# %s offset %d (%s, a %d-byte NodeDef)" % (g.name, hit.start, g.binary, hit.end - hit.start))
         out(text.rstrip("\n"))
@@ -398,6 +405,7 @@ def _points_copy(g: "GraphFile", found: Any, f: Optional[str]) -> Any:
 
 @command(short="Print sizes, node count and the commonest op types.")
 def stats(
+    common: Common,
     file: str = FileArg,
     top: int = typer.Option(15, "--top", "-n", metavar="INTEGER", help="How many op types to list (0 for all; ties by name)."),
     as_json: bool = JsonOpt,
@@ -415,18 +423,19 @@ def stats(
 
     from ._json import stats_object
 
-    out_format, input_kind = old_format(out_format, input_kind)
-    as_json = output_format(out_format, as_json, ("text",)) == "json"
+    con = common.console
+    out_format, input_kind = old_format(common.out_format, common.input_kind)
+    as_json = output_format(out_format, common.as_json, ("text",)) == "json"
     if top < 0:
         raise usage_error("%d is negative: give 0 for every op type, or a positive count" % top, "--top")
-    n_jobs = jobs_of(jobs)
+    n_jobs = jobs_of(common.jobs)
     f = dialect(input_kind)
     try:
-        with open_graph(file, spool=False, record=record) as g, bar(g) as on_progress:
+        with open_graph(file, spool=False, record=common.record) as g, bar(g) as on_progress:
             st = _stats(g, f, on_progress=on_progress, jobs=n_jobs)
     except PbtxtError as e:
-        raise fail(e)
-    say_notes(g)
+        raise con.fail(e)
+    con.notes(g)
     obj = stats_object(st, top or None)  # (the text lists the same ops, in the same order)
     if as_json:
         emit(obj)

@@ -13,11 +13,14 @@ import typer
 
 from .. import PbtxtError
 from ._escape import shown
-from ._app import EXIT_NOT_FOUND, InputKindOpt, JsonOpt, RecordOpt, QuietOpt, command, emit, note, out, output_format, quiet, renamed, say_notes, usage_error
+from ._app import (
+    EXIT_NOT_FOUND, Common, Console, InputKindOpt, JsonOpt, RecordOpt, QuietOpt, command, emit, out, output_format, renamed, shared_format,
+    usage_error,
+)
 from ._checks import check_choice, inputs_of, say_ignored_filters, say_unmatched_ops
 from ._points import (
     ConfigOpt, FilesArg, FilterOpt, KeepOpt, RuleOpt, SkipOpt, SourceOpt, TrainOpOpt, answer_json, filters_given, open_input, options_of,
-    fp_of, ge_points, print_explain, say_doubt, say_ge_rule, say_none, failed, worst,
+    fp_of, ge_points, print_explain, say_doubt, say_ge_rule, say_none, worst,
 )
 
 # The profiler's values (pbtxt_scan.AIC_METRICS / TASK_TRACE), named here so --help lists them
@@ -32,12 +35,12 @@ TASK_TRACE = ("on", "off")  # (the PROFILING_OPTIONS pages document these two; a
 POINTS_FORMATS = ("text", "profiling", "env", "tf1-estimator", "tf1-session", "tf2")
 
 # The options of the outputs to paste: points and ge-auto take the same, checked the same way.
-PointsFormatOpt = typer.Option(
+PointsFormatOpt = shared_format(typer.Option(
     "text", "--format", metavar="FORMAT",
     help="text; profiling (the JSON for PROFILING_OPTIONS / profiling_options); env (export lines); "
     "tf1-estimator (NPURunConfig with a ProfilingConfig); tf1-session (a tf.compat.v1.Session config's "
     "custom_op parameter_map); tf2 (npu.global_options()); json (as --json). All but text and json take one file.",
-)
+))
 ProfilingOutputOpt = typer.Option(
     "/tmp/profiling", "--profiling-output", metavar="DIR", help="The profiler's 'output' folder (profiling, env, tf1-*, tf2).")
 TaskTraceOpt = typer.Option("on", "--task-trace", metavar="TEXT", help="profiling: 'task_trace': %s." % ", ".join(TASK_TRACE))
@@ -62,12 +65,11 @@ def pasted(fmt: str, fp: Optional[str], bp: Optional[str], output: str, task_tra
 class _PointsRun(NamedTuple):
     """What ``points`` does with each file (its options, once checked)."""
 
+    common: Common
     opts: Any
     fmt: str
     explain: bool
     ge: Optional[str]
-    input_kind: str
-    record: Optional[str]
     output: str
     task_trace: str
     aic_metrics: str
@@ -75,6 +77,7 @@ class _PointsRun(NamedTuple):
 
 @command(short="Print fp_point and bp_point, or the options to paste.")
 def points(
+    common: Common,
     *,
     files: Optional[List[str]] = FilesArg,
     as_json: bool = JsonOpt,
@@ -121,12 +124,12 @@ def points(
 
       pbtxt-scan points rank0/graph.pbtxt rank1/graph.pbtxt --json
     """
-    fmt = output_format(out_format, as_json, POINTS_FORMATS)
+    fmt = output_format(common.out_format, common.as_json, POINTS_FORMATS)
     if old_output is not None:
         renamed("--output", "--profiling-output")
         profiling_output = old_output
     check_paste(task_trace, aic_metrics)
-    run = _PointsRun(options_of(rule, skip_op, keep_op, name_filter, config, source, train_op), fmt, explain, ge, input_kind, record,
+    run = _PointsRun(common, options_of(rule, skip_op, keep_op, name_filter, config, source, train_op), fmt, explain, ge,
                      profiling_output, task_trace, aic_metrics)
     paths = inputs_of(files, "points")
     if len(paths) > 1 and fmt not in ("text", "json"):
@@ -140,10 +143,10 @@ def _points_of(file: str, run: _PointsRun, *, prefix: bool) -> int:
     """One file's points: its rows (each ``FILE: `` first when ``prefix``) or JSON line; the exit code."""
     from .. import Answer, find_bp
 
-    opts = run.opts
+    opts, con = run.opts, run.common.console
     bp_error: Optional[PbtxtError] = None
     try:
-        with open_input(file, run.input_kind, run.record) as g:  # one input for both searches (stdin and pipes are spooled)
+        with open_input(file, run.common.input_kind, run.common.record) as g:  # one input for both searches (stdin and pipes are spooled)
             got = ge_points(g)  # a GE dump: GE's own choice, the dump read once
             if got is not None:
                 fa, ba = got
@@ -157,39 +160,39 @@ def _points_of(file: str, run: _PointsRun, *, prefix: bool) -> int:
                     # A file cut short (training still writing it): the fp found before the cut is
                     # still right, so print it, then the error.
                     bp_error, ba = e, Answer("bp", None, fa.rule, str(e), [])
-            if not quiet() and bp_error is None and got is None:
+            if not con.quiet and bp_error is None and got is None:
                 say_unmatched_ops(g, opts.skip_ops, opts.keep_ops)
     except PbtxtError as e:
-        return failed(e)
+        return con.failed(e)
     ge = run.ge
     if bp_error is not None:
         ge = None  # (and no notes, no trails: a failure is one line on stderr)
     else:
-        say_notes(g)
+        con.notes(g)
     if run.explain and bp_error is None:  # (a failed command says one line: the error)
         print_explain(fa)
         print_explain(ba)
     if bp_error is None:
-        if say_ge_rule(file, g, opts, (fa, ba)):
+        if say_ge_rule(con, file, g, opts, (fa, ba)):
             for a in (fa, ba):  # (GE would pick none: why, and what to run instead)
                 if a.point is None:
                     say_none(file, a)
-        elif not quiet():
+        elif not con.quiet:
             say_ignored_filters(file, "fp", fa.rule, filters_given(opts))
         if run.fmt != "json":
-            say_doubt(file, fa)
+            say_doubt(con, file, fa)
     fp_name = fa.point.name if fa.point else None
     bp_name = ba.point.name if ba.point else None
     mapped: Any = None
     unusable = False
     if ge is not None:
         try:
-            mapped, fp_name, bp_name, unusable = on_ge(fp_name, bp_name, ge)
+            mapped, fp_name, bp_name, unusable = on_ge(con, fp_name, bp_name, ge)
         except PbtxtError as e:
-            return failed(e)
+            return con.failed(e)
     _print_points(run, g.name, (fa, ba), (fp_name, bp_name), mapped=mapped, lead="%s: " % file if prefix else "")
     if bp_error is not None:
-        return failed(bp_error)
+        return con.failed(bp_error)
     if fa.point is None or ba.point is None or unusable:
         return EXIT_NOT_FOUND
     return 0
@@ -216,7 +219,7 @@ def _print_points(run: _PointsRun, name: str, answers: Tuple[Any, Any], names: T
                 out("%s%s_point  %s  (%s, %s, rule %s)" % (lead, kind, shown(point_name or "") or '""', shown(ans.point.op), shown(where), ans.rule))
 
 
-def on_ge(fp_name: Optional[str], bp_name: Optional[str], ge: str) -> Tuple[Any, Optional[str], Optional[str], bool]:
+def on_ge(con: Console, fp_name: Optional[str], bp_name: Optional[str], ge: str) -> Tuple[Any, Optional[str], Optional[str], bool]:
     """The points mapped onto a GE dump: (the mapping, the names GE knows, whether a point is one
     GE will not find), with a stderr line for each one GE renamed, will not find, or would pick
     otherwise by itself. A point GE will not find becomes ``None`` (profiling: ``""``): GE then
@@ -226,7 +229,7 @@ def on_ge(fp_name: Optional[str], bp_name: Optional[str], ge: str) -> Tuple[Any,
     mapped = _ge.map_points(fp_name, bp_name, ge)
     pick = mapped.get("pick")
     if pick is not None:  # a folder: which dump was read, and why (as resolve and ge-auto say it)
-        note("using %s: %s" % (pick["file"], pick["reason"]))
+        con.note("using %s: %s" % (pick["file"], pick["reason"]))
     auto = mapped.get("ge_auto") or {}
     names = {"fp": fp_name, "bp": bp_name}
     unusable = False
@@ -241,9 +244,9 @@ def on_ge(fp_name: Optional[str], bp_name: Optional[str], ge: str) -> Tuple[Any,
                        "%s_point is left \"\" so GE picks its own%s" % (kind, tf_name, kind, " (%s)" % own if own else ""), err=True)
             continue
         if m.get("ge_name") and m.get("ge_name") != tf_name:
-            note("%s: GE renamed %s to %s (%s)" % (kind, tf_name, m["ge_name"], m.get("kind")))
+            con.note("%s: GE renamed %s to %s (%s)" % (kind, tf_name, m["ge_name"], m.get("kind")))
         if own and m.get("ge_name") and own != m.get("ge_name"):
-            note("note: GE's own automatic %s would be %s, not %s" % (kind, own, m["ge_name"]))
+            con.note("note: GE's own automatic %s would be %s, not %s" % (kind, own, m["ge_name"]))
         names[kind] = m.get("ge_name") or tf_name
     return mapped, names["fp"], names["bp"], unusable
 

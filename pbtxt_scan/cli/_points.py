@@ -11,8 +11,8 @@ import typer
 from .. import PbtxtError
 from ._escape import shown, terminal_safe
 from ._app import (
-    EXIT_NOT_FOUND, InputKindOpt, JsonOpt, RecordOpt, QuietOpt, command, dialect, emit, fail, format_option, note,
-    open_graph, out, output_format, quiet, say_notes, usage_error,
+    EXIT_NOT_FOUND, Common, Console, InputKindOpt, JsonOpt, RecordOpt, QuietOpt, command, dialect, emit, format_option,
+    open_graph, out, output_format, usage_error,
 )
 from ._checks import inputs_of, say_ignored_filters, say_unmatched_ops, with_source_hint
 
@@ -124,10 +124,10 @@ def print_explain(ans: Any) -> None:
         typer.echo("  alternative %s (%s, %s): %s" % (a.point.name, a.point.op, a.point.where, a.reason), err=True)
 
 
-def say_doubt(file: str, ans: Any) -> None:
+def say_doubt(con: Console, file: str, ans: Any) -> None:
     """One stderr line for an answer that stands but is ambiguous (stdout keeps the name alone)."""
     if ans.point is not None and ans.confidence == "ambiguous":
-        note("%s: %s %s is ambiguous: %s" % (file, ans.kind, ans.point.name, ans.doubt))
+        con.note("%s: %s %s is ambiguous: %s" % (file, ans.kind, ans.point.name, ans.doubt))
 
 
 def say_none(file: str, ans: Any) -> None:
@@ -160,19 +160,19 @@ def ge_points(g: Any) -> Optional[Tuple[Any, Any]]:
     return tuple(points(g))  # type: ignore[return-value]
 
 
-def say_ge_rule(file: str, g: Any, opts: Any, answers: Sequence[Any]) -> bool:
+def say_ge_rule(con: Console, file: str, g: Any, opts: Any, answers: Sequence[Any]) -> bool:
     """On a GE dump, say once that the answers are GE's own choice (and that the TensorFlow rules'
     options do not apply); whether it is one (then the TensorFlow rules' notes do not apply)."""
     if not is_ge(g):
         return False
     if any(a.point is not None for a in answers):
-        note("%s: a GE dump: the points GE picks by itself (rule ge, as ge-auto computes them); "
+        con.note("%s: a GE dump: the points GE picks by itself (rule ge, as ge-auto computes them); "
              "for a TensorFlow graph's points in GE's names: pbtxt-scan points GRAPH --ge %s" % (file, file))
     given = [flag for flag, on in (
         ("--rule", opts.rule != "auto"), ("--skip-op", opts.skip_ops), ("--keep-op", opts.keep_ops),
         ("--name-filter", filters_given(opts)), ("--source", opts.sources)) if on]
     if given:
-        note("%s: %s ignored: TensorFlow's rules' option%s, not GE's" % (file, ", ".join(given), "" if len(given) == 1 else "s"))
+        con.note("%s: %s ignored: TensorFlow's rules' option%s, not GE's" % (file, ", ".join(given), "" if len(given) == 1 else "s"))
     return True
 
 
@@ -191,11 +191,10 @@ def open_input(file: str, input_kind: str, record: Optional[str] = None) -> Any:
 class _Asked(NamedTuple):
     """How fp or bp answers each file it is given."""
 
+    common: Common
     opts: Any
     as_json: bool
     explain: bool
-    input_kind: str
-    record: Optional[str]
     prefix: bool  # several files: each text row starts with its file
 
 
@@ -203,24 +202,24 @@ def _one_point(kind: str, file: str, asked: _Asked) -> int:
     """One file's fp or bp: its row (``FILE: NAME`` when ``prefix``) or JSON line; the exit code."""
     from .. import find_bp, find_fp
 
-    opts = asked.opts
+    opts, con = asked.opts, asked.common.console
     try:
-        with open_input(file, asked.input_kind, asked.record) as g:
+        with open_input(file, asked.common.input_kind, asked.common.record) as g:
             try:
                 ans = (find_fp if kind == "fp" else find_bp)(g, opts)  # (a GE dump: GE's own choice)
             except PbtxtError as e:
                 raise with_source_hint(g, e, opts.sources) from None
-            if not quiet() and not is_ge(g):
+            if not con.quiet and not is_ge(g):
                 say_unmatched_ops(g, opts.skip_ops, opts.keep_ops)
     except PbtxtError as e:
-        return failed(e)
-    say_notes(g)
+        return con.failed(e)
+    con.notes(g)
     if asked.explain:
         print_explain(ans)
-    if not say_ge_rule(file, g, opts, [ans]) and not quiet():
+    if not say_ge_rule(con, file, g, opts, [ans]) and not con.quiet:
         say_ignored_filters(file, kind, ans.rule, filters_given(opts))
     if not asked.as_json:
-        say_doubt(file, ans)
+        say_doubt(con, file, ans)
     if ans.point is None:
         if asked.as_json:
             emit(answer_json(ans, g.name))
@@ -240,21 +239,14 @@ def filters_given(opts: Any) -> Any:
     return opts.name_filters if opts.name_filters != Options().name_filters else None
 
 
-def failed(e: PbtxtError) -> int:
-    """One file's error, said as every command says one (:func:`fail`); the others go on."""
-    return fail(e).exit_code
-
-
 def worst(codes: List[int]) -> int:
     """The exit code of several files: 2 (bad input) over 1 (nothing found) over 0."""
     return max(codes, default=0)
 
 
-def _each(
-    kind: str, files: Optional[List[str]], opts: Any, *, as_json: bool, explain: bool, input_kind: str, record: Optional[str]
-) -> None:
+def _each(kind: str, files: Optional[List[str]], common: Common, opts: Any, *, as_json: bool, explain: bool) -> None:
     paths = inputs_of(files, kind)
-    asked = _Asked(opts, as_json, explain, input_kind, record, len(paths) > 1)
+    asked = _Asked(common, opts, as_json, explain, len(paths) > 1)
     code = worst([_one_point(kind, f, asked) for f in paths])
     if code:
         raise typer.Exit(code)
@@ -264,6 +256,7 @@ _POINT_FORMAT = format_option("text")
 
 
 def _fp_command(
+    common: Common,
     *,
     files: Optional[List[str]] = FilesArg,
     as_json: bool = JsonOpt,
@@ -280,12 +273,13 @@ def _fp_command(
     record: Optional[str] = RecordOpt,
     quiet: bool = QuietOpt,
 ) -> None:
-    as_json = output_format(out_format, as_json, ("text",)) == "json"
+    as_json = output_format(common.out_format, common.as_json, ("text",)) == "json"
     opts = options_of(rule, skip_op, keep_op, name_filter, config, source, train_op)
-    _each("fp", files, opts, as_json=as_json, explain=explain, input_kind=input_kind, record=record)
+    _each("fp", files, common, opts, as_json=as_json, explain=explain)
 
 
 def _bp_command(
+    common: Common,
     *,
     files: Optional[List[str]] = FilesArg,
     as_json: bool = JsonOpt,
@@ -300,9 +294,9 @@ def _bp_command(
     record: Optional[str] = RecordOpt,
     quiet: bool = QuietOpt,
 ) -> None:
-    as_json = output_format(out_format, as_json, ("text",)) == "json"
+    as_json = output_format(common.out_format, common.as_json, ("text",)) == "json"
     opts = options_of(rule, skip_op, keep_op, None, config, train_op=train_op)
-    _each("bp", files, opts, as_json=as_json, explain=explain, input_kind=input_kind, record=record)
+    _each("bp", files, common, opts, as_json=as_json, explain=explain)
 
 
 _FP_DOC = """Print fp_point: the first compute operator of forward propagation.

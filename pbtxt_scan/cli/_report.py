@@ -13,7 +13,7 @@ import typer
 
 from .. import PbtxtError, __version__
 from ._app import (
-    EXIT_NOT_FOUND, FileArg, InputKindOpt, JsonOpt, RecordOpt, QuietOpt, command, emit, fail, format_option, out, output_format, say_notes, usage_error,
+    EXIT_NOT_FOUND, Common, FileArg, InputKindOpt, JsonOpt, RecordOpt, QuietOpt, command, emit, format_option, out, output_format, usage_error,
 )
 from ._checks import say_unmatched_ops
 from ._pair import on_ge
@@ -28,6 +28,7 @@ PASTE = (("PROFILING_OPTIONS (JSON)", "profiling"), ("shell (export lines)", "en
 
 @command(short="Write an HTML page: both answers, drawn with their neighbourhoods.")
 def report(
+    common: Common,
     *,
     file: str = FileArg,
     as_json: bool = JsonOpt,
@@ -73,7 +74,7 @@ def report(
 
       pbtxt-scan report model.ckpt-1000.meta --source local/Placeholder
     """
-    as_json = output_format(out_format, as_json, ("html",)) == "json"
+    as_json = output_format(common.out_format, common.as_json, ("html",)) == "json"
     opts = options_of(rule, skip_op, keep_op, name_filter, config, source, train_op)
     if context < 0:
         raise usage_error("%d: give 0 or more hops" % context, "--context")
@@ -84,9 +85,9 @@ def report(
     if not to_stdout and file != "-" and target.exists() and Path(file).exists() and os.path.samefile(str(target), file):
         raise usage_error("%s is the input: the report never writes over it" % target, "--output")
     try:
-        page, found = _page(file, opts, ge=ge, context=context, input_kind=input_kind, record=record, argv=_argv(file, output, ge, context, rule, source, train_op))
+        page, found = _page(file, opts, ge=ge, context=context, common=common, argv=_argv(file, output, ge, context, rule, source, train_op))
     except PbtxtError as e:
-        raise fail(e) from None
+        raise common.console.fail(e) from None
     from ..report import render
 
     if to_stdout:
@@ -127,21 +128,22 @@ def _argv(file: str, output: Optional[str], ge: Optional[str], context: int, rul
 
 
 def _page(
-    file: str, opts: Any, *, ge: Optional[str], context: int, input_kind: str, record: Optional[str], argv: str
+    file: str, opts: Any, *, ge: Optional[str], context: int, common: Common, argv: str
 ) -> Tuple[Any, bool]:
     from .. import find_bp
     from ..report import Page
 
-    with open_input(file, input_kind, record) as g:
+    con = common.console
+    with open_input(file, common.input_kind, common.record) as g:
         got = ge_points(g)  # a GE dump: GE's own choice
         fa, ba = got if got is not None else (fp_of(g, opts), find_bp(g, opts))
-        if got is None and not quiet_mode():
+        if got is None and not con.quiet:
             say_unmatched_ops(g, opts.skip_ops, opts.keep_ops)
         drawings = _drawings(g, [(fa, FP_UP, context), (ba, context, context)])
         facts = _facts(g, fa, ba)
-    say_notes(g)
-    say_ge_rule(file, g, opts, (fa, ba))
-    say_doubt(file, fa)
+    con.notes(g)
+    say_ge_rule(con, file, g, opts, (fa, ba))
+    say_doubt(con, file, fa)
     answers = [answer_json(fa, g.name), answer_json(ba, g.name)]
     fp_name = fa.point.name if fa.point else None
     bp_name = ba.point.name if ba.point else None
@@ -149,7 +151,7 @@ def _page(
     ge_file = ""
     unusable = False
     if ge is not None:
-        mapped, fp_name, bp_name, unusable = on_ge(fp_name, bp_name, ge)
+        mapped, fp_name, bp_name, unusable = on_ge(con, fp_name, bp_name, ge)
         ge_file = str(mapped.get("file") or ge)
         for kind in ("fp", "bp"):
             m = mapped.get(kind) or {}
@@ -162,12 +164,6 @@ def _page(
     page = Page(g.name, __version__, argv, facts, answers, drawings,
                 [("fp", _rows(fa)), ("bp", _rows(ba))], snippets, tuple(ge_rows), ge_file)
     return page, fa.point is not None and ba.point is not None and not unusable
-
-
-def quiet_mode() -> bool:
-    from ._app import quiet
-
-    return quiet()
 
 
 def _marks(ans: Any, hood: Any) -> Dict[str, Tuple[str, str]]:

@@ -10,7 +10,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import typer
 
 from .. import PbtxtError
-from ._app import EXIT_NOT_FOUND, QuietOpt, command, emit, fail, format_option, note, out, output_format
+from ._app import EXIT_NOT_FOUND, Common, Console, QuietOpt, command, emit, format_option, json_option, out, output_format
 from ._checks import check_choice
 
 RIGHT, WRONG, UNCHECKED = "right points", "wrong points", "not checked"
@@ -29,7 +29,7 @@ def _spread(s: Optional[Dict[str, Any]]) -> str:
 class _Points:
     """pbtxt-scan's points for the graph, and with a GE dump the names GE knows them by."""
 
-    def __init__(self, graph: Optional[str], ge: Optional[str]) -> None:
+    def __init__(self, graph: Optional[str], ge: Optional[str], con: Console) -> None:
         self.fp = self.bp = self.fp_ge = self.bp_ge = self.ge_file = None  # type: Optional[str]
         self.fp_set = self.bp_set = ()  # type: Tuple[str, ...]
         self.fp_paste = self.bp_paste = None  # type: Optional[str]
@@ -47,7 +47,7 @@ class _Points:
 
             b, pick = open_ge(ge, [n for n in (self.fp, self.bp) if n])
             if pick is not None:
-                note("using %s: %s" % (pick["file"], pick["reason"]))
+                con.note("using %s: %s" % (pick["file"], pick["reason"]))
             self.build, self.ge_file = b, b.path
             for r in resolve(b, [n for n in (self.fp, self.bp) if n]):
                 m = best_match(r)
@@ -197,6 +197,7 @@ def _why_none(d: Dict[str, Any], key: str) -> str:
 
 @command(short="Check what a profiling run bracketed against the points.")
 def verify(
+    common: Common,
     prof_dir: str = typer.Argument(..., help="The profiling output: PROF_* (either layout), its mindstudio_profiler_output/, "
                                    "one device_N/, or a folder holding one PROF_*.", metavar="PROF_DIR", show_default=False),
     graph: Optional[str] = typer.Option(None, "--graph", help="The training graph (as for fp/bp): check the run bracketed "
@@ -207,7 +208,7 @@ def verify(
                                "mindstudio_profiler_output (current) or device (older, device_N/timeline or summary).",
                                metavar="LAYOUT"),
     iterations: bool = typer.Option(False, "--iterations", help="Also list every iteration (text output)."),
-    as_json: bool = typer.Option(False, "--json", help="One verify object (docs/json.md)."),
+    as_json: bool = json_option("One verify object (docs/json.md)."),
     out_format: str = format_option("text"),
     quiet: bool = QuietOpt,
 ) -> None:
@@ -244,15 +245,16 @@ def verify(
     """
     from ..prof import LAYOUTS, agree, read_run, summary
 
-    as_json = output_format(out_format, as_json, ("text",)) == "json"
+    con = common.console
+    as_json = output_format(common.out_format, common.as_json, ("text",)) == "json"
     check_choice(layout, ("auto",) + LAYOUTS, "--layout")
     if ge is not None and graph is None:
-        note("--ge without --graph: the timeline's ops are mapped back to TensorFlow, but not checked against the points")
+        con.note("--ge without --graph: the timeline's ops are mapped back to TensorFlow, but not checked against the points")
     try:
         run = read_run(prof_dir, None if layout == "auto" else layout)
-        pts = _Points(graph, ge)
+        pts = _Points(graph, ge, con)
     except PbtxtError as e:
-        raise fail(e)
+        raise con.fail(e)
     devs = [summary(d) for d in run.devices]
     verdict, reasons, fixes, notes, unchecked = _judge([dict(d, opened_by=_task(d["opened_by"], pts), closed_by=_task(d["closed_by"], pts))
                                              for d in devs], pts, graph is not None)
@@ -294,6 +296,6 @@ def verify(
         for f in fixes:
             out("  set %s" % f)
         for n in notes:
-            note("note: %s" % n)
+            con.note("note: %s" % n)
     if verdict == WRONG:
         raise typer.Exit(EXIT_NOT_FOUND)
