@@ -141,18 +141,15 @@ def _other_meets(g: "GraphFile", best: _Candidate, opts: Options) -> List[Rec]:
     past it (at most ``_CONSUMERS``), in file order, the backward pass left out; ``[]`` when
     none, or where no search can tell."""
     data = frozenset({best.flow.source} | ({best.flow.pre.name or ""} if best.flow.pre is not None else set()))
-    start = best.meets.start
-    hi = best.meets.end + max(_WINDOW, best.meets.end)
-    found = _finder(g, best)
-    if found is None:
-        return []
+    lo = best.meets.end
+    hi = lo + max(_WINDOW, lo)
     cands: List[Rec] = []
     try:
-        with stopping(found(frozenset(), data)) as recs:
+        with stopping(_finder(g, best, lo, hi)(frozenset(), data)) as recs:
             for r in recs:
                 if r.offset >= hi:
                     break
-                if r.offset > start and r.name != best.meets.name and not in_gradients_scope(r.name) and opts.catalog.category(r.op) is None:
+                if r.offset >= lo and r.name != best.meets.name and not in_gradients_scope(r.name) and opts.catalog.category(r.op) is None:
                     cands.append(r)
                     if len(cands) >= _CONSUMERS:
                         break
@@ -162,7 +159,7 @@ def _other_meets(g: "GraphFile", best: _Candidate, opts: Options) -> List[Rec]:
         want = frozenset(q for qs in reads.values() for q in qs)
         ops: Dict[str, str] = {}
         last = max(r.offset for r in cands)
-        with stopping(found(want, frozenset())) as recs:
+        with stopping(_finder(g, best, lo, last + 1)(want, frozenset())) as recs:
             for r in recs:
                 if r.offset > last:
                     break
@@ -177,7 +174,8 @@ def _variable(name: str, op: Optional[str]) -> bool:
     return op in VARIABLES or op == "ReadVariableOp" or (op == "Identity" and name.endswith("/read"))
 
 
-def _finder(g: "GraphFile", best: _Candidate):  # type: ignore[no-untyped-def]
-    """The hood's finder of blocks by name or by input, a byte search where the input allows one
-    (else a forward reading, which the window bounds as well)."""
-    return grep_finder(g, ("node",), None, best.meets) or pass_finder(g, ("node",), None)
+def _finder(g: "GraphFile", best: _Candidate, lo: int, hi: int):  # type: ignore[no-untyped-def]
+    """The hood's finder of blocks by name or by input in bytes ``[lo, hi)`` past the answer, a
+    byte search of that stretch where the input allows one (else a forward reading, which the
+    caller stops at ``hi``): the search costs the window, not the file."""
+    return grep_finder(g, ("node",), None, best.meets, within=(lo, hi)) or pass_finder(g, ("node",), None)

@@ -71,10 +71,14 @@ _BACK = 1 << 16
 _MARK = 1 << 20
 
 
-def grep_finder(g: "GraphFile", path: Tuple[str, ...], function: Optional[str], centre: "Block") -> Optional[Finder]:
+def grep_finder(
+    g: "GraphFile", path: Tuple[str, ...], function: Optional[str], centre: "Block", *, within: Optional[Tuple[int, int]] = None,
+) -> Optional[Finder]:
     """A hop as one fixed-string grep (``-F``) for the frontier's names, its hits read at their
     blocks only; ``None`` where the input allows none (a stream, no grep, a binary graph's
-    functions or a MetaGraphDef, a text graph not in the writer's layout at the centre)."""
+    functions or a MetaGraphDef, a text graph not in the writer's layout at the centre).
+    ``within``: the top level's bytes ``[lo, hi)`` only (a binary graph's: ``[0, hi)``), ``lo``
+    at a block's end: a search that stops early costs its stretch, not the file."""
     import shutil
 
     from ..wire import GRAPHDEF
@@ -87,7 +91,7 @@ def grep_finder(g: "GraphFile", path: Tuple[str, ...], function: Optional[str], 
     if centre.binary:
         if g.binary != GRAPHDEF or tuple(path) != ("node",):
             return None
-        return _checked(_recs(_wire_blocks(g, grep)), g, path, function)
+        return _checked(_recs(_wire_blocks(g, grep, upto=None if within is None else within[1])), g, path, function)
     fn = tuple(path) == FUNCTION_NODES
     indent = 6 if fn else 2
     opener = (b" " * (indent - 2)) + (b"node_def {\n" if fn else b"node {\n")
@@ -100,6 +104,8 @@ def grep_finder(g: "GraphFile", path: Tuple[str, ...], function: Optional[str], 
             return None
         lo += 1
         base = centre.line - _newlines(g, lo, centre.start - (indent - 2))
+    elif within is not None:  # (from the newline before the next opener)
+        lo, hi, base = max(0, within[0] - 1), min(within[1], g.size or 0), 1
     else:
         lo, hi, base = 0, g.size or 0, 1
     return _checked(_recs(_text_blocks(g, grep, lo, hi, base, indent, opener)), g, path, function)
