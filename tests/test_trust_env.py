@@ -240,3 +240,11 @@ def test_fp_points_and_explain_escape_names(odd_graph: Path) -> None:
 def test_show_keeps_the_escapes(odd_graph: Path) -> None:
     r = runner.invoke(app, ["show", str(odd_graph), ODD])
     assert r.exit_code == 0 and "\x1b" not in r.stdout and len(r.stdout.splitlines()) == 4
+
+
+def test_a_node_without_a_name_or_op_is_listed_as_before(tmp_path: Path) -> None:
+    # (a hypothesis run of test_parallel found it: `nam` for `name`, a field text format accepts)
+    g = tmp_path / "g.pbtxt"
+    g.write_text('node {\n  nam: "x"\n  op: "Const"\n}\nnode {\n  name: "y"\n}\n')
+    r = subprocess.run([sys.executable, "-m", "pbtxt_scan", "nodes", str(g)], capture_output=True, text=True)
+    assert (r.returncode, r.stdout, r.stderr) == (0, "1\tNone\tConst\n5\ty\tNone\n", "")

@@ -8,14 +8,17 @@ control characters (C0, DEL, C1) as ``\\n``, ``\\t``, ``\\r`` or ``\\xNN``, and 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Optional
 
 _UNSAFE = re.compile("[\\x00-\\x1f\\x7f-\\x9f\\\\]")
 _NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\\": "\\\\"}
 
 
-def shown(name: str) -> str:
-    """``name`` as text and TSV output print it (unchanged when it needs no escape: the usual case)."""
+def shown(name: Optional[str]) -> str:
+    """``name`` as text and TSV output print it (unchanged when it needs no escape: the usual case;
+    a node without the field, ``None``, as ``nodes`` always printed it)."""
+    if name is None:
+        return "None"
     if _UNSAFE.search(name) is None:
         return name
     return _UNSAFE.sub(_escape, name)
