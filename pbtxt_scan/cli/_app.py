@@ -300,10 +300,14 @@ def open_graph(path: str, spool: bool = True, record: Optional[int] = None) -> A
 
 
 def say_notes(g: Any) -> None:
-    """The notes of an input opened by :func:`open_graph`, on stderr."""
+    """The notes of an input opened by :func:`open_graph`, on stderr (and, of an event file whose
+    graph record's CRC was not checked, that note: ``check`` and ``stats`` check it, and clear it)."""
     for text in getattr(g, "notes", ()):
         note(text)
     g.notes = []
+    if getattr(g, "unchecked", None):
+        note(g.unchecked)
+        g.unchecked = None
 
 
 # --- progress bar ------------------------------------------------------------------------------
