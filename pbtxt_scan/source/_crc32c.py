@@ -48,6 +48,7 @@ _T = _tables()
 PURE_MAX = 16 << 20  # the largest record whose data CRC pure Python checks for a command that answers (2 s)
 HOW_TO_GET = "pip install google-crc32c"  # (the library that checks it at the CPU's pace)
 
+_SMALL = 8  # a CRC of this many bytes or fewer does not load the library (pure Python's takes microseconds)
 _UNSET: Any = object()
 _extend: Any = _UNSET  # google_crc32c.extend when its C extension is in use, else None (loaded on first use)
 
@@ -80,7 +81,11 @@ def fast() -> bool:
 
 def crc32c(data: bytes, crc: int = 0) -> int:
     """The CRC-32C of ``data`` (continuing ``crc``, the CRC of what came before it)."""
-    extend = _extend if _extend is not _UNSET else library()
+    extend = _extend
+    if extend is _UNSET:
+        if len(data) <= _SMALL:  # (a header's length, as every input's first bytes are tried: no import for it)
+            return py_crc32c(data, crc)
+        extend = library()
     if extend is not None:
         return extend(crc, data if isinstance(data, bytes) else bytes(data))  # (it takes bytes only)
     return py_crc32c(data, crc)
