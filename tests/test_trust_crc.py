@@ -10,6 +10,7 @@ data (the bp op's name: a flip there names another op) or its data's CRC.
 from __future__ import annotations
 
 import json
+import re
 import struct
 import sys
 import types
@@ -209,3 +210,25 @@ def test_with_the_library_a_bigger_record_is_checked(tmp_path: Path) -> None:
     f.write_bytes(bytes(blob))
     r = run("fp", str(f))
     assert r.exit_code == 2 and "record 1: data CRC mismatch" in r.stderr and r.stdout == ""
+
+
+def _applies(marker: str, version: "tuple[int, int]") -> bool:
+    """A marker of ``python_version OP 'X.Y'`` terms joined by ``and`` (the form pyproject uses)."""
+    ops = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
+    terms = re.findall(r"python_version\s*(<=|>=|<|>)\s*'(\d+)\.(\d+)'", marker)
+    assert terms and len(terms) == marker.count("python_version"), marker
+    return all(ops[op](version, (int(x), int(y))) for op, x, y in terms)
+
+
+@pytest.mark.parametrize("minor", range(7, 14))
+def test_every_python_asks_for_the_library_once(minor: int) -> None:
+    """One google-crc32c requirement for each Python 3.7-3.13, its floor a release with wheels there."""
+    import pbtxt_scan
+
+    text = (Path(pbtxt_scan.__file__).resolve().parent.parent / "pyproject.toml").read_text()  # (the tested checkout's)
+    deps = re.search(r"^dependencies = \[(.*?)^\]", text, re.S | re.M)
+    assert deps, "dependencies"
+    reqs = re.findall(r'"google-crc32c([^";]*);([^"]*)"', deps.group(1))
+    ours = [spec for spec, marker in reqs if _applies(marker, (3, minor))]
+    floor = {12: "1.6", 13: "1.7"}.get(minor, "1.5")
+    assert len(ours) == 1 and ours[0].startswith(">=" + floor), (minor, reqs)
