@@ -26,6 +26,7 @@ from support.data import DATA
 
 from pbtxt_scan.cli import app
 from pbtxt_scan.source import _crc32c
+from pbtxt_scan.wire._events_split import _SYNC_CHUNK, _first_header
 from pbtxt_scan.wire._tfrecord import iter_records
 
 MLP = (DATA / "binary" / "mlp_sgd.pb").read_bytes()
@@ -232,3 +233,14 @@ def test_every_python_asks_for_the_library_once(minor: int) -> None:
     ours = [spec for spec, marker in reqs if _applies(marker, (3, minor))]
     floor = {12: "1.6", 13: "1.7"}.get(minor, "1.5")
     assert len(ours) == 1 and ours[0].startswith(">=" + floor), (minor, reqs)
+
+
+# --- the cost: a big graph record among the parts that workers read -------------------------------
+
+
+@pytest.mark.parametrize("before", [0, 1, _SYNC_CHUNK - 13, _SYNC_CHUNK - 12, _SYNC_CHUNK - 1, _SYNC_CHUNK + 5])
+def test_a_worker_finds_the_first_header_wherever_it_lies(before: int) -> None:
+    """A worker whose part starts inside a record (a 100 MB graph's) finds the first header after
+    it, also one that starts in the last bytes of a search chunk (they used to be passed over)."""
+    blob = b"\x01" * before + ev.event_file([ev.scalar("loss", 0.5, s) for s in range(4)])
+    assert _first_header(lambda pos, n: blob[pos : pos + n], len(blob), 0, len(blob)) == before
