@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import events as ev
 from support.examples import fuzz_examples
 from support.marks import quick_first
 from support.hostile import (BIG_INT_GE, BIG_INT_TF, CASES, COMMANDS, DEEP_GE, DEEP_TF, HOSTILE_CHECKPOINTS, HOSTILE_RECORDS,
@@ -36,6 +37,12 @@ INPUTS.update({
     "odd_names": b'node {\n  name: "a\\nb\\tc\\033[31m"\n  op: "Placeholder"\n}\nnode {\n  name: "d\\\\e"\n  op: "MatMul"\n'
                  b'  input: "a\\nb\\tc\\033[31m"\n}\n',
 })
+# An event file whose graph record has one flipped byte: in its data (a node's name), in its data CRC (issue 35).
+_GRAPH = ev.graph_def((DATA / "binary" / "mlp_sgd.pb").read_bytes())
+_EVENTS = ev.around([_GRAPH])
+_AT, _CRC = _EVENTS.index(b"gradients/dense/MatMul_grad/MatMul_1"), _EVENTS.index(_GRAPH) + len(_GRAPH)
+INPUTS.update({"events_data_flipped": _EVENTS[:_AT] + b"G" + _EVENTS[_AT + 1 :],
+               "events_crc_flipped": _EVENTS[:_CRC] + bytes([_EVENTS[_CRC] ^ 1]) + _EVENTS[_CRC + 1 :]})
 
 
 @pytest.mark.parametrize("name", quick_first(sorted(INPUTS), 14))

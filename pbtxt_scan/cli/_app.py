@@ -145,6 +145,9 @@ class Console(NamedTuple):
         for text in getattr(g, "notes", ()):
             self.note(text)
         g.notes = []
+        if getattr(g, "unchecked", None):  # (an event file's graph record whose CRC was not checked: check and stats check it, and clear it)
+            self.note(g.unchecked)
+            g.unchecked = None
 
     def error(self, err: PbtxtError) -> None:
         """The one-line message on stderr, and under ``--json`` the same error as one JSON line on stdout."""

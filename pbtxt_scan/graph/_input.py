@@ -24,7 +24,8 @@ The format is the *lane*'s (``source._lane``): when the file is opened its first
 the text lane (``text._lane``) or, for a binary graph (a ``.pb`` GraphDef, a ``.meta``
 MetaGraphDef, a ``saved_model.pb``, gzipped or not, from a file or a stream), the wire lane
 (``wire._lane``); ``binary`` names the kind. A TensorBoard event file is read as the graph one of its
-records holds (``wire._events`` finds it): the file is *narrowed* to that byte range
+records holds (``wire._events`` finds it), once that record's data CRC holds
+(``wire._tfrecord.check_graph_record``): the file is *narrowed* to that byte range
 (:meth:`GraphFile._narrow`), which the wire lane then reads like a ``.pb`` or ``.meta``. The block-level methods (``dialect``, ``blocks``,
 ``read``, ``rescan``, ``parse``) hand over to it, and ``_reverse`` reads backward through it, so
 nothing above this object knows which lane it reads.
@@ -167,11 +168,12 @@ class GraphFile:
     picked: Optional[str] = None  # a folder was given: which file in it is read, and why (one line)
     chosen: Optional[str] = None  # an event file: which record's graph is read, and why (one line)
     record_read: Optional[str] = None  # an event file: the graph read as --record names it ("13", "1.4")
+    unchecked: Optional[str] = None  # an event file whose graph record's data CRC was not checked: the note that says so
 
     def _read_events(self, record: Optional[int], graph: Optional[int] = None) -> None:
         """Read the graph of a TensorBoard event file: find it by the records' length prefixes
         (``wire._events``) and narrow this file to it, read by the wire lane like a ``.pb``."""
-        from ..wire import events as _events, events_split as _events_split
+        from ..wire import check_graph_record, events as _events, events_split as _events_split
 
         if not self.regular:
             self._spool_from_here()  # (a stream: its graph may be anywhere; the spool is read in place)
@@ -180,8 +182,12 @@ class GraphFile:
             if not found.graphs:
                 raise PbtxtError(_events.no_graph(found))
             place, why = _events.choose(self.read_at, found, record, graph)
+            # Every byte an answer rests on is checked: the graph's record, whole, before any of it is read.
+            self.unchecked = check_graph_record(self.read_at, place.record, place.offset)
         except PbtxtError as e:
             raise e.with_path(self.name) from None
+        if self.unchecked:
+            self.unchecked = "%s: %s" % (self.name, self.unchecked)
         self._narrow(place.start, place.end)
         self.events = (found, place)
         self.chosen = "%s: reading %s: %s" % (self.name, _events.describe(place, found), why)

@@ -53,7 +53,9 @@ def check(
 
 
 def _check_records(g: Any, *, every: bool, jobs: int = 1) -> None:
-    """An event file's CRCs: every record's (``check``), or the graph record's data CRC."""
+    """An event file's CRCs: every record's (``check``), or the graph record's data CRC where
+    opening it did not check it (a big record and no CRC library: validating, these two check it
+    whatever it costs)."""
     if g.events is None:
         return
     from ..wire import HEADER, Record, check_data, check_every
@@ -61,12 +63,13 @@ def _check_records(g: Any, *, every: bool, jobs: int = 1) -> None:
     found, place = g.events
     try:
         if every:
-            check_every(g.read_file_at, found.size, jobs=jobs)
-        else:
+            check_every(g.read_file_at, found.size, jobs=jobs, checked=None if g.unchecked else place.record)
+        elif g.unchecked:
             length = int.from_bytes(g.read_file_at(place.offset, 8), "little")
             check_data(g.read_file_at, Record(place.record, place.offset, place.offset + HEADER, length))
     except PbtxtError as e:
         raise e.with_path(g.name) from None
+    g.unchecked = None
 
 
 def stats(

@@ -30,6 +30,7 @@ _FACE = {
     "binary": ("._binary", None),
     "check_data": ("._tfrecord", "check_data"),
     "check_every": ("._tfrecord", "check_every"),
+    "check_graph_record": ("._tfrecord", "check_graph_record"),
     "describe": ("._binary", "describe"),
     "events": ("._events", None),
     "events_split": ("._events_split", None),

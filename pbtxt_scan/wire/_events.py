@@ -329,7 +329,8 @@ def has_gradients(read_at: ReadAt, place: Place) -> bool:
         data = read_at(pos, min(_SEARCH_CHUNK, place.end - pos))
         if not data:
             return False
-        if _GRADIENTS.search(keep + data):
+        chunk = keep + data
+        if b"gradient" in chunk and _GRADIENTS.search(chunk):  # (the regex: 37 MB/s; the find first: GB/s)
             return True
         keep = data[-32:]
         pos += len(data)

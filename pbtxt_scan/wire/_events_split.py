@@ -28,7 +28,9 @@ from ._tfrecord import FOOTER, HEADER, ReadAt
 SPLIT_MIN = 64 << 20  # a smaller file reads in under a tenth of a second a part: one process
 PART_MIN = 32 << 20
 _CHAINED = 3  # records that must follow a header found in the middle of a file
-_SYNC = re.compile(rb"(?s)(?=.{4}\x00\x00\x00\x00.{4}\x09)")
+# A header's zero high length bytes, its CRC, the Event's wall_time tag: matched from its literal start
+# (a lookahead tried at every byte read a 100 MB graph record at 80 MB/s; this, at several GB/s).
+_SYNC = re.compile(rb"\x00\x00\x00\x00(?s:.{4})\x09")
 _SYNC_CHUNK = 1 << 20
 
 
@@ -106,11 +108,16 @@ def _first_header(read_at: ReadAt, size: int, start: int, stop: int) -> int:
     when none starts before ``stop``."""
     pos = start
     while pos < stop:
-        chunk = read_at(pos, _SYNC_CHUNK + HEADER + 1)
-        for m in _SYNC.finditer(chunk, 0, min(len(chunk), _SYNC_CHUNK)):
-            at = pos + m.start()
+        chunk = read_at(pos, _SYNC_CHUNK + HEADER + 1)  # (a header that starts in the chunk ends in it)
+        i = 4
+        while True:
+            m = _SYNC.search(chunk, i)
+            if m is None or m.start() - 4 >= _SYNC_CHUNK:
+                break
+            at = pos + m.start() - 4
             if _chains(read_at, size, at):
                 return at
+            i = m.start() + 1  # (every start, overlapping ones included)
         pos += _SYNC_CHUNK
     return stop
 

@@ -7,8 +7,11 @@ the CRC and its mask: ``source._crc32c``).
 - :func:`iter_records` walks the records' headers: each record's data is stepped over by its
   length, never read (a record's header lies in the window already read when records are small,
   and is one positioned read away when they are big), and every length CRC is checked.
-- :func:`check_data` reads one record's data and checks its CRC (``check`` and ``stats`` do, for
-  the records they read whole: at pure Python's CRC speed, about 8 MB/s, it is the one slow part).
+- :func:`check_data` reads one record's data and checks its CRC: :func:`check_graph_record` for
+  the record a command's graph comes from (every command, before it answers), :func:`check_every`
+  for all of them (``check``). The CRC is ``source._crc32c``'s: the hardware library's, at several
+  GB/s, else pure Python's, about 8 MB/s (then a command that answers checks a record of up to
+  ``PURE_MAX`` bytes, and says so of a bigger one).
 
 Errors name the record by its number (counted from 0, as ``--record`` does) and its offset. A
 record cut short at the end of the file is said to be so (the training may still be writing it),
@@ -21,7 +24,7 @@ from typing import Callable, Iterator, List, NamedTuple, Optional, Tuple
 
 from .._errors import PbtxtError
 from ..parallel._pool import Pool, PoolError, can_fork
-from ..source._crc32c import crc32c, masked, masked_crc32c
+from ..source._crc32c import HOW_TO_GET, PURE_MAX, crc32c, fast, masked, masked_crc32c
 
 HEADER = 12  # u64 length + u32 masked CRC of it
 FOOTER = 4  # u32 masked CRC of the data
@@ -102,30 +105,61 @@ def iter_records(
         index += 1
 
 
-def check_data(read_at: ReadAt, record: Record, chunk: int = 1 << 20) -> None:
-    """Read ``record``'s data and check its CRC; :class:`PbtxtError` at the record if it fails."""
+def check_data(read_at: ReadAt, record: Record, chunk: int = 4 << 20) -> None:
+    """Read ``record``'s data and check its CRC; :class:`PbtxtError` at the record's offset, naming
+    it, if it fails (``FILE:offset X: record N: data CRC mismatch ...``)."""
     c = 0
     pos, end = record.data_start, record.data_start + record.length
-    while pos < end:
-        data = read_at(pos, min(chunk, end - pos))
-        if not data:
-            break
-        c = crc32c(data, c)
-        pos += len(data)
-    foot = read_at(end, FOOTER)
-    if pos < end or len(foot) < FOOTER or masked(c) != struct.unpack("<I", foot)[0]:
-        raise PbtxtError("record %d: its data's CRC does not hold (a damaged event file)" % record.index, offset=record.offset)
+    foot = b""
+    if record.length <= chunk:  # (a small record and its footer: one read)
+        data = read_at(pos, record.length + FOOTER)
+        c, foot = crc32c(data[: record.length]), data[record.length :]
+        pos += min(len(data), record.length)
+    else:
+        while pos < end:
+            data = read_at(pos, min(chunk, end - pos))
+            if not data:
+                break
+            c = crc32c(data, c)
+            pos += len(data)
+        foot = read_at(end, FOOTER)
+    if pos < end or len(foot) < FOOTER:  # (the file shrank since its headers were read)
+        raise PbtxtError("record %d: the file ends inside its data or its data CRC (did it change while it was "
+                         "read?)" % record.index, offset=record.offset)
+    stored, got = struct.unpack("<I", foot)[0], masked(c)
+    if got != stored:
+        raise PbtxtError(
+            "record %d: data CRC mismatch (stored 0x%08x, computed 0x%08x over its %s bytes): a damaged event file; "
+            "nothing in the record is taken" % (record.index, stored, got, format(record.length, ",")), offset=record.offset
+        )
+
+
+def check_graph_record(read_at: ReadAt, index: int, offset: int) -> Optional[str]:
+    """Check the data CRC of record ``index`` (its header at ``offset``, its length CRC checked
+    already), the one a command's graph comes from: :class:`PbtxtError` if it fails. Without the
+    CRC library, a record over ``PURE_MAX`` bytes is not checked (pure Python would take over 2 s
+    for it): the note that says so is returned (None: checked)."""
+    length = struct.unpack("<Q", read_at(offset, 8).ljust(8, b"\0"))[0]
+    if length > PURE_MAX and not fast():
+        return ("record %d's data CRC was not checked: it holds %s bytes, and this Python has no CRC-32C library "
+                "(pure Python checks up to %d MB); to check it, %s" % (
+                    index, format(length, ","), PURE_MAX >> 20, HOW_TO_GET))
+    check_data(read_at, Record(index, offset, offset + HEADER, length))
+    return None
 
 
 PARALLEL_MIN = 8 << 20  # a smaller file's CRCs take under a second: no workers
 _PARTS_PER_JOB = 4
 
 
-def check_every(read_at: ReadAt, size: int, *, jobs: int = 1, parallel_min: int = PARALLEL_MIN) -> int:
-    """Check every record's CRCs (``check``); the record count. With ``jobs`` > 1 the data CRCs,
-    pure Python's slow part, are checked by that many forked workers, each a run of records: the
+def check_every(
+    read_at: ReadAt, size: int, *, jobs: int = 1, parallel_min: int = PARALLEL_MIN, checked: Optional[int] = None
+) -> int:
+    """Check every record's CRCs (``check``); the record count. With ``jobs`` > 1 the data CRCs
+    (and the reads) are checked by that many forked workers, each a run of records: the
     headers are walked here first (so a bad length is found as ``--jobs 1`` finds it), and the
-    first bad record in file order is the one said."""
+    first bad record in file order is the one said. ``checked``: a record whose data CRC was
+    checked already (the graph's, when the file was opened), not read again."""
     parts: List[Tuple[int, int, int]] = []  # (first header's offset, its record number, stop)
     target = size // max(1, jobs * _PARTS_PER_JOB) + 1
     at = first = n = 0
@@ -136,11 +170,11 @@ def check_every(read_at: ReadAt, size: int, *, jobs: int = 1, parallel_min: int 
         n += 1
     parts.append((at, first, size))
     if jobs > 1 and size >= parallel_min and len(parts) > 1 and can_fork():
-        def part(task: Tuple[int, int, int]) -> Optional[Tuple[str, int]]:
+        def part(task: Tuple[int, int, int]) -> Optional[Tuple[str, Optional[int]]]:
             try:
-                _check_part(read_at, size, task)
+                _check_part(read_at, size, task, checked)
             except PbtxtError as e:
-                return e.msg, e.offset or 0
+                return e.msg, e.offset
             return None
 
         try:
@@ -152,11 +186,12 @@ def check_every(read_at: ReadAt, size: int, *, jobs: int = 1, parallel_min: int 
         except PoolError:  # (no worker could start, or one died: on alone)
             pass
     for task in parts:
-        _check_part(read_at, size, task)
+        _check_part(read_at, size, task, checked)
     return n
 
 
-def _check_part(read_at: ReadAt, size: int, task: Tuple[int, int, int]) -> None:
+def _check_part(read_at: ReadAt, size: int, task: Tuple[int, int, int], checked: Optional[int]) -> None:
     start, index, stop = task
     for rec in iter_records(read_at, size, start=start, index=index, stop=stop):
-        check_data(read_at, rec)
+        if rec.index != checked:
+            check_data(read_at, rec)
