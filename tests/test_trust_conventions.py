@@ -167,6 +167,14 @@ def test_show_picks_the_function_body_points_names_and_lists_the_others() -> Non
         % (f, exp["fp"], exp["fp_function"]))
     got = json.loads(run("show", "--json", f, exp["fp"]).stdout)
     assert (got["line"], got["function"]) == (exp["fp_line"], exp["fp_function"])
+    # the neighbourhood too: its centre is the copy points names
+    r = run("show", f, exp["fp"], "--context", "1")
+    assert r.exit_code == 0, r.stderr
+    centre = [row for row in r.stdout.splitlines() if row.split()[:1] == ["0"]]
+    assert len(centre) == 1 and centre[0].split()[1] == str(exp["fp_line"]), r.stdout
+    assert "the copy points names (also in __inference_forward_408" in r.stderr
+    hood = json.loads(run("show", "--json", f, exp["fp"], "--context", "1").stdout)
+    assert exp["fp_function"] in json.dumps(hood)
 
 
 # --- points --ge FOLDER says which dump; lists of candidates are capped ------------------------------------

@@ -253,9 +253,18 @@ def _show_hood(
         also = found.also
         hood = neighbourhood(g, found.block.name or name, hops, hops, function=found.function, max_nodes=max_nodes)
     fn = next(n.function for n in hood.nodes if n.hops == 0)
+    why = ""
+    if fn is not None and function is None and not also:  # (in several bodies? the copy points names, as plain show)
+        found = _found(g, hood.centre, f, None, con=con)
+        if found.also:
+            found, why = _points_copy(g, found, f)
+            also = found.also
+            if found.function != fn:
+                hood = neighbourhood(g, hood.centre, hops, hops, function=found.function, max_nodes=max_nodes)
+                fn = found.function
     if fn is not None:
         more = " (also in %s: --function NAME picks one)" % listed(also) if also else ""
-        g.notes.append("%s: %s is in library function %s%s" % (g.name, hood.centre, fn, more))
+        g.notes.append("%s: %s is in library function %s%s%s" % (g.name, hood.centre, fn, why, more))
     if hood.truncated:
         g.notes.append("%s: cut at %s: --max-nodes N shows more" % (g.name, plural(max_nodes, "node")))
     con.notes(g)
