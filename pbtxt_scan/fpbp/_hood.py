@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from .._model import FUNCTION_NODES, TF_HEADS, Hood, HoodEdge, HoodNode
-from ._hood_find import UNCOUNTED, Finder, Rec, grep_finder, pass_finder, producer, rec_of, searched_centre, stopping
+from ._hood_find import UNCOUNTED, Finder, Rec, grep_finder, lane_finder, pass_finder, producer, rec_of, searched_centre, stopping
 from ._hood_near import WINDOW, Centre, near_hoods
 
 if TYPE_CHECKING:
@@ -122,29 +122,24 @@ def neighbourhoods(
     an answer's :class:`Point` (read at its offset, in its function). Where the input allows, the
     graph's own nodes of a text graph are read near their centres and proved complete by one byte
     search for them all (``_hood_near``); else hop by hop, each on its own."""
-    import shutil
-
     for _, up, down, _ in asks:
         if up < 0 or down < 0:
             raise ValueError("up and down count hops: 0 or more")
     max_nodes = max(1, max_nodes)
-    grep = shutil.which("grep") if search else None
     near: Dict[int, Centre] = {}
     hits: Dict[int, Any] = {}  # (a centre searched for already: not searched again hop by hop)
-    from ..wire import GRAPHDEF
-
-    if grep is not None and g.regular and g.lane.searchable and g.binary in (None, GRAPHDEF) and tuple(g.dialect.path) == ("node",):
+    if search and lane_finder(g, ("node",)) is not None and tuple(g.dialect.path) == ("node",):
         for k, (what, up, down, fn) in enumerate(asks):
             if isinstance(what, str) and fn is None:
                 hits[k] = hit = searched_centre(g, what)
-                if hit is not None and (hit.column == 1 or g.binary is not None):
+                if hit is not None:
                     near[k] = Centre(what, hit.start, None, up, down, rec_of(hit))
-            elif not isinstance(what, str) and what.function is None and (what.line is not None or g.binary is not None):
+            elif not isinstance(what, str) and what.function is None and (what.line is not None or g.lane.unit != "line"):
                 near[k] = Centre(what.name, what.offset, what.line, up, down)
     hoods: Dict[int, Hood] = {}
     if near:
         got = near_hoods(
-            g, list(near.values()), lambda c, u, d, f: walk(c, u, d, f, max_nodes, None), grep or "", window=window,
+            g, list(near.values()), lambda c, u, d, f: walk(c, u, d, f, max_nodes, None), window=window,
             limit=max(1 << 12, 16 * max_nodes * len(near)),
         )
         if got is not None:
