@@ -3,13 +3,14 @@ above it and the consumers ``down`` hops below it, and the edges among them, as 
 
 Found without the graph in memory, by a breadth-first walk (:func:`walk`): each hop asks for the
 blocks *named* like the frontier's inputs (producers) and the blocks whose inputs *name* the
-frontier (consumers). For a graph's own nodes in a regular file (text in the writer's layout, or a
-binary GraphDef) the walk runs over the blocks near the centres, and one byte search for every
-name it asked for proves the rest of the file adds nothing, or adds what it found
-(``_hood_near``: ``show --context 2`` is the centre's search and one more; the report's two
-drawings share one). Else it goes hop by hop: each hop one byte search (``_hood_find``: a
-fixed-string grep for the frontier's names, hits read at their blocks only), or, where the input
-allows none, one forward reading of the blocks. All give the same Hood (``tests/test_hood.py``).
+frontier (consumers). The searches are the lane's (``Lane.find_blocks``, ``Lane.read_near``: on
+text in the writer's layout and on a binary GraphDef in a regular file, a fixed-string grep; a
+lane that offers none has its blocks read). Where the lane offers both, the walk runs over the
+blocks near the centres, and one search for every name it asked for proves the rest of the file
+adds nothing, or adds what it found (``_hood_near``: ``show --context 2`` is the centre's search
+and one more; the report's two drawings share one). Else it goes hop by hop: each hop one search
+(``_hood_find``: the blocks it places read here), or one forward reading of the blocks. All give
+the same Hood (``tests/test_hood.py``).
 """
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """How a neighbourhood's hop finds its blocks (``_hood``): one forward reading of the blocks
-(:func:`pass_finder`), or one byte search whose hits are read at their blocks only
-(:func:`grep_finder`, where the input allows it)."""
+(:func:`pass_finder`), or the lane's byte search (``Lane.find_blocks``), the blocks it places read
+here (:func:`grep_finder`, where the lane offers one). The rules only: how a search finds and
+places a block is the lane's (``text._hood``, ``wire._hood``)."""
 from __future__ import annotations
 
 import contextlib
