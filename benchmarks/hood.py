@@ -134,7 +134,17 @@ def _commands(path: str, rounds: int, cache: bool, fp: Optional[str], bp: Option
 
 
 def main(argv: Optional[List[str]] = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.hood", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m benchmarks.hood", description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=(
+            "show --context 2 timed as a user runs it, on a generated graph (text, then binary):\n"
+            "  python -m benchmarks.generate dense --size 100MB -o /tmp/g.pbtxt\n"
+            "  python -m benchmarks.hood /tmp/g.pbtxt --commands --no-cache --rounds 3\n"
+            "  python -m benchmarks.generate binary --size 100MB -o /tmp/g.pb\n"
+            "  python -m benchmarks.hood /tmp/g.pb --commands --no-cache --rounds 3\n"
+            "(fp, one grep -c and show FP|BP --context 2, each in its own process, interleaved: medians, peak RSS)"
+        ),
+    )
     ap.add_argument("file")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--report", metavar="OUT.html", help="run the report command instead, its phases timed")

@@ -295,13 +295,13 @@ def test_far_producers_and_consumers_are_found(
     with pbtxt_scan.GraphFile.open(str(p)) as g, pytest.MonkeyPatch.context() as mp:
         mp.setattr(_hood, "_hop_by_hop", no_fallback)  # (every hit a name's, in a colocation or a string's: placed or left)
         if missed is not None:
-            mp.setattr("pbtxt_scan.fpbp._hood_find._MISSED_MAX", missed)
+            mp.setattr("pbtxt_scan.text._hood._MISSED_MAX", missed)
         got = _hood.neighbourhood(g, centre, up, down, max_nodes=100000, window=window)
     assert got == naive_hood(str(p), centre, up, down)
 
 
 def _counting_greps(monkeypatch: Any) -> List[str]:
-    import pbtxt_scan.fpbp._hood_find as hf
+    import pbtxt_scan.parallel._grep as hf
 
     calls: List[str] = []
     real = hf._grep
@@ -369,7 +369,7 @@ def test_a_search_gone_quoted_finds_a_value_just_after_a_name_met_inside_another
     # the search, quoted from the first of them on, must still meet the second (24 bytes on)
     p = tmp_path / "g.pbtxt"
     p.write_text(_writer_graph([("dense/MatMul", []), ("tower_1/dense/MatMul", []), ("x", ["tower_1/dense/MatMul", "dense/MatMul"])], [0, 30, 30]))
-    monkeypatch.setattr("pbtxt_scan.fpbp._hood_find._MISSED_MAX", missed)
+    monkeypatch.setattr("pbtxt_scan.text._hood._MISSED_MAX", missed)
     with pbtxt_scan.GraphFile.open(str(p)) as g:
         got = _hood.neighbourhood(g, "dense/MatMul", 0, 1, window=window)
     assert got == naive_hood(str(p), "dense/MatMul", 0, 1)

@@ -2,19 +2,22 @@
 nodes (one a line, each with its name, op, inputs and its text), and fp, bp and a node's
 neighbourhood (``show``'s) answer on it as on the text graph it was made from, with no change to
 the rules. The lane says how its positions are shown (byte offsets: it has no lines of its own)
-and offers none of the byte searches the text and wire lanes do, so the rules read its blocks."""
+and offers none of the byte searches the text and wire lanes do, so the rules read its blocks.
+A second JSON lane offers a neighbourhood's two searches (blocks by name or by input, and the
+blocks near an offset) in its own way, and ``show --context`` takes them, as it takes the text
+and wire lanes', with no reading of the blocks."""
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Sequence
+from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence
 
 import pytest
 
 import pbtxt_scan
 from pbtxt_scan import DIALECTS, Block, GraphFile, Head
 from pbtxt_scan.language._grammar import parse_text_within
-from pbtxt_scan.source._lane import PARSE_MAX, Lane
+from pbtxt_scan.source._lane import PARSE_MAX, Found, Lane, Near
 
 GRAPHS = Path(__file__).resolve().parent / "data" / "graphs"
 # TF1 graphs (no library: the JSON lane has top-level nodes only), fp and bp on several rules' paths.
@@ -129,3 +132,106 @@ def test_show_on_a_third_lane(name: str, tmp_path: Path) -> None:
         got = pbtxt_scan.neighbourhood(g, centre, 2, 2)
         assert shape(got) == shape(want)
         assert all(n.line is None for n in got.nodes)
+
+
+class SearchingJsonLane(JsonLane):
+    """The JSON lane with a neighbourhood's searches of its own (a scan of its lines): the blocks
+    named like, or whose inputs name, a set of names, and the blocks near an offset."""
+
+    searches: List[str] = []  # (what the rules asked of the lane, in order)
+
+    def find_blocks(
+        self, path: Sequence[str], centre: Optional[Block] = None, *, upto: Optional[int] = None,
+        known: Optional[Callable[[int], bool]] = None, first: bool = False, cache: Any = None, since: int = 0,
+    ) -> Optional[Found]:  # (``since``: this lane searches from the start, which the protocol allows)
+        if tuple(path) != ("node",):
+            return None
+
+        def find(want: FrozenSet[str], cons: FrozenSet[str]) -> Iterator[Block]:
+            self.searches.append("find")
+            for b in self._nodes():
+                if upto is not None and b.start >= upto:
+                    return
+                if known is not None and known(b.start):
+                    continue
+                node = self._with(b, HEADS)
+                if node.name in want or any(i.lstrip("^").split(":")[0] in cons for i in node.inputs):
+                    yield b  # (its place only: the rules read it)
+
+        return find
+
+    def read_near(
+        self, lo: int, hi: int, at: int, heads: FrozenSet[str], *, inside: Callable[[int, int], bool], cache: Any = None,
+    ) -> Optional[Near]:
+        self.searches.append("near")
+        blocks = [b for b in self._nodes() if b.end > min(lo, at) and b.start <= max(hi, at)]
+        if at not in [b.start for b in blocks]:
+            return None  # (no node there)
+        span = (blocks[0].start, blocks[-1].end)
+        if inside(*span):
+            return Near(span, [])
+        return Near(span, [self._with(b, heads) for b in blocks])
+
+
+def _answers(name: str) -> List[str]:
+    text = GRAPHS / (name + ".pbtxt")
+    return [pbtxt_scan.find_fp(text).point.name, pbtxt_scan.find_bp(text).point.name]
+
+
+def _where_free(h: Any) -> Any:
+    """A Hood less where its nodes are (lines on text, the lane's own offsets on JSON)."""
+    return h._replace(nodes=tuple(n._replace(line=None, offset=None) for n in h.nodes))
+
+
+@pytest.mark.parametrize("lane", [JsonLane, SearchingJsonLane])
+@pytest.mark.parametrize("name", FIXTURES[:4])
+def test_show_and_show_context_2_on_a_third_lane(name: str, lane: Any, tmp_path: Path) -> None:
+    """``show NAME`` (the node found, its text and its parse, as the command reads them) and
+    ``show NAME --context 2`` on fp's and bp's nodes: asked by name, and by the answers' points
+    together (as the report draws them)."""
+    from pbtxt_scan import find_node
+
+    text = GRAPHS / (name + ".pbtxt")
+    path = _as_json(text, tmp_path / (name + ".json"))
+    with GraphFile.open(text) as t, GraphFile.open(path, lane=lane) as g:
+        assert type(g.lane) is lane
+        for node in _answers(name):
+            want, got = find_node(t, node), find_node(g, node)
+            assert got is not None and got.function is None and got.block.name == node
+            assert g.read(got.block) == t.read(want.block)
+            assert g.parse(got.block, max_bytes=1 << 62)[0].value.to_data() == t.parse(want.block, max_bytes=1 << 62)[0].value.to_data()
+            assert got.block.line == 0 and got.block.where == "offset %d" % got.block.start
+            for cap in (64, 5):
+                want_h = pbtxt_scan.neighbourhood(t, node, 2, 2, max_nodes=cap)
+                got_h = pbtxt_scan.neighbourhood(g, node, 2, 2, max_nodes=cap)
+                assert _where_free(got_h) == _where_free(want_h)
+                assert all(n.line is None and n.offset is not None for n in got_h.nodes)
+        asks = [(find(g).point, 2, 2) for find in (pbtxt_scan.find_fp, pbtxt_scan.find_bp)]
+        both = pbtxt_scan.neighbourhoods(g, asks)
+        assert [_where_free(h) for h in both] == [_where_free(pbtxt_scan.neighbourhood(t, n, 2, 2)) for n in _answers(name)]
+
+
+@pytest.mark.parametrize("name", FIXTURES[:4])
+def test_a_third_lanes_own_searches_draw_the_neighbourhood(name: str, tmp_path: Path, monkeypatch: Any) -> None:
+    """A lane that offers the two searches is asked for them, and the blocks are never read
+    through: by name, the centre's search then one more (read near the centre); by the answers'
+    points, one search for both."""
+    import pbtxt_scan.fpbp._hood as hood
+
+    def no_reading(*a: Any) -> Any:
+        raise AssertionError("a hop read the blocks")
+
+    monkeypatch.setattr(hood, "pass_finder", no_reading)
+    monkeypatch.setattr("pbtxt_scan.fpbp._hood_find.pass_finder", no_reading)
+    path = _as_json(GRAPHS / (name + ".pbtxt"), tmp_path / (name + ".json"))
+    with GraphFile.open(path, lane=SearchingJsonLane) as g:
+        for node in _answers(name):
+            SearchingJsonLane.searches = []
+            got = pbtxt_scan.neighbourhood(g, node, 2, 2)
+            assert got.centre == node and any(n.hops == 0 and n.name == node for n in got.nodes)
+            assert SearchingJsonLane.searches[:3] == ["find", "near", "find"], SearchingJsonLane.searches
+        SearchingJsonLane.searches = []
+        asks = [(find(g).point, 2, 2) for find in (pbtxt_scan.find_fp, pbtxt_scan.find_bp)]
+        SearchingJsonLane.searches = []
+        pbtxt_scan.neighbourhoods(g, asks)
+        assert SearchingJsonLane.searches.count("find") == 1, SearchingJsonLane.searches

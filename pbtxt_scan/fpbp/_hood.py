@@ -3,20 +3,21 @@ above it and the consumers ``down`` hops below it, and the edges among them, as 
 
 Found without the graph in memory, by a breadth-first walk (:func:`walk`): each hop asks for the
 blocks *named* like the frontier's inputs (producers) and the blocks whose inputs *name* the
-frontier (consumers). For a graph's own nodes in a regular file (text in the writer's layout, or a
-binary GraphDef) the walk runs over the blocks near the centres, and one byte search for every
-name it asked for proves the rest of the file adds nothing, or adds what it found
-(``_hood_near``: ``show --context 2`` is the centre's search and one more; the report's two
-drawings share one). Else it goes hop by hop: each hop one byte search (``_hood_find``: a
-fixed-string grep for the frontier's names, hits read at their blocks only), or, where the input
-allows none, one forward reading of the blocks. All give the same Hood (``tests/test_hood.py``).
+frontier (consumers). The searches are the lane's (``Lane.find_blocks``, ``Lane.read_near``: on
+text in the writer's layout and on a binary GraphDef in a regular file, a fixed-string grep; a
+lane that offers none has its blocks read). Where the lane offers both, the walk runs over the
+blocks near the centres, and one search for every name it asked for proves the rest of the file
+adds nothing, or adds what it found (``_hood_near``: ``show --context 2`` is the centre's search
+and one more; the report's two drawings share one). Else it goes hop by hop: each hop one search
+(``_hood_find``: the blocks it places read here), or one forward reading of the blocks. All give
+the same Hood (``tests/test_hood.py``).
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from .._model import FUNCTION_NODES, TF_HEADS, Hood, HoodEdge, HoodNode
-from ._hood_find import UNCOUNTED, Finder, Rec, grep_finder, pass_finder, producer, rec_of, searched_centre, stopping
+from ._hood_find import UNCOUNTED, Finder, Rec, grep_finder, lane_finder, pass_finder, producer, rec_of, searched_centre, stopping
 from ._hood_near import WINDOW, Centre, near_hoods
 
 if TYPE_CHECKING:
@@ -122,29 +123,24 @@ def neighbourhoods(
     an answer's :class:`Point` (read at its offset, in its function). Where the input allows, the
     graph's own nodes of a text graph are read near their centres and proved complete by one byte
     search for them all (``_hood_near``); else hop by hop, each on its own."""
-    import shutil
-
     for _, up, down, _ in asks:
         if up < 0 or down < 0:
             raise ValueError("up and down count hops: 0 or more")
     max_nodes = max(1, max_nodes)
-    grep = shutil.which("grep") if search else None
     near: Dict[int, Centre] = {}
     hits: Dict[int, Any] = {}  # (a centre searched for already: not searched again hop by hop)
-    from ..wire import GRAPHDEF
-
-    if grep is not None and g.regular and g.lane.searchable and g.binary in (None, GRAPHDEF) and tuple(g.dialect.path) == ("node",):
+    if search and lane_finder(g, ("node",)) is not None and tuple(g.dialect.path) == ("node",):
         for k, (what, up, down, fn) in enumerate(asks):
             if isinstance(what, str) and fn is None:
                 hits[k] = hit = searched_centre(g, what)
-                if hit is not None and (hit.column == 1 or g.binary is not None):
+                if hit is not None:
                     near[k] = Centre(what, hit.start, None, up, down, rec_of(hit))
-            elif not isinstance(what, str) and what.function is None and (what.line is not None or g.binary is not None):
+            elif not isinstance(what, str) and what.function is None and (what.line is not None or g.lane.unit != "line"):
                 near[k] = Centre(what.name, what.offset, what.line, up, down)
     hoods: Dict[int, Hood] = {}
     if near:
         got = near_hoods(
-            g, list(near.values()), lambda c, u, d, f: walk(c, u, d, f, max_nodes, None), grep or "", window=window,
+            g, list(near.values()), lambda c, u, d, f: walk(c, u, d, f, max_nodes, None), window=window,
             limit=max(1 << 12, 16 * max_nodes * len(near)),
         )
         if got is not None:

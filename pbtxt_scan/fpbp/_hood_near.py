@@ -22,19 +22,14 @@ import bisect
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 from .._model import TF_HEADS, Block, Hood
-from ._hood_find import (
-    _NAME_OK, UNCOUNTED, Blocks, Fallback, Rec, _back_to, _newlines, _on_to, _text_blocks, _wire_blocks, producer, reach, rec_of, wire_marks,
-)
+from ._hood_find import _NAME_OK, UNCOUNTED, Fallback, Rec, _Cache, lane_finder, producer, rec_of
 from ..parallel._grep import _SearchFailed, newlines_to_end
 
 if TYPE_CHECKING:
     from ..graph._input import GraphFile
 
-WINDOW = 1 << 18  # bytes read on each side of a centre (256 KiB: a few hundred nodes of a training graph)
+WINDOW = 1 << 18  # bytes read on each side of a centre (256 KiB: a few hundred nodes of a training graph; a lane may read less)
 BEFORE = 1 << 16  # bytes read before a producer found far away (its own producers)
-WIRE_WINDOW = 1 << 16  # (a binary graph's nodes are each decoded: fewer of them)
-_OPENER = b"\nnode {\n"
-_CLOSER = b"\n}\n"
 
 Walk = Callable[[Rec, int, int, Callable[[FrozenSet[str], FrozenSet[str]], Iterable[Rec]]], Hood]
 
@@ -100,113 +95,40 @@ class Centre(NamedTuple):
     rec: Optional[Rec] = None
 
 
-def read_window(g: "GraphFile", lo: int, hi: int, at: int, known: Known) -> bool:
-    """Read into ``known`` the top-level nodes from the last column-0 ``node {`` at or before ``lo``
-    (within ``lo - WINDOW``; else the node at ``at``) to the last column-0 closer before ``hi``
-    (at least to the end of the node at ``at``); ``False`` if the bytes do not scan there."""
-    from ..text import layout_warm, scan_canonical
-
-    size = g.size or 0
-    start = _opener_near(g, max(0, min(lo, at)), max(0, min(lo, at) - WINDOW))
-    if start is None or start > at:
-        start = at
-    e = _back_to(g, min(max(hi, at), size), _CLOSER, start)
-    end = e + 2 if e is not None and e > at else None
-    if end is None:
-        e = _on_to(g, at, _CLOSER)
-        end = size if e is None else e + 2
-    if _inside_one(known, start, end):
-        return True
-    # A window's few thousand lines are walked one by one (0.07 s) unless this process has built
-    # the batch patterns already: building them (0.3 s) would cost more than they save here.
-    warm_up = None if layout_warm() else end - start
-    try:
-        for b in scan_canonical(g.reader(start, end), ("node",), TF_HEADS, start_offset=start, start_line=1, validate=False, warm_up=warm_up):
-            if b.column != 1:
-                return False
-            known.add(rec_of(b), start)
-    except Exception:  # (a PbtxtError, or a hand-over's end of input: bytes that are no whole nodes there)
-        return False
-    known.cover(start, end)
-    return True
-
-
-def read_wire_window(g: "GraphFile", lo: int, hi: int, at: int, known: Known) -> bool:
-    """Read into ``known`` the nodes of a binary GraphDef from the one that holds ``lo`` (walked to
-    by the length prefixes from the last boundary known before it) to the one that holds ``hi``,
-    at least to the node at ``at``; ``False`` if the fields do not chain there."""
-    from ..wire import NODE, Malformed, TopWalk
-
-    marks = wire_marks(g)
-    size = g.size or 0
-    lo = max(0, min(lo, at))
-    reach(g, lo)
-    m = marks[bisect.bisect_right(marks, lo) - 1]
-    walk = TopWalk(g.read_at, size, m)
-    start: Optional[int] = None
-    end = m
-    try:
-        while end < size and (end <= max(hi, at) or start is None):
-            top = walk.holding(end)
-            if top is None:
-                break
-            if top.tag - m >= _MARK_EVERY and top.tag > marks[-1]:
-                marks.append(top.tag)
-                m = top.tag
-            end = top.end
-            if top.end <= lo:
-                continue
-            if start is None:
-                start = top.tag
-            if top.number == NODE:
-                got = g.rescan(Block(("node",), top.start, top.end, 0, 0, ()), TF_HEADS)
-                if len(got) != 1:
-                    return False
-                known.add(rec_of(got[0]))
-    except Malformed:
-        return False
-    if start is not None:
-        known.cover(start, end)
-    return True
-
-
-_MARK_EVERY = 1 << 20
-
-
-def _opener_near(g: "GraphFile", pos: int, floor: int) -> Optional[int]:
-    """Where the last column-0 ``node {`` line at or before ``pos`` (and at or after ``floor``) starts."""
-    k = _back_to(g, pos + 1, _OPENER, floor)
-    if k is None:
-        return None
-    if k < floor:  # (at ``floor`` itself: a line start only after a newline)
-        return floor if floor == 0 or g.read_at(floor - 1, 1) == b"\n" else None
-    return k + 1
-
-
 def _inside_one(known: Known, start: int, end: int) -> bool:
     k = bisect.bisect_right(known.spans, (start, 1 << 62)) - 1
     return k >= 0 and known.spans[k][0] <= start and end <= known.spans[k][1]
 
 
 def near_hoods(
-    g: "GraphFile", centres: Sequence[Centre], walk: Walk, grep: str, *, window: int = WINDOW, limit: int = 1 << 12,
+    g: "GraphFile", centres: Sequence[Centre], walk: Walk, *, window: int = WINDOW, limit: int = 1 << 12,
 ) -> Optional[List[Hood]]:
     """Each centre's Hood (``walk`` given the centre, its hops up and down, and a finder), read
-    near the centres and searched once for what lies elsewhere; ``None`` where this cannot be
-    done (a centre not found where it was said to be, a name grep -F cannot be trusted with,
-    bytes that do not scan, a hit the search cannot place, over ``limit`` blocks found by one
-    search: the walk would draw only the first few): then search hop by hop."""
-    text = g.binary is None
-    read = read_window if text else read_wire_window
-    if not text:
-        window = max(0, min(window, WIRE_WINDOW))
+    near the centres (the lane's ``read_near``) and searched once for what lies elsewhere (its
+    ``find_blocks``); ``None`` where this cannot be done (a lane that offers neither, a centre
+    not found where it was said to be, a name grep -F cannot be trusted with, bytes that do not
+    scan, a hit the search cannot place, over ``limit`` blocks found by one search: the walk
+    would draw only the first few): then search hop by hop."""
+    lane = g.lane
+    lines = lane.unit == "line"  # (else positions are offsets: nothing to count)
+    cache = _Cache(g)
     known = Known()
+
+    def read(lo: int, hi: int, at: int) -> bool:
+        got = lane.read_near(lo, hi, at, TF_HEADS, inside=lambda s, e: _inside_one(known, s, e), cache=cache)
+        if got is None:
+            return False
+        base = got.span[0] if lines and got.span is not None else None
+        for b in got.blocks:
+            known.add(rec_of(b), base)
+        if got.span is not None:
+            known.cover(*got.span)
+        return True
+
     anchors: Dict[int, int] = {}
     recs: List[Rec] = []
     for c in centres:
-        if text and (g.read_at(c.offset, 7) != b"node {\n" or (c.offset and g.read_at(c.offset - 1, 1) != b"\n")):
-            return None  # (not the writer's layout there)
-        if not read(g, c.offset - window, c.offset + window, c.offset, known):
+        if not read(c.offset - window, c.offset + window, c.offset):
             return None
         r = c.rec or known.recs.get(c.offset)
         if r is None or r.name != c.name:
@@ -214,13 +136,8 @@ def near_hoods(
         known.add(r)
         if c.line is not None:
             anchors[c.offset] = c.line
-        recs.append(r._replace(line=UNCOUNTED) if text else r)
+        recs.append(r._replace(line=UNCOUNTED) if lines else r)
     size = g.size or 0
-
-    def search(hi: int) -> Blocks:
-        if text:
-            return _text_blocks(g, grep, 0, hi, 1, 2, b"node {\n", known.covers)
-        return _wire_blocks(g, grep, known=known.covers, upto=hi)
 
     searched: Set[str] = set()  # every name searched ("n": as a producer's name, or as a consumer's input)
     as_input: Set[str] = set()  # the names searched as inputs too ("n:..." and "^n")
@@ -242,7 +159,10 @@ def near_hoods(
         hi = size if unread or cons else max(min(known.by_name[n]) for n in want)
         found: List[Block] = []
         if hi > 0:
-            blocks = search(hi)(frozenset(want), frozenset(cons))
+            search = lane_finder(g, ("node",), upto=hi, known=known.covers)
+            if search is None:
+                return None
+            blocks = search(frozenset(want), frozenset(cons))
             try:
                 for b in blocks:
                     if not known.covers(b.start):
@@ -258,9 +178,9 @@ def near_hoods(
         for b in found:
             known.add(rec_of(b))
             known.cover(b.start, b.end)  # (a later search's hits inside it are not read again: a NoOp's 150,000 inputs)
-            if b.name in unread and not read(g, b.start - BEFORE, b.start, b.start, known):
+            if b.name in unread and not read(b.start - BEFORE, b.start, b.start):
                 return None
-    if not text:
+    if not lines:
         return [walk(r, c.up, c.down, known.find) for r, c in zip(recs, centres)]
     drawn: Set[int] = set()  # (the blocks the walks meet: only their lines are counted)
     for r, c in zip(recs, centres):
@@ -281,6 +201,15 @@ def _asking(known: Known, want: Set[str], cons: Set[str], met: Optional[Set[int]
         return got
 
     return find
+
+
+def _newlines(g: "GraphFile", start: int, end: int) -> int:
+    n = 0
+    while start < end:
+        k = min(1 << 20, end - start)
+        n += g.read_at(start, k).count(b"\n")
+        start += k
+    return n
 
 
 def _cached_newlines(g: "GraphFile") -> Optional[int]:

@@ -32,6 +32,10 @@ needs only the methods above:
 ``unit``, ``lines_of``      how a position is shown: a line counted in the file, or an offset
 ``ahead``                   fp's byte search ahead (:class:`Search` for ops and for names)
 ``inputs_naming``, ...      the inputs of a block that may name a word (bp's gradient inputs)
+``find_blocks``             the blocks named like, or whose inputs name, a set of names (a
+                            neighbourhood's hop; fp's copies told apart): a byte search
+``read_near``               the blocks of a window near an offset (a neighbourhood read near
+                            its centre, then proved complete by ``find_blocks``)
 ==========================  ===============================================================
 """
 from __future__ import annotations
@@ -102,6 +106,26 @@ class Ahead(NamedTuple):
     ops: Search
     names: Search
     ops_in: Optional[OpsIn]
+
+
+class Unplaced(Exception):
+    """A hit a lane's :meth:`Lane.find_blocks` cannot place at a block (a layout it does not read):
+    the rules read the blocks instead."""
+
+
+# A block search (:meth:`Lane.find_blocks`): (names wanted, names whose consumers are wanted) -> in
+# file order, the place of each block at the path named one of the first or whose inputs name one
+# of the second (more may come: the rules read each and keep what matches); may raise Unplaced.
+Found = Callable[[FrozenSet[str], FrozenSet[str]], Iterator[Block]]
+
+
+class Near(NamedTuple):
+    """What :meth:`Lane.read_near` read: the bytes ``span`` read whole (``(start, end)``, or
+    ``None``: none), and the blocks in it with their heads (a lane with lines counts them from the
+    span's first byte as line 1)."""
+
+    span: Optional[Tuple[int, int]]
+    blocks: List[Block]
 
 
 class Lane:
@@ -208,3 +232,25 @@ class Lane:
     def may_name(self, raw: bytes, word: bytes) -> bool:
         """Whether bytes of a block may spell ``word`` in a value (False: surely not)."""
         return True
+
+    def find_blocks(
+        self, path: Sequence[str], centre: Optional[Block] = None, *, upto: Optional[int] = None,
+        known: Optional[Callable[[int], bool]] = None, first: bool = False, cache: Any = None, since: int = 0,
+    ) -> Optional[Found]:
+        """A byte search for blocks at ``path`` by their names and their inputs (:data:`Found`):
+        beside ``centre`` (in its function's body, if it is in one), or with ``centre`` ``None``
+        the graph's own nodes; ``upto``: in the first bytes only, and ``since`` (a block's end,
+        with ``centre`` ``None``) from there on, or from earlier; ``known(offset)``: a hit there
+        lies in a block read already (left alone); ``first``: each hit as soon as found (the
+        search is stopped at its first block). ``cache`` as for :meth:`backward` (hints only).
+        ``None`` where the lane offers none (the rules read the blocks instead)."""
+        return None
+
+    def read_near(
+        self, lo: int, hi: int, at: int, heads: FrozenSet[str], *, inside: Callable[[int, int], bool], cache: Any = None,
+    ) -> Optional[Near]:
+        """The graph's own nodes in a window: from the one at or before ``lo`` to the one before
+        ``hi``, at least the one at ``at`` (a lane may read less far), with ``heads``; none where
+        ``inside(start, end)`` says that span was read already. ``None`` where the lane offers
+        none, or cannot read there (the rules then search hop by hop)."""
+        return None

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any, BinaryIO, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence
+from typing import Any, BinaryIO, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence
 
 from .._errors import PbtxtError
 from .._model import Block, Message
-from ..source._lane import PARSE_MAX, Ahead, Lane
+from ..source._lane import PARSE_MAX, Ahead, Found, Lane, Near
 from ..source._views import Prefixed
 
 
@@ -186,6 +186,36 @@ class TextLane(Lane):
         quote). Three cheap searches (``in`` and a regex with a literal first byte) rather than
         one alternation."""
         return word in raw or b"\\" in raw or _split_in(word).search(raw) is not None
+
+    def find_blocks(
+        self, path: Sequence[str], centre: Optional[Block] = None, *, upto: Optional[int] = None,
+        known: Optional[Callable[[int], bool]] = None, first: bool = False, cache: Any = None, since: int = 0,
+    ) -> Optional[Found]:
+        """A fixed-string grep for the names, each hit placed at its block by the writer's layout
+        around it (``_hood``); none in a stream, or where the layout is another at the centre."""
+        import shutil
+
+        from ._hood import hood_blocks
+
+        if not self.searchable or not self.store.regular:
+            return None
+        grep = shutil.which("grep")
+        if grep is None:
+            return None
+        # (``first``: each hit as it is found: the search stops at the node, not at the file's end)
+        opts = ("-F", "--line-buffered") if first else ("-F",)
+        return hood_blocks(self.store, grep, tuple(path), centre, upto=upto, known=known, opts=opts, since=since)
+
+    def read_near(
+        self, lo: int, hi: int, at: int, heads: FrozenSet[str], *, inside: Callable[[int, int], bool], cache: Any = None,
+    ) -> Optional[Near]:
+        """Column-0 nodes in the writer's layout, between the openers and closers nearest the
+        window's ends (``_hood``)."""
+        from ._hood import read_near
+
+        if not self.searchable or not self.store.regular:
+            return None
+        return read_near(self.store, lo, hi, at, heads, inside)
 
 
 @functools.lru_cache(maxsize=None)

@@ -27,7 +27,7 @@ from ._binary import SAVEDMODEL, describe
 from ._wire_index import dump_index, load_index
 from .._errors import PbtxtError
 from .._model import Block, Message
-from ..source._lane import PARSE_MAX, Ahead, Lane
+from ..source._lane import PARSE_MAX, Ahead, Found, Lane, Near
 
 
 class WireLane(Lane):
@@ -47,6 +47,7 @@ class WireLane(Lane):
         self._dialect = dialect
         self.info: Dict[str, Any] = {}
         self.noted = False
+        self._marks: Any = None  # (``_hood.Marks``: node boundaries met by the searches' walks)
 
     @property
     def dialect(self) -> Any:
@@ -210,3 +211,41 @@ class WireLane(Lane):
 
     def may_name(self, raw: bytes, word: bytes) -> bool:
         return word in raw  # (strings as they are)
+
+    def find_blocks(
+        self, path: Sequence[str], centre: Optional[Block] = None, *, upto: Optional[int] = None,
+        known: Optional[Callable[[int], bool]] = None, first: bool = False, cache: Any = None, since: int = 0,
+    ) -> Optional[Found]:
+        """A fixed-string grep for the names, each hit proved a node's ``name`` or ``input`` field
+        by the length prefixes (``_hood``); a binary GraphDef's own nodes only."""
+        import shutil
+
+        from ._hood import hood_blocks
+
+        if not self._searched(path):
+            return None
+        grep = shutil.which("grep")
+        if grep is None:
+            return None
+        opts = ("-F", "--line-buffered") if first else ("-F",)
+        return hood_blocks(self.store, self._hood_marks(cache), grep, opts, known=known, upto=upto)
+
+    def read_near(
+        self, lo: int, hi: int, at: int, heads: FrozenSet[str], *, inside: Callable[[int, int], bool], cache: Any = None,
+    ) -> Optional[Near]:
+        """The nodes walked to by the length prefixes, each decoded (``_hood``: a narrower window)."""
+        from ._hood import read_near
+
+        if not self._searched(("node",)):
+            return None
+        return read_near(self.store, self.rescan, self._hood_marks(cache), lo, hi, at, heads)
+
+    def _searched(self, path: Sequence[str]) -> bool:
+        return self.searchable and self.store.regular and self.kind == _wire.GRAPHDEF and tuple(path) == ("node",)
+
+    def _hood_marks(self, cache: Any) -> Any:
+        from ._hood import Marks
+
+        if self._marks is None:
+            self._marks = Marks(self.store, cache)
+        return self._marks
