@@ -108,3 +108,16 @@ def test_no_code_in_strings(tmp_path):
     assert len(_code_in_strings(bad)) == 1  # (its line: where the string starts, or on 3.7 where it ends)
     found = {str(p.relative_to(ROOT)): _code_in_strings(p) for p in BENCH.rglob("*.py")}
     assert not {k: v for k, v in found.items() if v}
+
+
+def test_versions_table_gives_medians_and_ratios_without_the_cold_round():
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.versions_table import table
+
+    rows = [
+        "1\tdense\tfp\tbase\t9.00 9.00 0.00 1024\tx\n", "1\tdense\tfp\tnow\t9.00 9.00 0.00 1024\tx\n",  # (cold: left out)
+        "2\tdense\tfp\tbase\t2.00 1.00 0.50 2048\tx\n", "2\tdense\tfp\tnow\t1.00 0.50 0.25 2048\tx\n",
+        "3\tdense\tfp\tbase\t4.00 2.00 1.00 4096\tx\n", "3\tdense\tfp\tnow\t3.00 1.00 0.50 4096\tx\n",
+    ]
+    got = table(rows).splitlines()[-1]
+    assert got == "| `fp` dense | 3.00 s | 2.00 s | 0.67 | 2.25 s | 1.12 s | 0.50 | 3 / 3 MB |"
