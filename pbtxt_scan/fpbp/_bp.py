@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import itertools
 import re
 from typing import Callable, Deque, Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Set, Tuple
 
@@ -558,16 +559,8 @@ def _find_bp(g: GraphFile, opts: Options, *, optimizers: Optional[List[Tuple[str
         into.append(fname)
         return _Inside(inside.block, fname, inside.trail)
 
-    top_calls: List[Block] = []  # the top level's call nodes (bp's last_step), met on the way
-
-    def noting_calls(blocks: Iterator[Block]) -> Iterator[Block]:
-        for b in blocks:
-            if b.op in CALLS and len(top_calls) < CALLS_CAP:
-                top_calls.append(b)
-            yield b
-
     found = _bp_scan(
-        noting_calls(reverse_blocks(g, block_path, light)), opts, rule, inputs_of=lambda blk: _inputs_again(g, blk, heads),
+        reverse_blocks(g, block_path, light), opts, rule, inputs_of=lambda blk: _inputs_again(g, blk, heads),
         gradient_inputs=lambda blk: _gradient_inputs(g, blk, heads, tail),
         data_inputs=lambda blk: _gradient_inputs(g, blk, heads, tail, every=True), descend=descend,
     )
@@ -578,7 +571,10 @@ def _find_bp(g: GraphFile, opts: Options, *, optimizers: Optional[List[Tuple[str
     library = Library()
     body = step_body(found.any_grad, lambda: training_function(g, library)) if block_path == ("node",) else None
     if body is not None:
-        calls = [c for c in (call_of(g, b, None, _inputs_again(g, b, heads)) for b in reversed(top_calls)) if c is not None]
+        # (the top level's call nodes, read again: a step in functions has a small top level, and
+        # bp's common read, a TF1 graph's, pays nothing for them)
+        top_calls = itertools.islice((b for b in g.blocks(block_path, light) if b.op in CALLS), CALLS_CAP)
+        calls = [c for c in (call_of(g, b, None, _inputs_again(g, b, heads)) for b in top_calls) if c is not None]
         last, earlier, ordered = last_step(body.name, calls + library.calls, library.gradients)
         if last != body.name:
             body = function_body(g, last) or body
