@@ -13,7 +13,7 @@ import json
 import os
 import re
 import sys
-from typing import Any, Callable, Dict, NamedTuple, Optional, Tuple
+from typing import Any, Callable, Dict, NamedTuple, Optional, Sequence, Tuple
 
 import typer
 
@@ -140,14 +140,14 @@ class Console(NamedTuple):
         if not self.quiet:
             typer.echo(text, err=True)
 
-    def notes(self, g: Any) -> None:
-        """The notes of an input opened by :func:`open_graph`, on stderr."""
-        for text in getattr(g, "notes", ()):
+    def notes(self, g: Any, more: Sequence[str] = ()) -> None:
+        """An input's notes (``g.notes``: which file of a folder, which record of an event file, which
+        MetaGraph of a SavedModel is read), then the command's own ``more``, on stderr: said once, when
+        the command has its result (a failure is one line on stderr)."""
+        for text in g.notes + tuple(more):
             self.note(text)
-        g.notes = []
-        if getattr(g, "unchecked", None):  # (an event file's graph record whose CRC was not checked: check and stats check it, and clear it)
+        if g.unchecked:  # (an event file's graph record whose CRC was not checked: check and stats check it)
             self.note(g.unchecked)
-            g.unchecked = None
 
     def error(self, err: PbtxtError) -> None:
         """The one-line message on stderr, and under ``--json`` the same error as one JSON line on stdout."""
@@ -398,17 +398,13 @@ def dialect(kind: str) -> Optional[str]:
 # --- the input ---------------------------------------------------------------------------------
 
 
-def open_graph(path: str, spool: bool = True, record: Optional[str] = None) -> Any:
-    """``GraphFile.open``, keeping its notes (which MetaGraph of a SavedModel, which record of an
-    event file is read) for :meth:`Console.notes`: a command says them once it has its result, and
-    drops them when it fails (a failure is one line on stderr)."""
-    from .. import GraphFile
+def open_graph(path: str, spool: bool = True, record: Optional[str] = None, kind: Optional[str] = None) -> Any:
+    """``GraphFile.open`` with ``--record`` (``record``) and ``--input-kind`` (``kind``: None for
+    auto, told by content); :meth:`Console.notes` says its notes once the command has its result."""
+    from .. import DIALECTS, GraphFile
 
     number, graph = record_of(record)
-    g = GraphFile.open(path, spool=spool, record=number, graph=graph)
-    g.notes = [n for n in (g.picked, g.chosen) if n]  # (a folder: which file in it; an event file: which record)
-    g.on_note = g.notes.append
-    return g
+    return GraphFile.open(path, spool=spool, record=number, graph=graph, dialect=None if kind is None else DIALECTS[kind])
 
 
 _RECORD = re.compile(r"(-?[0-9]+)(?:\.([0-9]+))?")

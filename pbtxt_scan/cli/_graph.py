@@ -262,12 +262,13 @@ def _show_hood(
             if found.function != fn:
                 hood = neighbourhood(g, hood.centre, hops, hops, function=found.function, max_nodes=max_nodes)
                 fn = found.function
+    said: List[str] = []
     if fn is not None:
         more = " (also in %s: --function NAME picks one)" % listed(also) if also else ""
-        g.notes.append("%s: %s is in library function %s%s%s" % (g.name, hood.centre, fn, why, more))
+        said.append("%s: %s is in library function %s%s%s" % (g.name, hood.centre, fn, why, more))
     if hood.truncated:
-        g.notes.append("%s: cut at %s: --max-nodes N shows more" % (g.name, plural(max_nodes, "node")))
-    con.notes(g)
+        said.append("%s: cut at %s: --max-nodes N shows more" % (g.name, plural(max_nodes, "node")))
+    con.notes(g, said)
     if shape == "json":
         from ._json import hood_object
 
@@ -359,9 +360,10 @@ def _show(g: "GraphFile", name: str, as_json: bool, f: Optional[str], function: 
     if found.also:  # (in several function bodies: the copy the points name, if they name one)
         found, why = _points_copy(g, found, f)
     hit = found.block
+    said: List[str] = []
     if found.function is not None:
         also = " (also in %s: --function NAME picks one)" % listed(found.also) if found.also else ""
-        g.notes.append("%s: %s is in library function %s%s%s" % (g.name, hit.name, found.function, why, also))
+        said.append("%s: %s is in library function %s%s%s" % (g.name, hit.name, found.function, why, also))
     if as_json:
         # Any size, as the text: memory is bounded by the block (the writer layout's lines, or
         # Lark on all but its long strings, each parsed apart), never by Lark's tree of it.
@@ -374,11 +376,11 @@ def _show(g: "GraphFile", name: str, as_json: bool, f: Optional[str], function: 
         except RecursionError:
             raise PbtxtError("nested too deeply to print as JSON (use show without --json)", hit.line, hit.column, g.name) from None
         del msg, obj  # (a big block's values, before its JSON is written)
-        con.notes(g)
+        con.notes(g, said)
         out(text)
         return
     text = g.read(hit).decode("utf-8", "replace")
-    con.notes(g)
+    con.notes(g, said)
     if hit.binary:  # text format made from the NodeDef: no file lines to number
         out("# %s offset %d (%s, a %d-byte NodeDef)" % (g.name, hit.start, g.binary, hit.end - hit.start))
         out(text.rstrip("\n"))

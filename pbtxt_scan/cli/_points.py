@@ -179,13 +179,7 @@ def say_ge_rule(con: Console, file: str, g: Any, opts: Any, answers: Sequence[An
 def open_input(file: str, input_kind: str, record: Optional[str] = None) -> Any:
     """The input, read as ``--input-kind`` says (auto: as its content says); ``record``: an event
     file's record to read the graph from (``--record``)."""
-    kind = dialect(input_kind)
-    g = open_graph(file, record=record)
-    if kind is not None:
-        from .. import DIALECTS
-
-        g.dialect = DIALECTS[kind]
-    return g
+    return open_graph(file, record=record, kind=dialect(input_kind))
 
 
 class _Asked(NamedTuple):

@@ -7,7 +7,6 @@ from typing import Any, Callable, Dict, NamedTuple, Optional, Union
 
 from ._dialect import NAME_AND_OP, Dialect, named
 from ._input import Source, opened
-from .._errors import PbtxtError
 from ..parallel._cores import usable_cores
 from ..source._source import DEFAULT_CHUNK
 from ..wire import Fold, WireLane, describe
@@ -48,28 +47,8 @@ def check(
     t0 = time.perf_counter()
     jobs = usable_cores() if jobs is None else jobs
     with opened(path, spool=False) as g:
-        _check_records(g, every=True, jobs=jobs)
+        g.check_records(every=True, jobs=jobs)  # (an event file: every record's CRC)
         return _stats(g, None, chunk_size, on_progress, jobs, t0)
-
-
-def _check_records(g: Any, *, every: bool, jobs: int = 1) -> None:
-    """An event file's CRCs: every record's (``check``), or the graph record's data CRC where
-    opening it did not check it (a big record and no CRC library: validating, these two check it
-    whatever it costs)."""
-    if g.events is None:
-        return
-    from ..wire import HEADER, Record, check_data, check_every
-
-    found, place = g.events
-    try:
-        if every:
-            check_every(g.read_file_at, found.size, jobs=jobs, checked=None if g.unchecked else place.record)
-        elif g.unchecked:
-            length = int.from_bytes(g.read_file_at(place.offset, 8), "little")
-            check_data(g.read_file_at, Record(place.record, place.offset, place.offset + HEADER, length))
-    except PbtxtError as e:
-        raise e.with_path(g.name) from None
-    g.unchecked = None
 
 
 def stats(
@@ -86,7 +65,7 @@ def stats(
     t0 = time.perf_counter()
     jobs = usable_cores() if jobs is None else jobs
     with opened(path, spool=False) as g:
-        _check_records(g, every=False)
+        g.check_records(every=False)  # (an event file: its graph record's CRC, if opening did not check it)
         return _stats(g, dialect, chunk_size, on_progress, jobs, t0)
 
 

@@ -82,9 +82,8 @@ class _GrepRun:
         self._g = g
         self._start = start
         self._feeder: Optional["threading.Thread"] = None
-        self._direct = end >= (g.size or 0) and g.offset_free and not getattr(g, "_fd_busy", False)
+        self._direct = end >= (g.size or 0) and g.take_offset()
         if self._direct:  # (one child at a time may own the descriptor's offset: others take a pipe)
-            g._fd_busy = True  # type: ignore[attr-defined]
             # To the end of the file: grep reads the open descriptor itself from `start` (our own
             # reads are positioned, so its moving offset is no one else's); no copy through a
             # pipe, which cost a third of the search (0.36 s a GB).
@@ -93,7 +92,7 @@ class _GrepRun:
             try:
                 self._p = _spawn(grep, pattern, fd, opts)
             except _SearchFailed:
-                g._fd_busy = False  # type: ignore[attr-defined]
+                g.free_offset()
                 raise
             return
         r, w = os.pipe()
@@ -130,7 +129,7 @@ class _GrepRun:
             self._feeder.join()
             self._feeder = None
         if self._direct:
-            self._g._fd_busy = False  # type: ignore[attr-defined]
+            self._g.free_offset()
             self._direct = False
 
 
@@ -178,10 +177,9 @@ def newlines_to_end(g: Any, start: int = 0) -> Optional[int]:
     import shutil
 
     wc = shutil.which("wc")
-    if wc is None or not g.offset_free or getattr(g, "_fd_busy", False):
+    if wc is None or not g.take_offset():
         return None
     fd = g.fileno()
-    g._fd_busy = True  # type: ignore[attr-defined]
     try:
         os.lseek(fd, start, os.SEEK_SET)
         p = spawn([wc, "-l"], stdin=fd, env=dict(os.environ, LC_ALL="C"))
@@ -189,7 +187,7 @@ def newlines_to_end(g: Any, start: int = 0) -> Optional[int]:
     except OSError:
         return None
     finally:
-        g._fd_busy = False  # type: ignore[attr-defined]
+        g.free_offset()
     words = out.split()
     return int(words[0]) if p.returncode == 0 and words and words[0].isdigit() else None
 

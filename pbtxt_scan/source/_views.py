@@ -1,5 +1,6 @@
-"""File-like views of a :class:`~pbtxt_scan.graph._input.GraphFile`: a byte range with a position of its
-own (so scans, block reads and rescans interleave on one open file), and some bytes before a stream."""
+"""File-like views of a byte store (``_store``: what a :class:`~pbtxt_scan.graph._input.GraphFile` reads
+through): a byte range with a position of its own (so scans, block reads and rescans interleave on
+one open file), and some bytes before a stream."""
 from __future__ import annotations
 
 import io
@@ -9,9 +10,9 @@ from ._source import DEFAULT_CHUNK
 
 
 class View(io.RawIOBase):
-    """Bytes ``[start, end)`` of a :class:`GraphFile`, with a position of its own."""
+    """Bytes ``[start, end)`` of a byte store, with a position of its own."""
 
-    def __init__(self, g: Any, start: int, end: Optional[int]) -> None:  # g: a GraphFile (_input imports us)
+    def __init__(self, g: Any, start: int, end: Optional[int]) -> None:  # g: a store (``_store`` imports us)
         self._g = g
         self._start = start
         self._pos = start
