@@ -138,11 +138,12 @@ class _Reach:
         """The gradients-scope names a node that runs uses, not yet passed."""
         return {n for n in self.reach if in_gradients_scope(n)}
 
-    def visit(self, b: Block, grad: bool) -> "Tuple[bool, Optional[FrozenSet[str]]]":
+    def visit(self, b: Block, grad: bool, name: Optional[str] = None, op: Optional[str] = None) -> "Tuple[bool, Optional[FrozenSet[str]]]":
         """Whether ``b`` runs (``grad``: it is in a gradients scope), and which optimizers its data
-        reaches (``None``: none); noting what it reads."""
-        name = b.name or ""
-        op = _op(b)
+        reaches (``None``: none); noting what it reads. ``name`` and ``op``: ``b``'s, when the
+        caller has them (bp's loop: no second look at the block's heads)."""
+        if name is None:
+            name, op = b.name or "", _op(b)
         got = self.reach.pop(name, None)
         back_edge = op in _BACK_EDGES
         if grad and got is None and not back_edge:
@@ -345,7 +346,7 @@ def _bp_scan(
             trail.append(Step(_at(b), name, b.op, "pass", "no other point within %d blocks before it: the search stops" % (read - pick.since)))
             break
         grad = in_gradients_scope(name)
-        runs, labels = (True, None) if reach is None else reach.visit(b, grad)
+        runs, labels = (True, None) if reach is None else reach.visit(b, grad, name, op)
         if returns and labels is None and runs:
             labels = _ANY
         if want is not None:
