@@ -6,7 +6,8 @@ not in it. Every block it yields *before* that hand-over is therefore in the lay
 validated: in such a block a line's depth is its indentation, and the message holding a line is
 the last opener one level up. So the few fields GE logic needs (:data:`_skim._KEEP`) are found by
 one compiled regex over the block's bytes (C speed: a weight string holds no newline, so the
-search runs past it without a Python step), and assembled into the :class:`Message` the skim
+search runs past it without a Python step; the regex is the writer layout's line of
+``language._lines``, a value the rest of its verified line), and assembled into the :class:`Message` the skim
 builds (the same fields in the same order), read by the one extractor, ``_attrs_of``. A message
 nothing is kept from, and an attr whose first key GE does not read (``_attrs_of`` skips it), are
 passed over with one ``find`` of their closer line (their first ``IND }`` line, by the layout).

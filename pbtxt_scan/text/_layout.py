@@ -1,4 +1,6 @@
-"""The canonical layout as regexes, built from the grammar's own terminals (for ``_canonical``).
+"""The canonical layout as regexes, built from the grammar's own terminals (for ``_canonical``):
+the line as ``language._lines`` spells it (its classifier at a depth is :func:`line_re`), composed
+level by level for whole blocks and runs of fields.
 
 ``tf.io.write_graph`` and GE write one field per line, two spaces of indentation per level and
 ``}`` alone on a line. Each regex here spells that layout out for one job: a whole block, one
