@@ -6,7 +6,8 @@ not in it. Every block it yields *before* that hand-over is therefore in the lay
 validated: in such a block a line's depth is its indentation, and the message holding a line is
 the last opener one level up. So the few fields GE logic needs (:data:`_skim._KEEP`) are found by
 one compiled regex over the block's bytes (C speed: a weight string holds no newline, so the
-search runs past it without a Python step), and assembled into the :class:`Message` the skim
+search runs past it without a Python step; the regex is the writer layout's line of
+``language._lines``, a value the rest of its verified line), and assembled into the :class:`Message` the skim
 builds (the same fields in the same order), read by the one extractor, ``_attrs_of``. A message
 nothing is kept from, and an attr whose first key GE does not read (``_attrs_of`` skips it), are
 passed over with one ``find`` of their closer line (their first ``IND }`` line, by the layout).
@@ -33,6 +34,7 @@ from ..source._source import DEFAULT_CHUNK
 from ..language._grammar import _number
 from ..text import scalar_value
 from .._model import Block, Field, Message
+from ..language._lines import SEP, verified_line_text
 from ..language._terminals import TERMINALS
 from ._attrs import _ORIGIN_NAME, _WANTED
 from ._skim import _KEEP
@@ -44,10 +46,11 @@ _NUMBER = re.compile(TERMINALS["NUMBER"])
 
 def _patterns(dialect: str) -> Tuple["re.Pattern[bytes]", "re.Pattern[bytes]"]:
     names = sorted({n for kept in _KEEP[dialect].values() for n in kept})
-    alt = "|".join(re.escape(n) for n in names).encode("ascii")
-    # (indent, opener name) or (indent, kept scalar name, its value): lines start after a "\n".
-    line = re.compile(rb"\n( *)(?:([A-Za-z_][A-Za-z0-9_]*) \{|(" + alt + rb"): ([^\n]*))(?=\n)")
-    kept_start = re.compile(rb"\n *(?:" + alt + rb"): ")
+    alt = "|".join(re.escape(n) for n in names)
+    # (indent, opener name) or (indent, kept scalar name, its value), on lines the walk has
+    # verified: the classifier's line, its value the rest of the line (``_lines.VERIFIED_VALUE``).
+    line = re.compile(verified_line_text(alt).encode("ascii"))
+    kept_start = re.compile(("\\n *(?:%s)%s" % (alt, SEP)).encode("ascii"))
     return line, kept_start
 
 

@@ -1,4 +1,5 @@
 """The language: the Lark grammar (``grammar/pbtxt.lark``, parsed on demand by ``_grammar``), its
-terminals as regex text (``_terminals``, generated), the regex forms every Python reads
+terminals as regex text (``_terminals``, generated), the writer layout's line built from them (``_lines``:
+the one classifier, and the pieces each reader of that layout composes), the regex forms every Python reads
 (``_atomic``) and the string-literal skip at C speed (``_skip``). Imports nothing but plain data.
 """

@@ -7,11 +7,12 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, FrozenSet, Iterator, List, Optional, Tuple
 
+from ..language._lines import FIELD_HEAD
 from .._model import FUNCTION_NODES, Block
 from ..parallel import _grep as _search
 from ..source._lane import Found, Near, Unplaced
 
-_FIELD_LINE = re.compile(rb"( *)(\w+): \Z")
+_FIELD_LINE = re.compile((FIELD_HEAD + "\\Z").encode("ascii"))  # (a field line up to its value's quote)
 _BACK = 1 << 16
 _OPENER = b"\nnode {\n"
 _CLOSER = b"\n}\n"

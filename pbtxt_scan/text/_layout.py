@@ -1,4 +1,6 @@
-"""The canonical layout as regexes, built from the grammar's own terminals (for ``_canonical``).
+"""The canonical layout as regexes, built from the grammar's own terminals (for ``_canonical``):
+the line as ``language._lines`` spells it (its classifier at a depth is :func:`line_re`), composed
+level by level for whole blocks and runs of fields.
 
 ``tf.io.write_graph`` and GE write one field per line, two spaces of indentation per level and
 ``}`` alone on a line. Each regex here spells that layout out for one job: a whole block, one
@@ -28,8 +30,8 @@ import re
 from typing import Any, List, Optional, Tuple
 
 from ..language._atomic import NATIVE, compile_bytes, user_groups
-from ..language._grammar import _number, decode, terminal_patterns, unescape, unescape_in
-from ._lexer import _possessive
+from ..language._grammar import _number, decode, unescape, unescape_in
+from ..language._lines import CLOSE, IDENT, OPEN, SEP, VERIFIED_VALUE, classifier_text, ind, terms
 from .._model import Field, Message
 
 # Nesting levels one block regex spells out below the block's own level; deeper blocks are
@@ -38,55 +40,8 @@ from .._model import Field, Message
 # depth a file makes the walk enter); 8 levels hold every node and node_def of the fixtures and
 # of the generated graphs.
 REL_DEPTH = 12 if NATIVE else 8
-MAX_TOKEN = 1 << 16  # longer identifiers/numbers are left to the general scanner (token limits)
 MAX_LITERAL = 1 << 19  # head/label strings at least this long are left to it too (it truncates
 # strings over its long-token size, 1 MiB, depending on where its chunks fall)
-
-
-@functools.lru_cache(maxsize=None)
-def terms(native: bool = NATIVE) -> Tuple[str, str]:
-    """(field name, scalar value) regexes as text."""
-    t = terminal_patterns()
-    assert t["IDENT"] == "[A-Za-z_][A-Za-z0-9_]*", t["IDENT"]  # bounded below; keep in step
-    # Possessive, or (old re) greedy: a name is always followed by ": ", " {" or a newline, none
-    # of which it can take, so giving characters back never leads to a match.
-    ident = "[A-Za-z_][A-Za-z0-9_]{0,%d}%s" % (MAX_TOKEN - 1, "+" if native else "")
-    string = _possessive(t["STRING"], native)
-    if not native:
-        # Each run of plain characters in the string pattern is followed by a backslash or the
-        # closing quote, which the run excludes: greedy is possessive there too.
-        assert string.count("]*+") == 4 and string.count("[^") == 4, string  # keep in step
-        string = string.replace("]*+", "]*")
-        # The usual strings first: no escapes, then the others with at least one (the same
-        # language, one repeat fewer to run). The two must exclude each other: a line that two
-        # alternatives match alike would be matched again, with all the lines after it, for
-        # each of them whenever the block fails.
-        assert string.count(')*"') == 1 and string.count(")*'") == 1, string  # keep in step
-        plain = [re.search(q + r"(\[\^" + q + r"[^\]]*\])\*", string).group(1) for q in "\"'"]  # type: ignore[union-attr]
-        escaped = string.replace(')*"', ')+"').replace(")*'", ")+'")
-        # All of them alternatives of the scalar itself, not of a group in it: old re enters a
-        # nested alternation for every scalar that is not a string.
-        assert escaped.startswith('(?:"') and escaped.endswith("')"), escaped  # (one group)
-        string = "\"%s*\"|'%s*'|%s" % (plain[0], plain[1], escaped[3:-1])
-    else:
-        string = "(?:%s)" % string
-    # Atomic: the lexer takes the first alternative of NUMBER that matches, never a later one.
-    # The old spelling leaves it a plain group: there a number always ends its line, and when
-    # one alternative reaches the newline no earlier one can stop short of it (see
-    # test_layout_forms: an earlier stop would be at a "." or a sign, but NUMBER holds at most one
-    # "." and a sign only after an exponent's "e", which no alternative ends with).
-    number = "(?![^\\n]{%d})(%s%s)" % (MAX_TOKEN, "?>" if native else "?:", t["NUMBER"])
-    if not native:
-        # A name starts with a letter or "_", a number with a digit or ".": the order is free, and
-        # names (DT_FLOAT, true) are the usual unquoted values, so old re tries them first.
-        return ident, "(?:%s|-?%s|-?%s)" % (string, ident, number)
-    return ident, "(?:%s|-?%s|-?%s)" % (string, number, ident)
-
-
-def ind(d: int, native: bool = NATIVE) -> str:
-    if native or d == 0:
-        return "  " * d
-    return " {%d}" % (2 * d)
 
 
 def _rep(native: bool) -> str:
@@ -99,9 +54,9 @@ def line_text(d: int, stop: int, native: bool = NATIVE) -> str:
     ident, scalar = terms(native)
     i = ind(d, native)
     if d >= stop:
-        return "%s%s: %s\\n" % (i, ident, scalar)
+        return "%s%s%s%s\\n" % (i, ident, SEP, scalar)
     inner = line_text(d + 1, stop, native)
-    return "%s%s(?:: %s\\n| \\{\\n(?:%s)%s%s\\}\\n)" % (i, ident, scalar, inner, _rep(native), i)
+    return "%s%s(?:%s%s\\n|%s\\n(?:%s)%s%s%s\\n)" % (i, ident, SEP, scalar, OPEN, inner, _rep(native), i, CLOSE)
 
 
 @functools.lru_cache(maxsize=None)
@@ -114,29 +69,26 @@ def block_text(d: int, native: bool = NATIVE) -> str:
     ident, _ = terms(native)
     i = ind(d, native)
     inner = line_text(d + 1, d + REL_DEPTH, native)
-    return "%s%s \\{\\n(?:%s)%s%s\\}\\n" % (i, ident, inner, _rep(native), i)
+    return "%s%s%s\\n(?:%s)%s%s%s\\n" % (i, ident, OPEN, inner, _rep(native), i, CLOSE)
 
 
 @functools.lru_cache(maxsize=None)
 def line_re(d: int, native: bool = NATIVE) -> "re.Pattern[bytes]":
     """One line inside ``d`` open messages: groups (field name, opener, scalar, closer)."""
-    ident, scalar = terms(native)
-    closer = "%s(\\}\\n)" % ind(d - 1, native) if d else "(?!)()"
-    text = "(?:%s(%s)(?:( \\{\\n)|: (%s)\\n)|%s)" % (ind(d, native), ident, scalar, closer)
-    return compile_bytes(text, native)
+    return compile_bytes(classifier_text(ind(d, native), ind(d - 1, native) if d else None, native), native)
 
 
 @functools.lru_cache(maxsize=None)
 def long_line_re(d: int, native: bool = NATIVE) -> "re.Pattern[bytes]":
     """The start of a long string line at depth ``d``: (field name) then the opening quote."""
-    return compile_bytes("%s(%s): [\"']" % (ind(d, native), terms(native)[0]), native)
+    return compile_bytes("%s(%s)%s[\"']" % (ind(d, native), terms(native)[0], SEP), native)
 
 
 @functools.lru_cache(maxsize=None)
 def fields_re(d: int, names: Tuple[str, ...]) -> "re.Pattern[bytes]":
     """Scalar lines at depth ``d`` (inside a verified block) whose field is one of ``names``."""
     alt = "|".join(re.escape(n) for n in names)
-    return re.compile(("\\n%s(%s): ([^\\n]*)" % (ind(d, True), alt)).encode("ascii"))
+    return re.compile(("\\n%s(%s)%s(%s)" % (ind(d, True), alt, SEP, VERIFIED_VALUE)).encode("ascii"))
 
 
 @functools.lru_cache(maxsize=None)
@@ -163,19 +115,19 @@ def field_text(d: int, names: Tuple[str, ...], native: bool = NATIVE) -> str:
     ident, scalar = terms(native)
     if not names:  # (no heads: the same groups, the run always empty, no later head; half the text)
         inner = "(?:%s)" % line_text(d + 1, d + REL_DEPTH, native)
-        return "%s(%s)(?:: (%s)\\n| \\{\\n()%s%s(?:(?!)())?%s\\}\\n)" % (
-            ind(d, native), ident, scalar, inner, _rep(native), ind(d, native),
+        return "%s(%s)(?:%s(%s)\\n|%s\\n()%s%s(?:(?!)())?%s%s\\n)" % (
+            ind(d, native), ident, SEP, scalar, OPEN, inner, _rep(native), ind(d, native), CLOSE,
         )
     alt = "|".join(re.escape(n) for n in names)
-    head = "%s(?:%s): " % (ind(d + 1, native), alt)
+    head = "%s(?:%s)%s" % (ind(d + 1, native), alt, SEP)
     inner = "(?:%s)" % line_text(d + 1, d + REL_DEPTH, native)
     r = _rep(native)
     # Old re: the run of head lines is greedy, and "(?!head)" after it says it took them all
     # (given back, a head line would be read again as a later one: the same span, other groups,
     # and a failing block would be read once more per head line given back).
     run = "((?:%s%s\\n)*+)" % (head, scalar) if native else "((?:%s%s\\n)*)(?!%s)" % (head, scalar, head)
-    return "%s(%s)(?:: (%s)\\n| \\{\\n%s(?:(?!%s)%s)%s(?:(?=%s)()%s%s)?%s\\}\\n)" % (
-        ind(d, native), ident, scalar, run, head, inner, r, head, inner, r, ind(d, native),
+    return "%s(%s)(?:%s(%s)\\n|%s\\n%s(?:(?!%s)%s)%s(?:(?=%s)()%s%s)?%s%s\\n)" % (
+        ind(d, native), ident, SEP, scalar, OPEN, run, head, inner, r, head, inner, r, ind(d, native), CLOSE,
     )
 
 
@@ -185,7 +137,7 @@ def scalars_re(d: int, names: Tuple[str, ...], native: bool = NATIVE) -> "re.Pat
     follows the repeat, so greedy stops where possessive does.)"""
     ident, scalar = terms(native)
     alt = "|".join(re.escape(n) for n in ("name",) + names)
-    text = "(?:%s(?!(?:%s): )%s: %s\\n)+%s" % (ind(d, native), alt, ident, scalar, "+" if native else "")
+    text = "(?:%s(?!(?:%s)%s)%s%s%s\\n)+%s" % (ind(d, native), alt, SEP, ident, SEP, scalar, "+" if native else "")
     return compile_bytes(text, native)
 
 
@@ -193,10 +145,10 @@ def scalars_re(d: int, names: Tuple[str, ...], native: bool = NATIVE) -> "re.Pat
 def run_heads_re(d: int, names: Tuple[str, ...]) -> "re.Pattern[bytes]":
     """The head lines of a run: (name, a string without escapes, or any other scalar)."""
     alt = "|".join(re.escape(n) for n in names)
-    return re.compile('%s(%s): (?:("[^"\\\\\\n]*")|([^\\n]*))\\n' % (ind(d, True), alt))
+    return re.compile('%s(%s)%s(?:("[^"\\\\\\n]*")|(%s))\\n' % (ind(d, True), alt, SEP, VERIFIED_VALUE))
 
 
-IDENT_AT = re.compile(rb" *([A-Za-z_][A-Za-z0-9_]*)")
+IDENT_AT = re.compile((" *(%s)" % IDENT).encode("ascii"))
 
 
 def last_name(buf: bytes, end: int) -> bytes:
@@ -212,7 +164,7 @@ def last_name(buf: bytes, end: int) -> bytes:
 
 
 NEXT_CHAR = re.compile(rb" *([^ ])")
-IDENT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+IDENT_NAME = re.compile(IDENT + "\\Z")
 
 
 def text_value(raw: str) -> str:

@@ -16,6 +16,7 @@ import re
 from typing import BinaryIO, Iterator, Optional, Tuple
 
 from ..language._atomic import NATIVE, compile_bytes
+from ..language._lines import possessive as _possessive  # (the string terminal's repeats, possessive)
 from .._errors import IncompleteInputError, PbtxtError
 from ..language._grammar import lexical_error_message, terminal_patterns
 from ..source._source import BOM, DEFAULT_CHUNK, iter_chunks
@@ -36,21 +37,6 @@ _WORD_BYTES = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_.
 # the engine still keeps a backtracking record for every repetition of a string's escape loop), a
 # long string is matched in windows.
 _WINDOW = None if NATIVE else 1 << 16
-
-
-def _possessive(pattern: str, native: bool = NATIVE) -> str:
-    # The string patterns are unrolled loops with disjoint alternatives, so making their repeats
-    # possessive changes no match; it removes backtracking bookkeeping that made a 50 MB literal
-    # scan at 14 MB/s instead of about 200 MB/s (measured on 3.11). Compile with _atomic.
-    out = pattern.replace("]*", "]*+")
-    if native:
-        return out.replace(")*", ")*+")
-    # Below 3.11 the escape loop stays a plain greedy repeat: _atomic would emulate it with a
-    # look-ahead and a back-reference in every string, 18% of the fast path's time (measured on
-    # 3.9). It matches the same: each iteration starts with a backslash, which cannot end the
-    # string, and the escapes exclude each other (a string body reads one way only), so giving an
-    # iteration back never leads to another match. (test_atomic compares the two forms.)
-    return out
 
 
 @functools.lru_cache(maxsize=None)

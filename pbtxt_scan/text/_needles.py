@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, Iterator, NamedTuple, Optional, Sequence, Tuple
 
+from ..language._lines import IDENT
 from ..parallel._grep import _grep_range, _SearchFailed, needle_hits
 from ..source._lane import UNKNOWN, Ahead, Hit, Hits, Judged, Search
 
@@ -33,10 +34,12 @@ def _pattern(words: Iterable[str], extra: Iterable[str] = ()) -> str:
     return "|".join(alts)
 
 
+# A line of any layout that may be one field: the grammar's field name (``language._lines.IDENT``),
+# then a value, loosely (any escape), or an opener.
 _SINGLE = re.compile(
-    rb"""[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*:[ \t]*("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|[A-Za-z0-9_.+-]+)[ \t]*\r?"""
+    b"[ \\t]*(" + IDENT.encode("ascii") + rb""")[ \t]*:[ \t]*("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|[A-Za-z0-9_.+-]+)[ \t]*\r?"""
 )
-_OPENER = re.compile(rb"[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*[{<][ \t]*\r?")
+_OPENER = re.compile(b"[ \\t]*(" + IDENT.encode("ascii") + rb")[ \t]*[{<][ \t]*\r?")
 _OP_FIELDS = (b"op", b"type", b"op_type")
 
 

@@ -58,6 +58,7 @@ CASES = [
     ("scalar_without_colon", b"node {\n  x 1\n}\n", "2:5: unexpected number 1, expected ':' or '{' after field name 'x'"),
     ("unnamed_message", b"{\n}\n", "1:1: unexpected '{', expected a field name"),
     ("double_separator", b"a: 1;;\n", "1:6: unexpected ';', expected a field name"),
+    ("name_starting_with_a_digit", b'node {\n  9x: "a"\n}\n', "2:3: invalid number (a number cannot be followed directly by a letter or digit)"),
 ]
 
 
