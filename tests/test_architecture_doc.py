@@ -252,3 +252,11 @@ def format_tests(trees: Iterator[Tuple[str, ast.AST]]) -> Dict[str, int]:
 def test_the_rules_never_ask_the_format() -> None:
     assert format_tests(_trees()) == {}
     assert format_tests(iter([("fpbp/x.py", ast.parse("if g.lane.text or g.binary: pass\n"))])) == {"fpbp/x.py": 2}
+
+
+def test_the_graph_counts_are_the_folders() -> None:
+    real = len(list((PKG.parent / "tests" / "data" / "graphs").glob("*.pbtxt")))
+    readme = (PKG.parent / "README.md").read_text(encoding="utf-8")
+    said = re.findall(r"On (\d+) real TensorFlow graphs|answer on all (\d+)", TEXT)
+    said += re.findall(r"answers on (\d+) real graphs()", readme)
+    assert len(said) == 3 and {int(a or b) for a, b in said} == {real}
