@@ -260,3 +260,21 @@ def test_the_graph_counts_are_the_folders() -> None:
     said = re.findall(r"On (\d+) real TensorFlow graphs|answer on all (\d+)", TEXT)
     said += re.findall(r"answers on (\d+) real graphs()", readme)
     assert len(said) == 3 and {int(a or b) for a, b in said} == {real}
+
+
+def bench_unnamed(root: Path, table: str) -> List[str]:
+    """Files under benchmarks/ (but results/ and each ``__init__.py``) the module table names neither as
+    ``name.py`` nor, as it names the generator's kinds, as ``name``."""
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*")
+                  if p.is_file() and p.suffix in (".py", ".sh", ".txt") and p.name != "__init__.py"
+                  and "__pycache__" not in p.parts and not re.search(r"(?<![\w/])%s\b|`%s`" % (re.escape(p.name), re.escape(p.stem)), table))
+
+
+def test_the_benchmarks_module_table_names_every_file(tmp_path: Path) -> None:
+    bench = PKG.parent / "benchmarks"
+    table = re.match(r"[^|]*((?:\|.*\n)+)", (bench / "README.md").read_text(encoding="utf-8")).group(1)
+    assert "| `run.py` |" in table and bench_unnamed(bench, table) == []
+    (tmp_path / "generate").mkdir()
+    (tmp_path / "generate" / "_new.py").write_text("")
+    (tmp_path / "run.py").write_text("")
+    assert bench_unnamed(tmp_path, table) == ["generate/_new.py"]
