@@ -15,7 +15,7 @@ import re
 from typing import Optional
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from support.examples import examples
 from support.lines import LINES, PIECES, edited
@@ -178,6 +178,7 @@ def test_every_reader_is_built_from_the_grammars_pieces() -> None:
 
 @settings(max_examples=examples(0.3), deadline=None)
 @given(st.integers(0, len(LINES) - 20), st.integers(1, 10), st.lists(st.tuples(st.floats(0, 1), st.sampled_from(PIECES)), max_size=3))
+@example(start=0, n=1, edits=[(0.0, b" ")])  # (an odd indent: no writer's line, to the classifier as to the walk)
 def test_random_lines_classified_as_the_grammar_reads_them(start: int, n: int, edits: list) -> None:
     for line in edited(start, n, edits).splitlines(keepends=True):
         got = classify(line)

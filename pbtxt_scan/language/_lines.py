@@ -140,13 +140,16 @@ def _classifier(native: bool = NATIVE) -> "re.Pattern[bytes]":
 
 
 def classify(line: bytes, native: bool = NATIVE) -> Optional[Line]:
-    """``line`` (newline included) as a line of the writer layout, or ``None`` if it is none: the
-    general scanner reads such a line (or says what is wrong with it)."""
+    """``line`` (newline included) as a line of the writer layout, or ``None`` if it is none (the
+    writers indent by two spaces a depth: an odd indent is no such line): the general scanner
+    reads such a line (or says what is wrong with it)."""
     pat = _classifier(native)
     m = pat.match(line)
     if m is None:
         return None
     spaces, name, opener, scalar, closer = m.group(*user_groups(pat))
+    if len(spaces) % 2:
+        return None
     if closer is not None:
         return Line(len(spaces), CLOSER, None, None)
     return Line(len(spaces), OPENER if opener is not None else FIELD, name, scalar)
