@@ -128,3 +128,12 @@ def test_no_bp_still_writes_the_page_and_exits_1(tmp_path: Path) -> None:
     r = runner.invoke(app, ["report", str(DATA / "graphs" / "inference_no_gradients.pbtxt"), "-o", str(out)])
     assert r.exit_code == 1, r.stderr
     assert "no bp:" in out.read_text(encoding="utf-8")
+
+
+def test_the_alternatives_are_counted_in_words(tmp_path):
+    # one alternative is "1 alternative", two are "2 alternatives" (actor_critic: fp and bp have one each)
+    page = tmp_path / "r.html"
+    r = CliRunner().invoke(app, ["report", str(DATA / "graphs" / "actor_critic_two_optimizers.pbtxt"), "-o", str(page)])
+    assert r.exit_code == 0, r.stderr
+    html = page.read_text()
+    assert "<summary>1 alternative</summary>" in html and "1 alternatives" not in html

@@ -94,8 +94,8 @@ def _answer_rows(a: Dict[str, Any]) -> str:
     ) % (
         kind, kind, esc(a["name"]), esc(a.get("op")), esc(where), esc(a.get("rule")), esc(a.get("function") or "-"), conf,
         '<tr><td></td><td colspan="6" class="small">why: %s%s</td></tr>' % (
-            esc(a.get("reason", "")), "<details><summary>%d alternatives</summary><ul>%s</ul></details>" % (
-                len(a.get("alternatives") or ()), alts) if alts else ""),
+            esc(a.get("reason", "")), "<details><summary>%s</summary><ul>%s</ul></details>" % (
+                _count(len(a.get("alternatives") or ()), "alternative"), alts) if alts else ""),
     )
 
 
@@ -154,3 +154,7 @@ def render(p: Page) -> str:
     out.append('<p class="small">pbtxt-scan %s; made by <code>%s</code></p>' % (esc(p.version), esc(p.command)))
     out.append("<script>%s</script></body></html>\n" % SCRIPT)
     return "".join(out)
+
+
+def _count(n: int, word: str) -> str:
+    return "%d %s%s" % (n, word, "" if n == 1 else "s")
