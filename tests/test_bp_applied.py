@@ -226,3 +226,13 @@ def test_a_caller_that_orders_its_steps_gives_the_last_ones_bp_and_one_that_does
     got = {(ans.point.name, ans.point.function)} | {(a.point.name, a.point.function) for a in ans.alternatives if a.why == "other_optimizer"}
     assert (exp["bp"], exp["bp_function"]) in got
     assert ("gradient_tape/discriminator/dense_2/MatMul/MatMul_1", "__inference_disc_step_913") in got
+
+
+@pytest.mark.parametrize("graph", [DATA / "graphs" / "tf2_gan_split_steps.pbtxt", DATA / "binary" / "tf2_gan_split_steps.pb"], ids=["text", "binary"])
+def test_train_op_names_a_step_function(graph):
+    # --train-op takes a step function's name too: that function's own bp, even one that runs
+    # before another in the same step (disc_step before gen_step)
+    for fname, want in (("__inference_disc_step_913", "gradient_tape/discriminator/dense_2/MatMul/MatMul_1"),
+                        ("__inference_gen_step_1623", "gradient_tape/generator/dense/MatMul/MatMul")):
+        ans = find_bp(graph, Options(train_op=fname))
+        assert (ans.point.name, ans.point.function, ans.confidence) == (want, fname, "certain")

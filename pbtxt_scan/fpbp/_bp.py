@@ -577,10 +577,16 @@ def _find_bp(g: GraphFile, opts: Options, *, optimizers: Optional[List[Tuple[str
         top_calls = itertools.islice((b for b in g.blocks(block_path, light) if b.op in CALLS), CALLS_CAP)
         calls = [c for c in (call_of(g, b, None, _inputs_again(g, b, heads)) for b in top_calls) if c is not None]
         last, earlier, ordered = last_step(body.name, calls + library.calls, library.gradients)
+        chosen = opts.train_op is not None and opts.train_op in library.gradients
+        if chosen:  # (--train-op names a step function: its own bp, whatever runs after it)
+            last, earlier, ordered = opts.train_op or "", (), True
         if last != body.name:
             body = function_body(g, last) or body
         fname = body.name
-        inside = _bp_scan(body.reversed_blocks(), opts, rule, one_step=True)
+        inside = _bp_scan(body.reversed_blocks(), opts._replace(train_op=None) if chosen else opts, rule, one_step=True)
+        if inside.block is not None and chosen:
+            reason = "the step function --train-op %s names; %s" % (fname, inside.why)
+            return _answer(g, inside._replace(trail=found.trail + inside.trail), rule, reason, fname)
         if inside.block is not None:
             reason = "the training step runs in function %s (it holds the gradients); %s" % (fname, inside.why)
             if earlier and ordered:
