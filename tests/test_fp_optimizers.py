@@ -80,3 +80,14 @@ def test_one_model_on_the_data_never_asks_bp(stem, monkeypatch):
     exp = json.loads((DATA / "graphs" / (stem + ".expected.json")).read_text())
     ans = find_fp(DATA / "graphs" / (stem + ".pbtxt"))
     assert ans.point is not None and ans.point.name == exp["fp"]
+
+
+@pytest.mark.parametrize("graph", [DATA / "graphs" / "tf2_gan_split_steps.pbtxt", DATA / "binary" / "tf2_gan_split_steps.pb"], ids=["text", "binary"])
+def test_train_op_names_a_step_function(graph):
+    # --train-op takes a step function's name: the first op that function runs that reads a
+    # trained variable. Both GAN steps run the generator on noise first (why_fp of the fixture:
+    # disc_step's fake images come before the batch's discriminator op), each its own copy.
+    for fname in ("__inference_disc_step_913", "__inference_gen_step_1623"):
+        ans = find_fp(graph, Options(train_op=fname))
+        assert ans.point is not None and (ans.point.name, ans.point.function, ans.confidence) == ("generator/dense/MatMul", fname, "certain")
+    assert find_fp(graph).point.name == "discriminator/dense_2/MatMul_1"  # (without it: the step that receives the batch)

@@ -51,7 +51,7 @@ TrainOpOpt = typer.Option(
     None, "--train-op", metavar="NAME",
     help="The optimizer whose step you profile, when several train the graph (a GAN's d_adam, an "
     "actor's and a critic's): its update op, its name scope, the train op or tf.group your script runs, or "
-    "(bp) a step function's name. "
+    "a step function's name. "
     "bp is then the last gradient op that optimizer applies, and fp the first op its step runs that "
     "reads a trained variable. Use it when fp or bp says it is ambiguous.",
     show_default=False,

@@ -14,7 +14,7 @@ from ._body import called_function, function_body, step_body, training_function
 from ._catalog import CALLS, in_gradients_scope
 from ._fp_inputs import Role, Roles
 from ._fp_pick import _fp_pick
-from ._fp_steps import other_optimizers
+from ._fp_steps import other_optimizers, step_function_fp
 from ._fp_scan import _Flow, _Input, _Scan, _all_data
 from ..graph._dialect import operator_layout
 from ..graph._input import GraphFile, Source, opened
@@ -47,6 +47,10 @@ def _find_fp(g: GraphFile, opts: Options, *, search: bool) -> Answer:
         no_library = ahead is not None and ahead.no_library() and not st.gap
         top_grad = _top_gradients(st, ahead, blocks) if tf and not no_library else True
     ans = _fp_pick(st, opts, g, None, search=search)
+    if opts.train_op is not None and tf and opts.rule != "doc":  # (--train-op naming a step function)
+        named = function_body(g, opts.train_op)
+        if named is not None:
+            return step_function_fp(g, opts, ans, named)
     # The body that holds the training step (the same choice bp makes: step_body).
     body = step_body(top_grad, lambda: training_function(g))
     if body is not None:

@@ -20,7 +20,7 @@ from its end, so this one reads the whole file (back, then forward to the answer
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Dict, List, Optional, Set
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Set
 
 from ._answers import Alternative, Answer, Options, Point, Step, _at, _point, _producer
 from ._bp import _inputs_again, is_update, optimizer_points
@@ -33,6 +33,8 @@ from ..graph._dialect import operator_layout
 from ..graph._reverse import reverse_blocks
 
 if TYPE_CHECKING:
+    from ._body import FunctionBody
+    from .._model import Block
     from ..graph._input import GraphFile
 
 _WINDOW = 4 << 20  # bytes past the answer searched at least (fp's window for copies)
@@ -115,20 +117,35 @@ def step_fp(g: "GraphFile", opts: Options, ans: Answer) -> Answer:
             needed.update(q for q in (i.lstrip("^").split(":", 1)[0] for i in _inputs_again(g, b, heads)) if q)
     if not needed:
         return Answer("fp", None, ans.rule, "no node named %s or in its scope (--train-op)" % name, ans.trail)
+    return _first_reader(g, g.blocks(block_path, heads), needed.__contains__, opts, ans, None)
+
+
+def step_function_fp(g: "GraphFile", opts: Options, ans: Answer, body: "FunctionBody") -> Answer:
+    """``--train-op`` naming a step function (``__inference_gen_step_1623``): the first op in it
+    that reads a trained variable, wherever its data comes from (every op of a function runs)."""
+    return _first_reader(g, body.blocks(), lambda n: True, opts, ans, body.name)
+
+
+def _first_reader(
+    g: "GraphFile", blocks: Iterable[Block], runs: Callable[[str], bool], opts: Options, ans: Answer, fn: Optional[str],
+) -> Answer:
+    """The first of ``blocks`` that runs in the step (``runs(name)``), computes, and reads a
+    trained variable (a variable, its read, or a view of either), as ``--train-op``'s fp."""
+    name = opts.train_op or ""
     variables: Set[str] = set()
-    for b in g.blocks(block_path, heads):
+    for b in blocks:
         n, op = b.name or "", b.op
         prods = [q for q in (i.split(":", 1)[0] for i in b.inputs if not i.startswith("^")) if q]
         if op in VARIABLES or (op in VARIABLE_PASS and any(q in variables for q in prods)):
             variables.add(n)
             continue
-        if n not in needed or in_gradients_scope(n) or "/Initializer/" in n or is_update(op) or opts.catalog.category(op) is not None:
+        if not runs(n) or in_gradients_scope(n) or "/Initializer/" in n or is_update(op) or opts.catalog.category(op) is not None:
             continue
         v = next((q for q in prods if q in variables), None)
         if v is not None:
-            q = _point("fp", b, ans.rule if ans.rule != "doc" else "dataflow", g.name, None)
+            q = _point("fp", b, ans.rule if ans.rule != "doc" else "dataflow", g.name, fn)
             reason = "first op of the model that the step of --train-op %s runs (it reads trained variable %s)" % (name, v)
-            if ans.point is not None and q.name == ans.point.name:
+            if ans.point is not None and (q.name, q.function) == (ans.point.name, ans.point.function):
                 return ans._replace(reason=reason, confidence="certain", doubt=None, alternatives=tuple(a for a in ans.alternatives if a.why != "other_optimizer"))
             trail = [s._replace(verdict="pass", why="%s; not the first op that --train-op %s runs" % (s.why, name)) if s.verdict == "chosen" else s for s in ans.trail]
             trail.append(Step(_at(b), n, op, "chosen", reason))
