@@ -529,8 +529,8 @@ def find_bp(src: Source, opts: Options = Options()) -> Answer:
 
 
 def optimizer_points(g: GraphFile, opts: Options) -> List[Tuple[str, Point]]:
-    """Each optimizer's bp, by optimizer, when several apply gradients in separate train ops (with
-    ``opts.train_op``: that one's alone); else ``[]`` (one optimizer, or one step runs them all)."""
+    """Each optimizer's bp, by optimizer, when several apply gradients in separate train ops; else
+    ``[]`` (one optimizer, or one step runs them all)."""
     out: List[Tuple[str, Point]] = []
     _find_bp(g, opts, optimizers=out)
     return out
@@ -628,13 +628,12 @@ def _answer(
     ``ambiguous``, each other optimizer's point an alternative (``--train-op`` chooses). ``steps``:
     the other step functions' points (:func:`_other_steps`); ``ordered``: the caller runs them
     before this one, so the answer stays certain. ``optimizers``: filled with each optimizer's
-    point when several are not run by one step (with ``--train-op``, the chosen one's)."""
+    point when several are not run by one step."""
     assert found.block is not None
     point = _point("bp", found.block, rule, g.name, fn)
-    if optimizers is not None and found.optimizer and (not found.joined or "--train-op" in found.why):
+    if optimizers is not None and found.optimizer and not found.joined:
         optimizers.append((found.optimizer, point))
-        if not found.joined:
-            optimizers.extend((o, _point("bp", ob, rule, g.name, fn)) for ob, o in found.others)
+        optimizers.extend((o, _point("bp", ob, rule, g.name, fn)) for ob, o in found.others)
     dead = tuple(Alternative(_point("bp", x, rule, g.name, None if outer else fn), w, "dead") for x, w, outer in found.passed)
     alts = tuple(
         Alternative(_point("bp", ob, rule, g.name, fn), "the last gradient op that optimizer %s applies: its own step's bp (--train-op %s)" % (o, o), "other_optimizer")

@@ -47,7 +47,7 @@ def _find_fp(g: GraphFile, opts: Options, *, search: bool) -> Answer:
         no_library = ahead is not None and ahead.no_library() and not st.gap
         top_grad = _top_gradients(st, ahead, blocks) if tf and not no_library else True
     ans = _fp_pick(st, opts, g, None, search=search)
-    if opts.train_op is not None and tf and opts.rule != "doc":  # (--train-op naming a step function)
+    if opts.train_op is not None and tf and not no_library and opts.rule != "doc":  # (--train-op naming a step function)
         named = function_body(g, opts.train_op)
         if named is not None:
             return step_function_fp(g, opts, ans, named)

@@ -12,7 +12,7 @@ import functools
 import re
 import warnings
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Callable, Dict, List, Tuple
 
 from .._errors import IncompleteInputError, PbtxtError
 from .._model import Field, Message
@@ -307,8 +307,10 @@ def lexical_error_message(text: str, pos: int) -> str:
     return "unexpected character %r" % ch
 
 
-def _shift_lines(msg: Message, by: int) -> Message:
-    """``msg`` with every line moved by ``by``; iterative, since a block may nest thousands deep."""
+def _rebuilt(msg: Message, place: "Callable[[int, int], Tuple[int, int]]", value: "Callable[[Any], Any]" = lambda v: v) -> Message:
+    """``msg`` with each field's (line, column) made ``place(line, column)`` and each scalar value
+    ``value(v)`` (a ``LookupError`` from it stops the rebuild: the caller answers ``None``);
+    iterative, since a block may nest thousands deep."""
     out = Message()
     todo = [(msg, out)]
     while todo:
@@ -318,8 +320,16 @@ def _shift_lines(msg: Message, by: int) -> Message:
             if isinstance(v, Message):
                 todo.append((v, Message()))
                 v = todo[-1][1]
-            dst.append(Field(f.name, v, f.line + by, f.column))
+            else:
+                v = value(v)
+            line, col = place(f.line, f.column)
+            dst.append(Field(f.name, v, line, col))
     return out
+
+
+def _shift_lines(msg: Message, by: int) -> Message:
+    """``msg`` with every line moved by ``by``."""
+    return _rebuilt(msg, lambda line, col: (line + by, col))
 
 
 def parse_text(text: str, first_line: int = 1, path: "str | None" = None) -> Message:
@@ -412,18 +422,12 @@ def parse_text_within(text: str, first_line: int, path: "str | None", limit: int
         if e.line is not None and e.column is not None:
             raise e.__class__(e.msg, e.line + first_line - 1, column(e.line, e.column), path) from None
         raise
-    out = Message()
-    todo = [(msg, out)]
-    while todo:
-        src, dst = todo.pop()
-        for f in src:
-            v = f.value
-            if isinstance(v, Message):
-                todo.append((v, Message()))
-                v = todo[-1][1]
-            elif isinstance(v, str) and marker in v:
-                if v not in values:
-                    return None  # (a long literal joined to another: "a" "..." reads as one value)
-                v = values[v]
-            dst.append(Field(f.name, v, f.line + first_line - 1, column(f.line, f.column)))
-    return out
+    def value(v: Any) -> Any:
+        if isinstance(v, str) and marker in v:
+            return values[v]  # (KeyError: a long literal joined to another, "a" "...", reads as one value)
+        return v
+
+    try:
+        return _rebuilt(msg, lambda line, col: (line + first_line - 1, column(line, col)), value)
+    except KeyError:
+        return None
