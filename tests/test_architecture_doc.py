@@ -170,6 +170,78 @@ def test_the_positional_count_sees_one() -> None:
     assert over_six_positionals(iter([("x.py", tree)])) == {"x.py:f"}
 
 
+# -- Sizes (issue 36): a module a reader holds in mind, a function a screen shows -----------------------
+
+MAX_MODULE_LINES, MAX_FUNCTION_LINES, MAX_TYPE_IGNORES = 400, 80, 15
+
+
+def long_modules(root: Path = PKG) -> Set[str]:
+    return {p.relative_to(root).as_posix() for p in root.rglob("*.py")
+            if p.read_text(encoding="utf-8").count("\n") > MAX_MODULE_LINES}
+
+
+def long_functions(trees: Iterator[Tuple[str, ast.AST]]) -> Set[str]:
+    return {"%s:%s" % (path, f.name) for path, tree in trees for f in _functions(tree)
+            if f.end_lineno - f.lineno + 1 > MAX_FUNCTION_LINES}  # type: ignore[operator]
+
+
+def type_ignores(root: Path = PKG) -> int:
+    return sum(len(re.findall(r"#\s*type:\s*ignore", p.read_text(encoding="utf-8"))) for p in root.rglob("*.py"))
+
+
+def broad_excepts(trees: Iterator[Tuple[str, ast.AST]], under: str = "fpbp/") -> Set[str]:
+    """``except:``, ``except Exception`` or ``except BaseException`` (alone or in a tuple) under ``under``."""
+    out = set()
+    for path, tree in trees:
+        for n in ast.walk(tree):
+            if path.startswith(under) and isinstance(n, ast.ExceptHandler):
+                kinds = n.type.elts if isinstance(n.type, ast.Tuple) else [n.type]
+                if any(k is None or (isinstance(k, ast.Name) and k.id in ("Exception", "BaseException")) for k in kinds):
+                    out.add("%s:%d" % (path, n.lineno))
+    return out
+
+
+# The ones still over (issue 36 brings them to none): the lists may only shrink.
+LONG_MODULES = {
+    "fpbp/_bp.py", "cli/_app.py", "text/_canonical.py", "cli/_graph.py", "fpbp/_fp_scan.py", "wire/_events.py",
+    "wire/_wire_read.py", "language/_grammar.py",
+}
+LONG_FUNCTIONS = {
+    "text/_scan.py:scan_tokens", "text/_batch.py:_batch", "fpbp/_fp_scan.py:_judge", "cli/_verify.py:verify",
+    "fpbp/_bp.py:_bp_scan", "text/_canonical.py:_walk", "fpbp/_hood_near.py:near_hoods", "prof/_events.py:json_events_at",
+}
+TYPE_IGNORES_NOW = 60
+
+
+def test_no_module_is_over_400_lines() -> None:
+    assert long_modules() <= LONG_MODULES
+
+
+def test_no_function_is_over_80_lines() -> None:
+    assert long_functions(_trees()) <= LONG_FUNCTIONS
+
+
+def test_type_ignores_are_few() -> None:
+    assert type_ignores() <= max(MAX_TYPE_IGNORES, TYPE_IGNORES_NOW)
+
+
+def test_the_rules_catch_no_broad_exception() -> None:
+    assert broad_excepts(_trees()) == set()
+
+
+def test_the_size_checks_see_one(tmp_path: Path) -> None:
+    (tmp_path / "big.py").write_text("x = 1\n" * (MAX_MODULE_LINES + 1) + "y = 2  # type: ignore\n")
+    (tmp_path / "small.py").write_text("x = 1\n" * MAX_MODULE_LINES)
+    assert long_modules(tmp_path) == {"big.py"} and type_ignores(tmp_path) == 1
+    body = "".join("    x%d = %d\n" % (i, i) for i in range(MAX_FUNCTION_LINES - 1))
+    tree = ast.parse("def long():\n%s\ndef short():\n%s" % (body + "    pass\n", body))
+    assert long_functions(iter([("x.py", tree)])) == {"x.py:long"}
+    tree = ast.parse("try:\n    pass\nexcept (ValueError, Exception):\n    pass\nexcept:\n    pass\n"
+                     "except ValueError:\n    pass\n")
+    assert broad_excepts(iter([("fpbp/x.py", tree)])) == {"fpbp/x.py:3", "fpbp/x.py:5"}
+    assert broad_excepts(iter([("cli/x.py", tree)])) == set()
+
+
 _MUTATORS = {"append", "extend", "update", "setdefault", "add", "pop", "clear", "insert", "remove", "discard", "popitem"}
 # Memos set once on first use (the answer never changes after): what ``global`` may assign.
 MEMOS = {"source/_crc32c.py:_extend"}

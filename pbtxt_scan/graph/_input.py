@@ -92,6 +92,18 @@ class GraphFile:
         "name", "lane", "provenance", "regular", "can_seek", "size", "base", "_store", "_dialect", "_said", "_owned",
         *_STORE_READS,
     )
+    # Set once, in _made (annotated here for readers and mypy; __slots__ holds them).
+    name: str
+    lane: Lane
+    provenance: Provenance
+    regular: bool
+    can_seek: bool
+    size: Optional[int]
+    base: int
+    _store: Any
+    _dialect: Optional[Dialect]
+    _said: "_Said"
+    _owned: bool
     # (the store's, set at open: see _STORE_READS)
     read_at: Callable[[int, int], bytes]  # up to n bytes at offset p (fewer at the end of the input)
     read_file_at: Callable[[int, int], bytes]  # the same, offsets in the whole file where it is narrowed to a record
