@@ -119,10 +119,13 @@ class Checker:
             self._field = None
         self._list = True
 
-    def value(self, kind: str, text: str, line: int, column: int, decoded: Optional[str] = None) -> None:
+    def value(
+        self, kind: str, text: str, line: int, column: int, decoded: Optional[str] = None, after: Optional[Tuple[int, int]] = None
+    ) -> None:
         """A scalar for the field named last: ``kind`` ``STRING``, ``NUMBER`` or ``IDENT``, ``text``
         its token (a sign joined: ``-5``; a string: its first literal, quotes included);
-        ``decoded``, a string's value (UTF-8, undecodable bytes as surrogate escapes), if known."""
+        ``decoded``, a string's value (UTF-8, undecodable bytes as surrogate escapes), if known;
+        ``after``, where the next token starts (protobuf names it for a string that is no UTF-8)."""
         field = self._field
         if field is None:
             return
@@ -137,8 +140,10 @@ class Checker:
             default = number == 0
         else:
             why, default = _values.scalar(field.type, kind, text)
-            if why is None and decoded is not None and field.type == "string" and not _utf8(decoded):
-                why = "Couldn't parse string: invalid UTF-8"
+            if why is None and decoded is not None and field.type == "string":
+                why = _utf8(decoded)
+                if why is not None and after is not None:
+                    line, column = after
         if why is not None:
             self._problem(line, column, why)
         elif not field.repeated:
@@ -190,12 +195,17 @@ class Checker:
         self._problem(line, column, why or "Expected a value.")
 
 
-def _utf8(text: str) -> bool:
+def _utf8(text: str) -> Optional[str]:
+    """Why a string's value is no UTF-8 (as Python words it), or None."""
     try:
         text.encode("utf-8")
-        return True
+        return None
     except UnicodeEncodeError:
-        return False
+        try:
+            text.encode("utf-8", "surrogateescape").decode("utf-8")
+        except UnicodeDecodeError as e:
+            return "Couldn't parse string: %s" % e
+        return "Couldn't parse string: not UTF-8"
 
 
 Token = Tuple[str, str, int, int]  # kind, text, line, column: the grammar's terminals (language/)
@@ -279,5 +289,5 @@ class _Feed:
                         look = next(it, None)
                     if self.decode is not None:
                         decoded = "".join(self.decode(s) for s in literals)
-                c.value(kind, text, line, col, decoded)
+                c.value(kind, text, line, col, decoded, None if look is None else (look[2], look[3]))
                 expect_name = not listing

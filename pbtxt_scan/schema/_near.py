@@ -27,14 +27,17 @@ def distance(a: str, b: str, cap: int) -> int:
 
 def nearest(name: str, names: Iterable[str]) -> Optional[str]:
     """The closest of ``names`` to ``name``: one differing only in case first, else the fewest edits,
-    at most a third of the name's length (at least one, at most three); ties go to the first."""
+    at most a third of the name's length (at least one, at most three); of those as near,
+    one with the same letters (a swap), then the first."""
     low = name.lower()
     cap = max(1, min(3, len(name) // 3))
-    best, best_d = None, cap + 1
+    best, best_key = None, (cap + 1, True)
+    letters = sorted(low)
     for n in names:
         if n.lower() == low:
             return n
-        d = distance(low, n.lower(), cap)
-        if d < best_d:
-            best, best_d = n, d
+        # (among names as near, one with the same letters first: a swap is the likelier typo)
+        key = (distance(low, n.lower(), cap), sorted(n.lower()) != letters)
+        if key < best_key:
+            best, best_key = n, key
     return best

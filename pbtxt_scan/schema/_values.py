@@ -91,6 +91,8 @@ def enum(full_name: str, values: Dict[str, int], closed: bool, kind: str, text: 
         if kind != "STRING" and text in values:
             return None, values[text]
         return 'Enum type "%s" has no value named %s.' % (full_name, text), 0
+    if not _RANGES["int32"][0] <= number <= _RANGES["int32"][1]:  # (an enum is an int32 on the wire)
+        return "Value out of range: %d" % number, 0
     if closed and number not in values.values():
         return 'Enum type "%s" has no value with number %d.' % (full_name, number), 0
     return None, number
