@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any, Dict, List
 
 import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 from pbtxt_scan.language._grammar import _lark, string_value
 from pbtxt_scan.schema import Checker, Problem, check_tokens, default_schema
@@ -74,3 +76,141 @@ def test_the_fixtures_as_they_are_are_valid() -> None:
     for base in sorted({c["base"] for c in CASES}):
         root = "tensorflow.SavedModel" if "saved_model_any" in base else "tensorflow.GraphDef"
         assert check("\n".join(base_lines(base)), root) == [], base
+
+
+# --- property: a random well-formed GraphDef from the table is accepted; one violation is refused at its line
+
+
+_VALUES = {
+    "int": ["1", "42", "0x1F", "017", "-7"],
+    "uint": ["1", "42", "0x1F", "4294967295"],
+    "float": ["1.5", "2", "1e3", "inf", "-2.5f", "nan", "-inf"],
+    "bool": ["true", "t", "True", "1"],
+    "string": ['"abc"', "'x/y:0'", '"a" "b"', '"\\303\\251"'],
+}
+_WRONG = {"int": '"3"', "uint": "-1", "float": '"1.5"', "bool": "maybe", "string": "5"}
+
+
+def _family(type_name: str) -> str:
+    if type_name in ("string", "bytes"):
+        return "string"
+    if type_name in ("float", "double", "bool"):
+        return type_name if type_name == "bool" else "float"
+    return "uint" if type_name.startswith(("uint", "fixed")) else "int"
+
+
+class _Writer:
+    """A random message of a type, one field a line, every value not the default (so that a
+    singular field given twice is always refused); each line remembers the field it holds."""
+
+    def __init__(self, rnd: Any) -> None:
+        self.rnd = rnd
+        self.schema = default_schema()
+        self.lines: List[Any] = []  # (text, FieldType or None, indent)
+
+    def message(self, type_name: str, depth: int) -> None:
+        fields = [f for f in self.schema.fields(type_name).values() if f.kind != "message" or depth < 3]
+        chosen = self.rnd.sample(fields, min(len(fields), self.rnd.randint(0, 4)))
+        oneofs: set = set()
+        for f in chosen:
+            if f.oneof and f.oneof in oneofs:
+                continue
+            oneofs.add(f.oneof)
+            for _ in range(self.rnd.randint(1, 2) if f.repeated else 1):
+                self.field(f, depth)
+
+    def field(self, f: Any, depth: int) -> None:
+        pad = "  " * depth
+        if f.kind == "message":
+            self.lines.append(("%s%s {" % (pad, f.name), f, depth))
+            self.message(f.type, depth + 1)
+            self.lines.append(("%s}" % pad, None, depth))
+            return
+        if f.kind == "enum":
+            names = [n for n, v in self.schema.enums[f.type].items() if v != 0]
+            if not names:
+                return
+            value = self.rnd.choice(names)
+        else:
+            value = self.rnd.choice(_VALUES[_family(f.type)])
+        self.lines.append(("%s%s: %s" % (pad, f.name, value), f, depth))
+
+
+@given(st.randoms(use_true_random=False), st.sampled_from(["none", "name", "type", "twice", "kind"]))
+def test_a_random_graph_is_accepted_and_one_violation_refused_at_its_line(rnd: Any, violation: str) -> None:
+    w = _Writer(rnd)
+    w.message("tensorflow.GraphDef", 0)
+    lines = w.lines
+    text = "\n".join(t for t, _, _ in lines)
+    assert check(text) == [], text
+    if violation == "none":
+        return
+    singular = [i for i, (_, f, _) in enumerate(lines) if f is not None and f.kind != "message" and not f.repeated]
+    scalars = [i for i, (_, f, _) in enumerate(lines) if f is not None and f.kind != "message"]
+    messages = [i for i, (_, f, _) in enumerate(lines) if f is not None and f.kind == "message"]
+    named = [i for i, (_, f, _) in enumerate(lines) if f is not None]
+    pick = {"name": named, "type": scalars, "twice": singular, "kind": messages}[violation]
+    assume(pick)
+    i = rnd.choice(pick)
+    line, f, depth = lines[i]
+    new = [t for t, _, _ in lines]
+    at = i + 1
+    if violation == "name":
+        new[i] = line.replace(f.name, f.name + "_zz", 1)
+    elif violation == "type":
+        wrong = "NO_SUCH_VALUE" if f.kind == "enum" else _WRONG[_family(f.type)]
+        new[i] = "%s%s: %s" % ("  " * depth, f.name, wrong)
+    elif violation == "twice":
+        new.insert(i + 1, line)
+        at = i + 2
+    else:
+        end = next(j for j in range(i + 1, len(lines)) if lines[j][2] == depth and lines[j][1] is None)
+        new[i : end + 1] = ["%s%s: 3" % ("  " * depth, f.name)]
+    problems = check("\n".join(new))
+    assert problems and problems[0].line == at, (violation, at, problems, "\n".join(new))
+
+
+def test_every_problem_is_listed_not_only_the_first() -> None:
+    text = 'node {\n  nme: "a"\n  op: 5\n  attr { key: "T" value { type: DT_FLAOT } }\n}\nnode { name: "b" op: "c" op: "d" }\nversions { producer: 1 }\n'
+    problems = check(text)
+    assert [p.line for p in problems] == [2, 3, 4, 6]
+    assert 'Did you mean "name"?' in problems[0].message and "Did you mean DT_FLOAT?" in problems[2].message
+    assert "(schema: TensorFlow 2.21.0)" in problems[0].message
+    assert len(check(text, limit=2)) == 2
+
+
+def test_a_fast_path_feeds_the_fields_it_matched() -> None:
+    """The events without tokens: what a reader that matched the writer's layout already knows."""
+    c = Checker()
+    c.name("node", 1, 1)
+    c.open(1, 6, False)
+    c.name("name", 2, 3)
+    c.value("STRING", '"a"', 2, 9, decoded="a")
+    c.name("opp", 3, 3)
+    c.value("STRING", '"Const"', 3, 8)
+    c.close()
+    c.name("node", 4, 1)
+    c.open(4, 6, False)
+    c.close()
+    assert [(p.line, p.column) for p in c.problems] == [(3, 3)]
+    assert c.problems[0].message.startswith('Message type "tensorflow.NodeDef" has no field named "opp". Did you mean "op"?')
+
+
+def test_memory_is_bounded_by_the_depth_not_the_file() -> None:
+    c = Checker()
+    for i in range(2000):
+        c.name("node", i, 1)
+        c.open(i, 6, False)
+        c.name("name", i, 3)
+        c.value("STRING", '"n%d"' % i, i, 9)
+        c.close()
+    assert c.problems == [] and len(c._stack) == 1 and len(c._stack[0].seen) == 0
+
+
+def test_any_and_extensions() -> None:
+    root = "tensorflow.MetaGraphDef"
+    ok = "meta_info_def {\n  any_info {\n    [type.googleapis.com/tensorflow.VersionDef] {\n      producer: 3\n    }\n  }\n}\n"
+    assert check(ok, root) == []
+    assert check(ok.replace("producer", "producr"), root)[0].line == 4
+    assert check(ok.replace("VersionDef]", "Nothing]"), root)[0].message == "Type tensorflow.Nothing not found in descriptor pool"
+    assert check("node {\n  [a.b]: 1\n}\n")[0].message == 'Message type "tensorflow.NodeDef" does not have extensions.'

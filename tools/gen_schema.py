@@ -69,8 +69,9 @@ def _frozenset(name: str, items: List[str]) -> List[str]:
     return _packed(["%r," % n for n in sorted(items)], "%s = frozenset({" % name, "    ") + ["})", ""]
 
 
-def render(module: str, packages: Tuple[str, ...], what: str, source: str) -> str:
-    schema = proto_reader.read(PROTOS, ROOTS)
+def render(module: str, packages: Tuple[str, ...], what: str, source: str, protos: str = PROTOS) -> str:
+    """The text of one generated module, from the .proto files under ``protos``."""
+    schema = proto_reader.read(protos, ROOTS)
 
     def mine(name: str) -> bool:
         return any(name.startswith(p + ".") for p in packages)

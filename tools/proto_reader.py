@@ -84,7 +84,7 @@ class Schema:
         parts = scope.split(".") if scope else []
         while True:
             base = ".".join(parts + [first])
-            if any(k == base or k.startswith(base + ".") for k in self.messages) or base in self.enums:
+            if any(k == base or k.startswith(base + ".") for k in list(self.messages) + list(self.enums)):
                 full = ".".join(parts + [name])
                 if full in self.messages or full in self.enums:
                     return full
