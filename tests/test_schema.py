@@ -214,3 +214,22 @@ def test_any_and_extensions() -> None:
     assert check(ok.replace("producer", "producr"), root)[0].line == 4
     assert check(ok.replace("VersionDef]", "Nothing]"), root)[0].message == "Type tensorflow.Nothing not found in descriptor pool"
     assert check("node {\n  [a.b]: 1\n}\n")[0].message == 'Message type "tensorflow.NodeDef" does not have extensions.'
+
+
+def test_lists_and_colons_as_protobuf_reads_them() -> None:
+    assert check('node {\n  input: ["a", "b"]\n  input: []\n}\n') == []
+    assert check('node {\n  input ["a"]\n}\n')[0][:2] == (2, 9)  # a scalar list needs its ":"
+    assert check('node {\n  name: []\n}\n')[0].message == "Expected string but found: '['"
+    assert check("library {\n  function: [{}, {}]\n}\n") == []
+    assert check('versions: [{}]\n')[0].message == 'Expected "{".'
+
+
+def test_no_traceback_on_what_the_scanner_would_refuse() -> None:
+    """The validator is fed valid syntax; what is not, it leaves to the scanner without raising."""
+    for text in ("}\n}\n", "node {\n  name: -", "node { name: ", "node { [a", "versions { producer: 1 } } }"):
+        check(text)
+
+
+def test_fields_by_number_for_a_wire_reader() -> None:
+    by = default_schema().by_number("tensorflow.NodeDef")
+    assert (by[1].name, by[2].name, by[5].name, by[5].kind) == ("name", "op", "attr", "message")

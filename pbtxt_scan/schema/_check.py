@@ -111,10 +111,14 @@ class Checker:
             msg += ' Did you mean "%s"?' % near
         self._problem(line, column, msg + " (schema: %s)" % self.schema.source(frame.type or ""))
 
-    def begin_list(self, line: int, column: int) -> None:
-        """A ``[`` after the field's name: its items follow, each a ``value`` or an ``open``."""
+    def begin_list(self, line: int, column: int, colon: bool = True) -> None:
+        """A ``[`` after the field's name (``colon``: a ``:`` came between): its items follow,
+        each a ``value`` or an ``open``."""
         field = self._field
-        if field is not None and not field.repeated:
+        if field is not None and field.kind != "message" and not colon:
+            self._problem(line, column, 'Expected ":".')
+            self._field = None
+        elif field is not None and not field.repeated:
             self._refuse(field, "PUNCT", "[", line, column)
             self._field = None
         self._list = True
@@ -177,8 +181,10 @@ class Checker:
         self._stack.append(_Frame(field.type, self.schema.fields(field.type)))
 
     def close(self) -> None:
-        """The message opened last ends."""
-        self._stack.pop()
+        """The message opened last ends (at the root: nothing to end, a syntax error the
+        scanner reports)."""
+        if len(self._stack) > 1:
+            self._stack.pop()
         self._field = None
         self._list = False
 
@@ -246,7 +252,7 @@ class _Feed:
             if expect_name:
                 if text in ("}", ">"):
                     c.close()
-                    listing = self.in_list.pop()
+                    listing = self.in_list.pop() if self.in_list else False
                     expect_name = not listing
                 elif text == "[":
                     parts, first = [], tok
@@ -274,11 +280,13 @@ class _Feed:
                 self.in_list.append(listing)
                 listing, expect_name = False, True
             elif text == "[":
-                c.begin_list(line, col)
+                c.begin_list(line, col, colon)
                 listing = True
             else:
                 if kind == "NEG":
-                    nxt = next(it)
+                    nxt = next(it, None)
+                    if nxt is None:
+                        return
                     kind, text = nxt[0], "-" + nxt[1]
                 decoded = None
                 if kind == "STRING":

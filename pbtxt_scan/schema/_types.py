@@ -56,6 +56,10 @@ class Schema:
         """The fields of ``message`` by name (KeyError for a message the schema has not)."""
         return self._fields[message]
 
+    def by_number(self, message: str) -> Dict[int, FieldType]:
+        """The fields of ``message`` by number (what a wire-format reader meets)."""
+        return {f.number: f for f in self._fields[message].values()}
+
     def has_message(self, message: str) -> bool:
         return message in self._fields
 
