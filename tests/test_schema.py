@@ -233,3 +233,14 @@ def test_no_traceback_on_what_the_scanner_would_refuse() -> None:
 def test_fields_by_number_for_a_wire_reader() -> None:
     by = default_schema().by_number("tensorflow.NodeDef")
     assert (by[1].name, by[2].name, by[5].name, by[5].kind) == ("name", "op", "attr", "message")
+
+
+def test_a_ge_onnx_dump_against_onnx_proto() -> None:
+    text = (DATA / "ge" / "ge_onnx_00000042_graph_1_Build.pbtxt").read_text(encoding="utf-8")
+    assert check(text, "onnx.ModelProto") == []
+    lines = text.split("\n")
+    i = next(n for n, line in enumerate(lines) if line.strip().startswith("op_type:"))
+    lines[i] = lines[i].replace("op_type:", "op_typ:")
+    problems = check("\n".join(lines), "onnx.ModelProto")
+    assert problems[0].line == i + 1 and 'Did you mean "op_type"?' in problems[0].message
+    assert "(schema: ONNX 1.23.2)" in problems[0].message
