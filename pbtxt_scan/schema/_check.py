@@ -5,8 +5,8 @@ A reader that has already matched a field tells a :class:`Checker` what it saw, 
 ``open`` ... ``close`` (a message), with ``begin_list`` before a list's items. The checker keeps one
 small frame per open message (its type, the singular fields set, the oneof members set), so memory
 is bounded by the depth and a message's field count, never by the file, and a caller's own pass
-over the text is the only one: the general scanner feeds it every token (:func:`check_tokens`), and
-a fast path can feed it the fields it matched.
+over the text is the only one: the general scanner feeds it every token (``_feed.check_tokens``),
+and a fast path can feed it the fields it matched.
 
 Each :class:`Problem` is where protobuf's text parser (``text_format.Parse``) stops and in its words:
 an unknown field name at the name, a value of the wrong type at the value, a singular field given
@@ -16,7 +16,7 @@ An unknown name or enum value gets the closest name of that message or enum (``d
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple
+from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from . import _values
 from ._near import nearest
@@ -124,7 +124,7 @@ class Checker:
         self._list = True
 
     def value(
-        self, kind: str, text: str, line: int, column: int, decoded: Optional[str] = None, after: Optional[Tuple[int, int]] = None
+        self, kind: str, text: str, line: int, column: int, *, decoded: Optional[str] = None, after: Optional[Tuple[int, int]] = None
     ) -> None:
         """A scalar for the field named last: ``kind`` ``STRING``, ``NUMBER`` or ``IDENT``, ``text``
         its token (a sign joined: ``-5``; a string: its first literal, quotes included);
@@ -212,90 +212,3 @@ def _utf8(text: str) -> Optional[str]:
         except UnicodeDecodeError as e:
             return "Couldn't parse string: %s" % e
         return "Couldn't parse string: not UTF-8"
-
-
-Token = Tuple[str, str, int, int]  # kind, text, line, column: the grammar's terminals (language/)
-
-
-def check_tokens(tokens: Iterable[Token], checker: Checker, *, decode: Optional[Callable[[str], str]] = None) -> List[Problem]:
-    """Feed ``checker`` a syntactically valid message's tokens, as the grammar's lexer names them
-    (``IDENT``, ``NUMBER``, ``STRING``, ``NEG``; punctuation by its text), comments and whitespace
-    left out; ``decode(literal) -> str`` gives a string literal's value (for the UTF-8 check of
-    ``string`` fields). Returns the checker's problems."""
-    _Feed(checker, decode).run(iter(tokens))
-    return checker.problems
-
-
-class _Feed:
-    """The grammar's shape, enough to tell names, values, lists and messages apart (the syntax
-    was checked before): a stack of "this message is an item of a list"."""
-
-    __slots__ = ("checker", "decode", "in_list")
-
-    def __init__(self, checker: Checker, decode: Optional[Callable[[str], str]]) -> None:
-        self.checker, self.decode = checker, decode
-        self.in_list: List[bool] = []
-
-    def run(self, toks: "Iterable[Token]") -> None:
-        c = self.checker
-        it = iter(toks)
-        look: Optional[Token] = None
-        listing = False  # inside a [...] of the field named last
-        colon = False
-        expect_name = True
-        while not c.full:
-            tok = look if look is not None else next(it, None)
-            look = None
-            if tok is None:
-                return
-            kind, text, line, col = tok
-            if expect_name:
-                if text in ("}", ">"):
-                    c.close()
-                    listing = self.in_list.pop() if self.in_list else False
-                    expect_name = not listing
-                elif text == "[":
-                    parts, first = [], tok
-                    for t in it:
-                        if t[1] == "]":
-                            break
-                        parts.append(t[1])
-                    c.name("[%s]" % "".join(parts), first[2], first[3])
-                    expect_name, colon = False, False
-                elif kind == "IDENT":
-                    c.name(text, line, col)
-                    expect_name, colon = False, False
-                continue  # (";" and "," between fields)
-            if listing:
-                if text == "]":
-                    c.end_list()
-                    listing, expect_name = False, True
-                    continue
-                if text == ",":
-                    continue
-            if text == ":":
-                colon = True
-            elif text in ("{", "<"):
-                c.open(line, col, colon)
-                self.in_list.append(listing)
-                listing, expect_name = False, True
-            elif text == "[":
-                c.begin_list(line, col, colon)
-                listing = True
-            else:
-                if kind == "NEG":
-                    nxt = next(it, None)
-                    if nxt is None:
-                        return
-                    kind, text = nxt[0], "-" + nxt[1]
-                decoded = None
-                if kind == "STRING":
-                    look = next(it, None)
-                    literals = [text]
-                    while look is not None and look[0] == "STRING":
-                        literals.append(look[1])
-                        look = next(it, None)
-                    if self.decode is not None:
-                        decoded = "".join(self.decode(s) for s in literals)
-                c.value(kind, text, line, col, decoded, None if look is None else (look[2], look[3]))
-                expect_name = not listing
