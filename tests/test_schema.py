@@ -244,3 +244,9 @@ def test_a_ge_onnx_dump_against_onnx_proto() -> None:
     problems = check("\n".join(lines), "onnx.ModelProto")
     assert problems[0].line == i + 1 and 'Did you mean "op_type"?' in problems[0].message
     assert "(schema: ONNX 1.23.2)" in problems[0].message
+
+
+@pytest.mark.parametrize("path", sorted((DATA / "graphs").glob("*.pbtxt")), ids=lambda p: p.name)
+def test_every_fixture_graph_is_valid(path: Path) -> None:
+    """TensorFlow wrote them all: the validator finds nothing in any (no false alarm on a real graph)."""
+    assert check(path.read_text(encoding="utf-8"), limit=3) == []
