@@ -35,7 +35,8 @@ def import_graph() -> Dict[str, Set[str]]:
 # ``_api_points``, ``_api_ge``) is one unit.
 LAYERS = [
     {"pbtxt_scan._errors", "pbtxt_scan._model"},
-    {"pbtxt_scan.language", "pbtxt_scan.source", "pbtxt_scan.parallel", "pbtxt_scan.report", "pbtxt_scan.prof"},
+    {"pbtxt_scan.language", "pbtxt_scan.source", "pbtxt_scan.parallel", "pbtxt_scan.report", "pbtxt_scan.prof",
+     "pbtxt_scan.schema"},
     {"pbtxt_scan.text", "pbtxt_scan.wire"},
     {"pbtxt_scan.graph"},
     {"pbtxt_scan.fpbp", "pbtxt_scan.ge"},
