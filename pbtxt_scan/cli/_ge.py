@@ -8,7 +8,8 @@ import typer
 
 from .. import PbtxtError
 from ._escape import shown
-from ._app import EXIT_NOT_FOUND, Common, Console, QuietOpt, command, emit, format_option, jobs_of, jobs_option, json_option, out, output_format
+from ._app import Common, QuietOpt, command, format_option, jobs_of, jobs_option, json_option, output_format
+from ._output import EXIT_NOT_FOUND, Console, emit, out
 from ._pair import POINTS_FORMATS, AicMetricsOpt, PointsFormatOpt, ProfilingOutputOpt, TaskTraceOpt, check_paste, pasted
 from ._suggest import Closest
 

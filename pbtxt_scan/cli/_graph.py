@@ -10,10 +10,10 @@ import typer
 
 from .. import PbtxtError
 from ._app import (
-    EXIT_BAD_INPUT, EXIT_NOT_FOUND, Common, FileArg, InputKindOpt, JobsOpt, JsonlOpt, JsonOpt, RecordOpt, QuietOpt, bar, command,
-    dialect, emit, format_option, jobs_of, json_option, old_format, open_graph, out, output_format, plural, quiet_option, renamed,
-    usage_error,
+    Common, FileArg, InputKindOpt, JobsOpt, JsonlOpt, JsonOpt, RecordOpt, QuietOpt, bar, command, dialect, format_option, jobs_of,
+    json_option, old_format, open_graph, output_format, quiet_option, renamed, usage_error,
 )
+from ._output import EXIT_BAD_INPUT, EXIT_NOT_FOUND, emit, out, plural
 from ._escape import plain_rows, row_text, shown
 
 

@@ -13,10 +13,8 @@ import typer
 
 from .. import PbtxtError
 from ._escape import shown
-from ._app import (
-    EXIT_NOT_FOUND, Common, Console, InputKindOpt, JsonOpt, RecordOpt, QuietOpt, command, emit, out, output_format, renamed, shared_format,
-    usage_error,
-)
+from ._app import Common, InputKindOpt, JsonOpt, RecordOpt, QuietOpt, command, output_format, renamed, shared_format, usage_error
+from ._output import EXIT_NOT_FOUND, Console, emit, out
 from ._checks import check_choice, inputs_of, say_ignored_filters, say_unmatched_ops
 from ._points import (
     ConfigOpt, FilesArg, FilterOpt, KeepOpt, RuleOpt, SkipOpt, SourceOpt, TrainOpOpt, answer_json, filters_given, open_input, options_of,

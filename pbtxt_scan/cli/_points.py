@@ -11,9 +11,9 @@ import typer
 from .. import PbtxtError
 from ._escape import shown, terminal_safe
 from ._app import (
-    EXIT_NOT_FOUND, Common, Console, InputKindOpt, JsonOpt, RecordOpt, QuietOpt, command, dialect, emit, format_option,
-    open_graph, out, output_format, usage_error,
+    Common, InputKindOpt, JsonOpt, RecordOpt, QuietOpt, command, dialect, format_option, open_graph, output_format, usage_error,
 )
+from ._output import EXIT_NOT_FOUND, Console, emit, out
 from ._checks import inputs_of, say_ignored_filters, say_unmatched_ops, with_source_hint
 
 FilesArg = typer.Argument(

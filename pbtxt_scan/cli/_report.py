@@ -12,12 +12,10 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import typer
 
 from .. import PbtxtError, __version__
-from ._app import (
-    EXIT_NOT_FOUND, Common, FileArg, InputKindOpt, JsonOpt, RecordOpt, QuietOpt, command, emit, format_option, out, output_format, usage_error,
-)
+from ._app import Common, FileArg, InputKindOpt, JsonOpt, RecordOpt, QuietOpt, command, format_option, output_format, usage_error
+from ._output import EXIT_NOT_FOUND, emit, out
 from ._checks import say_unmatched_ops
 from ._pair import on_ge
-from ._paste import paste
 from ._points import ConfigOpt, FilterOpt, KeepOpt, RuleOpt, SkipOpt, SourceOpt, TrainOpOpt, answer_json, fp_of, ge_points, open_input, options_of, say_doubt, say_ge_rule
 
 DEFAULT_OUTPUT = "pbtxt-scan-report.html"
@@ -158,6 +156,8 @@ def _page(
             if m:
                 ge_rows.append((kind, m.get("tf_name") or "", m.get("ge_name") or "(none: GE will not find it)", m.get("kind") or ""))
     from .. import profiling_options
+
+    from ._paste import paste
 
     popts = profiling_options(fp_name or "", bp_name or "")
     snippets = [(label, paste(fmt, popts)) for label, fmt in PASTE]

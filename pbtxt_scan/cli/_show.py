@@ -11,7 +11,7 @@ import typer
 from .. import PbtxtError
 if TYPE_CHECKING:
     from .. import GraphFile
-from ._app import EXIT_NOT_FOUND, Console, emit, listed, out, plural
+from ._output import EXIT_NOT_FOUND, Console, emit, listed, out, plural
 from ._checks import node_hint
 from ._suggest import tensor_node
 

@@ -10,7 +10,8 @@ from typing import Any, Dict, List, Optional, Tuple
 import typer
 
 from .. import PbtxtError
-from ._app import EXIT_NOT_FOUND, Common, Console, QuietOpt, command, emit, format_option, json_option, out, output_format
+from ._app import Common, QuietOpt, command, format_option, json_option, output_format
+from ._output import EXIT_NOT_FOUND, Console, emit, out
 from ._checks import check_choice
 
 RIGHT, WRONG, UNCHECKED = "right points", "wrong points", "not checked"
