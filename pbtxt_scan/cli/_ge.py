@@ -153,7 +153,8 @@ def ge_auto(
         emit({"fp": ge_point("fp", res, "fp_source"), "bp": ge_point("bp", res, "bp_target"), "file": res["file"],
               "pick": ge_pick(pick)})
     elif fmt != "text":
-        out(pasted(fmt, *[(res[k] or {}).get("name") for k in ("fp", "bp")], profiling_output, task_trace, aic_metrics))
+        fp, bp = [(res[k] or {}).get("name") for k in ("fp", "bp")]
+        out(pasted(fmt, fp, bp, profiling_output, task_trace, aic_metrics))
     else:
         out("fp  %s" % _op_text(res["fp"]))
         out("bp  %s" % _op_text(res["bp"]))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from typing import Any, List, Optional
+from typing import Any, Generator, Iterator, List, Optional, cast
 
 import typer
 
@@ -64,7 +64,7 @@ def check(
             out("%s: ok (%s, every CRC holds; the graph in record %s: %s, %s, %s)" % (
                 st.path, plural(found.records, "record"), g.record_read, plural(st.bytes, "byte"),
                 plural(st.nodes, "node"), st.kind))
-        elif st.binary:
+        elif st.binary or st.lines is None:  # (a binary graph: no lines)
             out("%s: ok (%s, %s, %s)" % (st.path, plural(st.bytes, "byte"), plural(st.nodes, "node"), st.kind))
         else:
             out("%s: ok (%s, %s)" % (st.path, plural(st.lines, "line"), plural(st.nodes, "node")))
@@ -118,7 +118,7 @@ def nodes(
                 if row is row_text and g.binary and g.regular:
                     row = row_tsv  # (made straight from the nodes' bytes; a run with a name to escape is made again)
                 printed = 0
-                texts = iter_rows(g, row, dialect=place, heads=heads, jobs=n_jobs, on_progress=on_progress)
+                texts = _closable(iter_rows(g, row, dialect=place, heads=heads, jobs=n_jobs, on_progress=on_progress))
                 with contextlib.closing(texts):  # (closed early, e.g. by `| head`: workers stop at once)
                     for text in texts:  # (the rows of many nodes at a time, in file order)
                         if row is row_tsv and not plain_rows(text):
@@ -129,7 +129,7 @@ def nodes(
                     else:
                         continue
                 # A name to escape, in rows made from the bytes: the rest made again, escaped.
-                texts = iter_rows(g, row_text, dialect=place, heads=heads, jobs=1)
+                texts = _closable(iter_rows(g, row_text, dialect=place, heads=heads, jobs=1))
                 with contextlib.closing(texts):
                     for text in texts:
                         rows = text.split("\n")[printed:]
@@ -148,6 +148,12 @@ def nodes(
 
             emit(node_miss(reason))
         raise typer.Exit(EXIT_NOT_FOUND)
+
+
+def _closable(texts: Iterator[str]) -> "Generator[str, None, None]":
+    """``iter_rows``'s texts as what they are, a generator (its signature says Iterator): closed
+    early, e.g. by ``| head``, its workers stop at once."""
+    return cast("Generator[str, None, None]", texts)
 
 
 def _row_json(b: Any) -> str:

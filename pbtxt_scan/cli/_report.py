@@ -73,7 +73,7 @@ def report(
       pbtxt-scan report model.ckpt-1000.meta --source local/Placeholder
     """
     as_json = output_format(common.out_format, common.as_json, ("html",)) == "json"
-    opts = options_of(rule, skip_op, keep_op, name_filter, config, source, train_op)
+    opts = options_of(rule, skip=skip_op, keep=keep_op, filters=name_filter, config=config, sources=source, train_op=train_op)
     if context < 0:
         raise usage_error("%d: give 0 or more hops" % context, "--context")
     to_stdout = output == "-"  # (as everywhere a file is written: '-' is stdout, never a file named '-')
@@ -83,7 +83,8 @@ def report(
     if not to_stdout and file != "-" and target.exists() and Path(file).exists() and os.path.samefile(str(target), file):
         raise usage_error("%s is the input: the report never writes over it" % target, "--output")
     try:
-        page, found = _page(file, opts, ge=ge, context=context, common=common, argv=_argv(file, output, ge, context, rule, source, train_op))
+        page, found = _page(file, opts, ge=ge, context=context, common=common, argv=_argv(
+            file, output=output, ge=ge, context=context, rule=rule, source=source, train_op=train_op))
     except PbtxtError as e:
         raise common.console.fail(e) from None
     from ..report import render
@@ -107,7 +108,8 @@ def _write(target: Path, page: str) -> None:
     typer.echo("wrote %s" % target, err=True)
 
 
-def _argv(file: str, output: Optional[str], ge: Optional[str], context: int, rule: str, source: Sequence[str], train_op: Optional[str] = None) -> str:
+def _argv(file: str, *, output: Optional[str], ge: Optional[str], context: int, rule: str, source: Sequence[str],
+          train_op: Optional[str]) -> str:
     """The command line that makes this page (the options that change it)."""
     words = ["pbtxt-scan", "report", file]
     if ge:

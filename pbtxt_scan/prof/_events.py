@@ -7,7 +7,7 @@ import csv
 import json
 import math
 import re
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from .._errors import PbtxtError
 
@@ -140,8 +140,8 @@ def norm(name: str) -> str:
 class Columns:
     """Which column holds each wanted field, found by normalised header name (first that exists)."""
 
-    def __init__(self, path: str, header: Sequence[str], wanted: Dict[str, Sequence[str]], need: Sequence[str]):
-        names = {}
+    def __init__(self, path: str, header: Sequence[str], wanted: Mapping[str, Sequence[str]], need: Sequence[str]):
+        names: Dict[str, int] = {}
         for k, h in enumerate(header):
             names.setdefault(norm(h), k)
         self.header = [h.strip() for h in header]
@@ -209,7 +209,7 @@ class Row:
         return int(x)
 
 
-def csv_rows(path: str, wanted: Dict[str, Sequence[str]], need: Sequence[str]) -> Iterator[Row]:
+def csv_rows(path: str, wanted: Mapping[str, Sequence[str]], need: Sequence[str]) -> Iterator[Row]:
     """Each data row of a CSV file, one row at a time. A row that stops before a column read is
     cut short (a run still writing, a copy cut off): an error, as is a last row with no newline
     that ends in a column read (its value may be cut)."""
