@@ -177,6 +177,9 @@ class Command(PlainCommand):
             raise
 
 
+# --- the option vocabulary (docs/json.md; every command declares its options from these) -----------
+
+
 def usage_error(message: str, option: str) -> "typer.BadParameter":
     """``raise usage_error(...)``: click's usage message naming the option, exit 2."""
     return typer.BadParameter(message, param_hint=option)
@@ -187,8 +190,6 @@ def renamed(old: str, new: str) -> None:
     scripts must learn of it before it goes)."""
     typer.echo("%s is the old spelling of %s, which it will stop meaning in a later release" % (old, new), err=True)
 
-
-# --- the option vocabulary (docs/json.md; every command declares its options from these) -----------
 
 INPUT_KINDS = ("auto", "graphdef", "function", "ge_proto", "ge_onnx")
 
