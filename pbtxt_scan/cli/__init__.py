@@ -1,9 +1,11 @@
 """The ``pbtxt-scan`` command line: a thin layer over the Python API.
 
-- ``_app``: the Typer app, exit codes, output and error helpers, the option vocabulary every
-  command declares from (the shared options, read once into a ``Common`` whose ``Console`` says
-  ``--json`` errors and ``--quiet`` notes, passed down), the progress bar, ``main``. It imports no
-  command module.
+- ``_app``: the Typer app, the option vocabulary every command declares from (the shared options,
+  read once into a ``Common`` whose ``Console`` is passed down), opening the input, whether a
+  progress bar is drawn, ``main``. It imports no command module.
+- ``_output``: what a command says: results on stdout (a closed pipe or a full disk never a
+  traceback), the exit codes, the ``Console`` (notes under ``--quiet``, errors, ``--json`` errors).
+- ``_bar``: the rich progress bar of a long scan, loaded only when one is drawn.
 - ``_json``: the JSON objects in the one shape docs/json.md writes down.
 - ``_paste``: ``points --format``'s ready-to-paste profiling options and TF adapter snippets.
 - ``_help``: ``--help`` in click's plain form on every typer release (the command classes).
@@ -11,6 +13,7 @@
 - ``_pair``: points: both answers, with --ge the names GE uses (a point GE will not find is left
   ``""``), and the options to paste.
 - ``_graph``: check, nodes, show, stats: whole-file commands on graphs and GE dumps.
+- ``_show``: show's printing: a node's text or parsed block, its neighbourhood (rows, JSON, DOT).
 - ``_ge``: resolve, ge-auto: the commands on GE Build dumps.
 - ``_report``: report: one self-contained HTML page of both answers, drawn with their neighbourhoods.
 - ``_checks``: what the user typed: choice values, op types and filters that have no effect, node
@@ -29,6 +32,7 @@ from . import _graph  # noqa: F401  # isort: skip
 from . import _ge  # noqa: F401  # isort: skip
 from . import _report  # noqa: F401  # isort: skip
 from . import _verify  # noqa: F401  # isort: skip
-from ._app import EXIT_BAD_INPUT, EXIT_NOT_FOUND, app, main
+from ._app import app, main
+from ._output import EXIT_BAD_INPUT, EXIT_NOT_FOUND
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_NOT_FOUND", "app", "main"]

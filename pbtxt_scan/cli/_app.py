@@ -1,28 +1,21 @@
-"""The Typer app and what every command shares: exit codes, output, errors, the progress bar.
-
-Results go to stdout (one per line, or JSON), diagnostics to stderr.
-Exit codes: 0 found / valid, 1 looked and found nothing, 2 usage error or unreadable / invalid input
-(or stdout cannot be written), 130 interrupted, 143 terminated (SIGTERM).
+"""The Typer app and what every command shares: the option vocabulary, read once into a ``Common``
+(its ``Console``: ``_output``), the input, the progress bar, the entry point.
 
 The command modules (``_points``, ``_graph``, ``_ge``) import this one and register on ``app``; this
 module imports none of them (``pbtxt_scan.cli`` imports them all).
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
-from typing import Any, Callable, Dict, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, NamedTuple, Optional, Tuple
 
 import typer
 
 from .. import __version__
-from .. import PbtxtError
 from ._help import PlainCommand, PlainGroup
-
-EXIT_NOT_FOUND = 1
-EXIT_BAD_INPUT = 2
+from ._output import Console, out, quiet_stdout, unwritable
 
 EPILOG = (
     "Exit codes: 0 found/valid, 1 looked and found nothing, 2 usage error or unreadable/invalid input, "
@@ -127,50 +120,6 @@ def _shared(role: str, info: Any) -> Any:
     return info
 
 
-class Console(NamedTuple):
-    """How a command speaks, decided once per run from its options and passed down: ``json``
-    (--json, or --format json: errors also come as one JSON line on stdout), ``quiet`` (--quiet:
-    no notes on stderr)."""
-
-    json: bool = False
-    quiet: bool = False
-
-    def note(self, text: str) -> None:
-        """A note on stderr (which file was read, a renamed point, an ambiguous answer): none under --quiet."""
-        if not self.quiet:
-            typer.echo(text, err=True)
-
-    def notes(self, g: Any, more: Sequence[str] = ()) -> None:
-        """An input's notes (``g.notes``: which file of a folder, which record of an event file, which
-        MetaGraph of a SavedModel is read), then the command's own ``more``, on stderr: said once, when
-        the command has its result (a failure is one line on stderr)."""
-        for text in g.notes + tuple(more):
-            self.note(text)
-        if g.unchecked:  # (an event file's graph record whose CRC was not checked: check and stats check it)
-            self.note(g.unchecked)
-
-    def error(self, err: PbtxtError) -> None:
-        """The one-line message on stderr, and under ``--json`` the same error as one JSON line on stdout."""
-        typer.echo(str(err), err=True)
-        if self.json:
-            emit(error_object(err.msg, err.path, err.line, err.column, err.offset))
-
-    def fail(self, err: PbtxtError) -> "typer.Exit":
-        """:meth:`error`; ``raise con.fail(e)`` exits 2."""
-        self.error(err)
-        return typer.Exit(EXIT_BAD_INPUT)
-
-    def failed(self, err: PbtxtError) -> int:
-        """One file's error, said as :meth:`fail` says it, while the other files go on: its exit code."""
-        return self.fail(err).exit_code
-
-    def usage(self, err: Any) -> None:
-        """A usage error (click's, raised before or in the command): under ``--json`` also one JSON
-        line on stdout (click writes the stderr lines)."""
-        if self.json:
-            emit(error_object(err.format_message()))
-
-
 class Common(NamedTuple):
     """The shared options a command declares (``--json``, ``--format``, ``--quiet``, ``--input-kind``,
     ``--jobs``, ``--record``), read once by :func:`command` and passed in as the command's first
@@ -228,13 +177,7 @@ class Command(PlainCommand):
             raise
 
 
-# --- output and errors -----------------------------------------------------------------------
-
-
-def error_object(message: str, file: Optional[str] = None, line: Optional[int] = None,
-                 column: Optional[int] = None, offset: Optional[int] = None) -> Dict[str, Any]:
-    """An error as JSON (docs/json.md, ``error``)."""
-    return {"error": message, "file": file, "line": line, "column": column, "offset": offset}
+# --- the option vocabulary (docs/json.md; every command declares its options from these) -----------
 
 
 def usage_error(message: str, option: str) -> "typer.BadParameter":
@@ -247,60 +190,6 @@ def renamed(old: str, new: str) -> None:
     scripts must learn of it before it goes)."""
     typer.echo("%s is the old spelling of %s, which it will stop meaning in a later release" % (old, new), err=True)
 
-
-def emit(obj: Any) -> None:
-    """One JSON object on one line of stdout."""
-    out(json.dumps(obj, ensure_ascii=False))
-
-
-def out(line: str) -> None:
-    try:
-        try:
-            sys.stdout.write(line + "\n")
-        except UnicodeEncodeError:
-            # A name that was not UTF-8 in the file (escapes such as "\345\236" are kept as
-            # surrogates when read), or a terminal that cannot show a character: backslash
-            # escapes (in JSON, valid \u escapes), never a traceback.
-            enc = getattr(sys.stdout, "encoding", None) or "utf-8"
-            sys.stdout.write((line + "\n").encode(enc, "backslashreplace").decode(enc))
-    except BrokenPipeError:  # `| head` has read enough: stop quietly, successfully
-        _quiet_stdout()
-        raise typer.Exit(0) from None
-    except OSError as e:  # a full disk, an I/O error: the results are lost, and the caller must know
-        raise typer.Exit(unwritable(e)) from None
-
-
-def plural(n: int, word: str) -> str:
-    return "%d %s%s" % (n, word, "" if n == 1 else "s")
-
-
-LISTED = 5  # a list of candidates on stderr (dumps, functions, names): this many, then "and N more"
-
-
-def listed(names: Any) -> str:
-    """``a, b, c, d, e, and 7 more``: a stderr line stays a line however many candidates there are."""
-    names = list(names)
-    more = len(names) - LISTED
-    return ", ".join(names[:LISTED]) + (", and %d more" % more if more > 0 else "")
-
-
-def unwritable(e: OSError) -> int:
-    """stdout cannot be written (a full disk, an I/O error; not a closed pipe): one line on stderr,
-    stdout pointed at /dev/null (the interpreter's final flush must not fail a second time), and
-    the exit code (2: the environment is at fault, and what was found is not all written)."""
-    sys.stderr.write("<stdout>: cannot write the output: %s\n" % (e.strerror or e))
-    _quiet_stdout()
-    return EXIT_BAD_INPUT
-
-
-def _quiet_stdout() -> None:
-    # The reader went away (`| head`): point stdout at /dev/null so the interpreter's final flush
-    # does not print a second error.
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-
-
-# --- the option vocabulary (docs/json.md; every command declares its options from these) -----------
 
 INPUT_KINDS = ("auto", "graphdef", "function", "ge_proto", "ge_onnx")
 
@@ -429,10 +318,8 @@ PROGRESS_MIN_BYTES = 64 << 20  # smaller files scan in about a second: no bar
 
 
 def bar(g: Any) -> Any:
-    """``with bar(graph_file) as on_progress``: a rich bar on stderr for long scans of a regular
-    file when stderr is a terminal; otherwise on_progress is None. The bar never touches stdout
-    (rich would otherwise redirect it through its live display, swallowing the results and the
-    broken pipe that stops ``| head``)."""
+    """``with bar(graph_file) as on_progress``: a rich bar on stderr (``_bar``, never on stdout) for
+    long scans of a regular file when stderr is a terminal; otherwise on_progress is None."""
     return _progress(g) or _NoBar()
 
 
@@ -440,39 +327,9 @@ def _progress(g: Any) -> Any:
     size = g.size  # (None for stdin, pipes and gzip)
     if not size or size < PROGRESS_MIN_BYTES or not sys.stderr.isatty() or os.environ.get("PBTXT_SCAN_NO_PROGRESS"):
         return None
-    from rich.console import Console
-    from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
+    from ._bar import Bar
 
-    return _Bar(Progress(
-        "[progress.description]{task.description}",
-        BarColumn(),
-        DownloadColumn(),
-        TransferSpeedColumn(),
-        TimeRemainingColumn(),
-        console=Console(stderr=True),
-        transient=True,
-        redirect_stdout=False,
-        redirect_stderr=False,
-    ), os.path.basename(g.name), size)
-
-
-class _Bar:
-    def __init__(self, progress: Any, label: str, size: int) -> None:
-        self.p = progress
-        self.task = progress.add_task(label, total=size)
-        self._last = 0
-
-    def __enter__(self) -> Callable[[int], None]:
-        self.p.__enter__()
-        return self.update
-
-    def __exit__(self, *a: Any) -> None:
-        self.p.__exit__(*a)
-
-    def update(self, offset: int) -> None:
-        if offset - self._last >= (4 << 20):
-            self._last = offset
-            self.p.update(self.task, completed=offset)
+    return Bar(g.name, size)
 
 
 class _NoBar:
@@ -509,12 +366,12 @@ def main() -> None:
         sys.stderr.write("terminated\n")
         sys.exit(128 + signal.SIGTERM)
     except BrokenPipeError:
-        _quiet_stdout()
+        quiet_stdout()
         sys.exit(0)
     finally:
         try:
             sys.stdout.flush()  # (buffered results: an error writing them is the run's error)
         except BrokenPipeError:
-            _quiet_stdout()
+            quiet_stdout()
         except OSError as e:
             sys.exit(unwritable(e))

@@ -13,7 +13,8 @@ from typing import Any, FrozenSet, Iterable, List, Optional, Sequence
 
 import typer
 
-from ._app import EXIT_BAD_INPUT, usage_error
+from ._app import usage_error
+from ._output import EXIT_BAD_INPUT
 from ._suggest import Closest
 
 _SCAN = 1 << 20

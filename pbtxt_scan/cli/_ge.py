@@ -8,7 +8,8 @@ import typer
 
 from .. import PbtxtError
 from ._escape import shown
-from ._app import EXIT_NOT_FOUND, Common, Console, QuietOpt, command, emit, format_option, jobs_of, jobs_option, json_option, out, output_format
+from ._app import Common, QuietOpt, command, format_option, jobs_of, jobs_option, json_option, output_format
+from ._output import EXIT_NOT_FOUND, Console, emit, out
 from ._pair import POINTS_FORMATS, AicMetricsOpt, PointsFormatOpt, ProfilingOutputOpt, TaskTraceOpt, check_paste, pasted
 from ._suggest import Closest
 
@@ -152,7 +153,8 @@ def ge_auto(
         emit({"fp": ge_point("fp", res, "fp_source"), "bp": ge_point("bp", res, "bp_target"), "file": res["file"],
               "pick": ge_pick(pick)})
     elif fmt != "text":
-        out(pasted(fmt, *[(res[k] or {}).get("name") for k in ("fp", "bp")], profiling_output, task_trace, aic_metrics))
+        fp, bp = [(res[k] or {}).get("name") for k in ("fp", "bp")]
+        out(pasted(fmt, fp, bp, profiling_output, task_trace, aic_metrics))
     else:
         out("fp  %s" % _op_text(res["fp"]))
         out("bp  %s" % _op_text(res["bp"]))

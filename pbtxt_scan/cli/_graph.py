@@ -1,24 +1,20 @@
 """The commands that read a whole graph file or GE dump: check, nodes, show, stats. Thin: the work
-is in ``pbtxt_scan._api``."""
+is in ``pbtxt_scan._api`` (show's printing in ``_show``, loaded when show runs)."""
 from __future__ import annotations
 
 import contextlib
 import json
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
+from typing import Any, Generator, Iterator, List, Optional, cast
 
 import typer
 
 from .. import PbtxtError
-if TYPE_CHECKING:
-    from .. import GraphFile
 from ._app import (
-    EXIT_BAD_INPUT, EXIT_NOT_FOUND, Common, Console, FileArg, InputKindOpt, JobsOpt, JsonlOpt, JsonOpt, RecordOpt, QuietOpt, bar, command,
-    dialect, emit, format_option, jobs_of, json_option, listed, old_format, open_graph, out, output_format, plural, quiet_option, renamed,
-    usage_error,
+    Common, FileArg, InputKindOpt, JobsOpt, JsonlOpt, JsonOpt, RecordOpt, QuietOpt, bar, command, dialect, format_option, jobs_of,
+    json_option, old_format, open_graph, output_format, quiet_option, renamed, usage_error,
 )
-from ._checks import node_hint
+from ._output import EXIT_BAD_INPUT, EXIT_NOT_FOUND, emit, out, plural
 from ._escape import plain_rows, row_text, shown
-from ._suggest import tensor_node
 
 
 @command(short="Validate whole files against the grammar.")
@@ -68,7 +64,7 @@ def check(
             out("%s: ok (%s, every CRC holds; the graph in record %s: %s, %s, %s)" % (
                 st.path, plural(found.records, "record"), g.record_read, plural(st.bytes, "byte"),
                 plural(st.nodes, "node"), st.kind))
-        elif st.binary:
+        elif st.binary or st.lines is None:  # (a binary graph: no lines)
             out("%s: ok (%s, %s, %s)" % (st.path, plural(st.bytes, "byte"), plural(st.nodes, "node"), st.kind))
         else:
             out("%s: ok (%s, %s)" % (st.path, plural(st.lines, "line"), plural(st.nodes, "node")))
@@ -122,7 +118,7 @@ def nodes(
                 if row is row_text and g.binary and g.regular:
                     row = row_tsv  # (made straight from the nodes' bytes; a run with a name to escape is made again)
                 printed = 0
-                texts = iter_rows(g, row, dialect=place, heads=heads, jobs=n_jobs, on_progress=on_progress)
+                texts = _closable(iter_rows(g, row, dialect=place, heads=heads, jobs=n_jobs, on_progress=on_progress))
                 with contextlib.closing(texts):  # (closed early, e.g. by `| head`: workers stop at once)
                     for text in texts:  # (the rows of many nodes at a time, in file order)
                         if row is row_tsv and not plain_rows(text):
@@ -133,7 +129,7 @@ def nodes(
                     else:
                         continue
                 # A name to escape, in rows made from the bytes: the rest made again, escaped.
-                texts = iter_rows(g, row_text, dialect=place, heads=heads, jobs=1)
+                texts = _closable(iter_rows(g, row_text, dialect=place, heads=heads, jobs=1))
                 with contextlib.closing(texts):
                     for text in texts:
                         rows = text.split("\n")[printed:]
@@ -154,6 +150,12 @@ def nodes(
         raise typer.Exit(EXIT_NOT_FOUND)
 
 
+def _closable(texts: Iterator[str]) -> "Generator[str, None, None]":
+    """``iter_rows``'s texts as what they are, a generator (its signature says Iterator): closed
+    early, e.g. by ``| head``, its workers stop at once."""
+    return cast("Generator[str, None, None]", texts)
+
+
 def _row_json(b: Any) -> str:
     return json.dumps(b.to_json(), ensure_ascii=False)
 
@@ -171,8 +173,6 @@ def _row_json_fn(b: Any) -> str:
     d["function"] = _function_of(b)
     return json.dumps(d, ensure_ascii=False)
 
-
-ANY_SIZE = 1 << 62  # show --json: no bound of its own on the block (the lane keeps Lark's)
 
 # show --format: the node's text (json: its parsed block); dot: its neighbourhood as Graphviz DOT.
 SHOW_FORMATS = ("text", "dot")
@@ -230,188 +230,16 @@ def show(
     if shape == "dot" and context is None:
         context = 2
     f = dialect(input_kind)
+    from ._show import show_hood, show_node
+
     try:
         with open_graph(file, record=common.record) as g:
             if context is None:
-                _show(g, name, shape == "json", f, function, con=con)
+                show_node(g, name, as_json=shape == "json", f=f, function=function, con=con)
             else:
-                _show_hood(g, name, context, max_nodes, shape, f, function, con=con)
+                show_hood(g, name, hops=context, max_nodes=max_nodes, shape=shape, f=f, function=function, con=con)
     except PbtxtError as e:
         raise con.fail(e)
-
-
-def _show_hood(
-    g: "GraphFile", name: str, hops: int, max_nodes: int, shape: str, f: Optional[str], function: Optional[str], *, con: Console
-) -> None:
-    from .. import neighbourhood
-
-    also: Any = ()
-    try:  # (the node by one byte search where the file allows; the names close to it only when it is not there)
-        hood = neighbourhood(g, name, hops, hops, function=function, max_nodes=max_nodes)
-    except LookupError:
-        found = _found(g, name, f, function, con=con, miss="hood" if shape == "json" else None)  # (a tensor name: its node; else exit 1 with close names)
-        also = found.also
-        hood = neighbourhood(g, found.block.name or name, hops, hops, function=found.function, max_nodes=max_nodes)
-    fn = next(n.function for n in hood.nodes if n.hops == 0)
-    why = ""
-    if fn is not None and function is None and not also:  # (in several bodies? the copy points names, as plain show)
-        found = _found(g, hood.centre, f, None, con=con)
-        if found.also:
-            found, why = _points_copy(g, found, f)
-            also = found.also
-            if found.function != fn:
-                hood = neighbourhood(g, hood.centre, hops, hops, function=found.function, max_nodes=max_nodes)
-                fn = found.function
-    said: List[str] = []
-    if fn is not None:
-        more = " (also in %s: --function NAME picks one)" % listed(also) if also else ""
-        said.append("%s: %s is in library function %s%s%s" % (g.name, hood.centre, fn, why, more))
-    if hood.truncated:
-        said.append("%s: cut at %s: --max-nodes N shows more" % (g.name, plural(max_nodes, "node")))
-    con.notes(g, said)
-    if shape == "json":
-        from ._json import hood_object
-
-        emit(hood_object(hood, g.name))
-    elif shape == "dot":
-        out(hood_dot(hood))
-    else:
-        for line in hood_text(hood, g.name):
-            out(line)
-
-
-def hood_text(hood: Any, file: str) -> List[str]:
-    """The neighbourhood as rows: hop, line (binary: @offset), op, name, and the inputs it takes
-    from the other rows (^: a control input); the centre marked with '*'."""
-    centre = next(n for n in hood.nodes if n.hops == 0)
-    where = "line %d" % centre.line if centre.line else "offset %d" % centre.offset
-    fn = ", in function %s" % centre.function if centre.function else ""
-    head = "# %s: %s (%s, %s%s): %s up, %s down" % (
-        file, hood.centre, centre.op, where, fn, plural(hood.up, "hop"), plural(hood.down, "hop"))
-    feeds: Dict[str, List[str]] = {}
-    for e in hood.edges:
-        feeds.setdefault(e.dst, []).append(("^" if e.control else "") + e.src)
-    rows = [("hop", "line" if centre.line else "offset", "op", "name", "inputs here")]
-    for n in hood.nodes:
-        rows.append((
-            "%+d" % n.hops if n.hops else "0", str(n.line) if n.line else "@%d" % n.offset, n.op,
-            ("* " if n.hops == 0 else "  ") + n.name, ", ".join(feeds.get(n.name, ())) or "-",
-        ))
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
-    lines = [head]
-    for r in rows:
-        lines.append("%*s  %*s  %-*s  %-*s  %s" % (widths[0], r[0], widths[1], r[1], widths[2], r[2], widths[3], r[3], r[4]))
-    return lines
-
-
-def _dot_esc(s: str) -> str:
-    return s.replace("\\", "\\\\").replace('"', '\\"')
-
-
-def _dot_id(s: str) -> str:
-    return '"%s"' % _dot_esc(s)
-
-
-def hood_dot(hood: Any) -> str:
-    """The neighbourhood as Graphviz DOT: a box a node (name, op, line or offset; the tooltip
-    gives its hop), the centre filled and bold, control edges dashed."""
-    lines = ["digraph hood {", "  rankdir=TB;", '  node [shape=box, fontname="Helvetica", fontsize=10];']
-    for n in hood.nodes:
-        where = "line %d" % n.line if n.line else "offset %d" % n.offset
-        attrs = ['label="%s\\n%s\\n%s"' % (_dot_esc(n.name), _dot_esc(n.op), where), "tooltip=%s" % _dot_id("hop %d" % n.hops)]
-        if n.hops == 0:
-            attrs += ['style="filled,bold"', 'fillcolor="#ffd966"', "penwidth=2"]
-        lines.append("  %s [%s];" % (_dot_id(n.name), ", ".join(attrs)))
-    for e in hood.edges:
-        lines.append("  %s -> %s%s;" % (_dot_id(e.src), _dot_id(e.dst), " [style=dashed]" if e.control else ""))
-    lines.append("}")
-    return "\n".join(lines)
-
-
-def _found(g: "GraphFile", name: str, f: Optional[str], function: Optional[str], *, con: Console, miss: Optional[str] = None) -> Any:
-    """The node ``name`` names (a tensor name: the node that makes it), or exit 1 with close names
-    (``miss``: under --json, the shape of the one object that says so, ``show`` or ``hood``)."""
-    from .. import DIALECTS, find_node
-
-    found = find_node(g, name, dialect=f, function=function)
-    node = tensor_node(name)  # `dense/MatMul:0` names a tensor: show the node that makes it
-    if found is None and node is not None:
-        found = find_node(g, node, dialect=f, function=function)
-        if found is not None:
-            con.note("%s: %r names output %s of node %s: showing that node" % (g.name, name, name.rsplit(":", 1)[1], node))
-    if found is None:
-        d = g.dialect if f is None else DIALECTS[f]
-        hint = node_hint(g, d.path, name)
-        con.notes(g)
-        where = " in function %s" % function if function else ""
-        reason = "no node named %r%s%s" % (name, where, hint)
-        typer.echo("%s: %s" % (g.name, reason), err=True)
-        if miss is not None:
-            from ._json import miss_object
-
-            emit(miss_object(miss, g.name, function, reason))
-        raise typer.Exit(EXIT_NOT_FOUND)
-    return found
-
-
-def _show(g: "GraphFile", name: str, as_json: bool, f: Optional[str], function: Optional[str], *, con: Console) -> None:
-    found = _found(g, name, f, function, con=con, miss="show" if as_json else None)
-    why = ""
-    if found.also:  # (in several function bodies: the copy the points name, if they name one)
-        found, why = _points_copy(g, found, f)
-    hit = found.block
-    said: List[str] = []
-    if found.function is not None:
-        also = " (also in %s: --function NAME picks one)" % listed(found.also) if found.also else ""
-        said.append("%s: %s is in library function %s%s%s" % (g.name, hit.name, found.function, why, also))
-    if as_json:
-        # Any size, as the text: memory is bounded by the block (the writer layout's lines, or
-        # Lark on all but its long strings, each parsed apart), never by Lark's tree of it.
-        msg = g.parse(hit, max_bytes=ANY_SIZE)
-        obj = {"name": hit.name, "op": hit.op, "line": hit.line or None, "offset": hit.start, "file": g.name, "function": found.function,
-               "reason": None}
-        try:
-            obj["block"] = msg[0].value.to_data(lines=True)
-            text = json.dumps(obj, ensure_ascii=False)
-        except RecursionError:
-            raise PbtxtError("nested too deeply to print as JSON (use show without --json)", hit.line, hit.column, g.name) from None
-        del msg, obj  # (a big block's values, before its JSON is written)
-        con.notes(g, said)
-        out(text)
-        return
-    text = g.read(hit).decode("utf-8", "replace")
-    con.notes(g, said)
-    if hit.binary:  # text format made from the NodeDef: no file lines to number
-        out("# %s offset %d (%s, a %d-byte NodeDef)" % (g.name, hit.start, g.binary, hit.end - hit.start))
-        out(text.rstrip("\n"))
-        return
-    width = len(str(hit.line + text.count("\n")))
-    for i, line in enumerate(text.split("\n")):
-        prefix = " " * (hit.column - 1) if i == 0 else ""
-        out("%*d  %s%s" % (width, hit.line + i, prefix, line))
-
-
-def _points_copy(g: "GraphFile", found: Any, f: Optional[str]) -> Any:
-    """``(found, why)``: of a node in several function bodies, the copy ``points`` names when fp or
-    bp is this node (``why`` then says so, and ``also`` lists the other bodies); else the first."""
-    from .. import PbtxtError, find_bp, find_fp, find_node
-
-    name = found.block.name
-    for find in (find_fp, find_bp):
-        try:
-            p = find(g).point
-        except PbtxtError:  # (the rules stop at a fault the node's own block does not have: keep the first)
-            return found, ""
-        if p is None or p.name != name or p.function not in (found.function,) + tuple(found.also):
-            continue
-        if p.function == found.function:
-            return found, ", the copy points names"
-        hit = find_node(g, name, dialect=f, function=p.function)
-        if hit is None:
-            break
-        others = tuple(x for x in (found.function,) + tuple(found.also) if x != p.function)
-        return hit._replace(also=others), ", the copy points names"
-    return found, ""
 
 
 @command(short="Print sizes, node count and the commonest op types.")

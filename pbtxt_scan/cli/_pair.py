@@ -13,10 +13,8 @@ import typer
 
 from .. import PbtxtError
 from ._escape import shown
-from ._app import (
-    EXIT_NOT_FOUND, Common, Console, InputKindOpt, JsonOpt, RecordOpt, QuietOpt, command, emit, out, output_format, renamed, shared_format,
-    usage_error,
-)
+from ._app import Common, InputKindOpt, JsonOpt, RecordOpt, QuietOpt, command, output_format, renamed, shared_format, usage_error
+from ._output import EXIT_NOT_FOUND, Console, emit, out
 from ._checks import check_choice, inputs_of, say_ignored_filters, say_unmatched_ops
 from ._points import (
     ConfigOpt, FilesArg, FilterOpt, KeepOpt, RuleOpt, SkipOpt, SourceOpt, TrainOpOpt, answer_json, filters_given, open_input, options_of,
@@ -129,8 +127,8 @@ def points(
         renamed("--output", "--profiling-output")
         profiling_output = old_output
     check_paste(task_trace, aic_metrics)
-    run = _PointsRun(common, options_of(rule, skip_op, keep_op, name_filter, config, source, train_op), fmt, explain, ge,
-                     profiling_output, task_trace, aic_metrics)
+    opts = options_of(rule, skip=skip_op, keep=keep_op, filters=name_filter, config=config, sources=source, train_op=train_op)
+    run = _PointsRun(common, opts, fmt, explain, ge, profiling_output, task_trace, aic_metrics)
     paths = inputs_of(files, "points")
     if len(paths) > 1 and fmt not in ("text", "json"):
         raise usage_error("one file for --format %s (it prints one set of profiling options); got %d" % (fmt, len(paths)), "--format")

@@ -11,9 +11,9 @@ import typer
 from .. import PbtxtError
 from ._escape import shown, terminal_safe
 from ._app import (
-    EXIT_NOT_FOUND, Common, Console, InputKindOpt, JsonOpt, RecordOpt, QuietOpt, command, dialect, emit, format_option,
-    open_graph, out, output_format, usage_error,
+    Common, InputKindOpt, JsonOpt, RecordOpt, QuietOpt, command, dialect, format_option, open_graph, output_format, usage_error,
 )
+from ._output import EXIT_NOT_FOUND, Console, emit, out
 from ._checks import inputs_of, say_ignored_filters, say_unmatched_ops, with_source_hint
 
 FilesArg = typer.Argument(
@@ -62,9 +62,11 @@ CONFIG_KEYS = ("skip_ops", "keep_ops", "name_filters")
 
 
 def options_of(
-    rule: str, skip: List[str], keep: List[str], filters: Optional[List[str]], config: Optional[Path], sources: Optional[List[str]] = None,
-    train_op: Optional[str] = None,
+    rule: str, *, skip: List[str], keep: List[str], filters: Optional[List[str]] = None, config: Optional[Path] = None,
+    sources: Optional[List[str]] = None, train_op: Optional[str] = None,
 ) -> Any:
+    """The rules' :class:`Options` from the command's options (--rule, --skip-op, --keep-op,
+    --name-filter, --config's lists added, --source, --train-op)."""
     from .. import RULES, Options
 
     if rule not in RULES:
@@ -158,7 +160,7 @@ def ge_points(g: Any) -> Optional[Tuple[Any, Any]]:
         return None
     from .. import points
 
-    return tuple(points(g))  # type: ignore[return-value]
+    return tuple(points(g))
 
 
 def say_ge_rule(con: Console, file: str, g: Any, opts: Any, answers: Sequence[Any]) -> bool:
@@ -269,7 +271,7 @@ def _fp_command(
     quiet: bool = QuietOpt,
 ) -> None:
     as_json = output_format(common.out_format, common.as_json, ("text",)) == "json"
-    opts = options_of(rule, skip_op, keep_op, name_filter, config, source, train_op)
+    opts = options_of(rule, skip=skip_op, keep=keep_op, filters=name_filter, config=config, sources=source, train_op=train_op)
     _each("fp", files, common, opts, as_json=as_json, explain=explain)
 
 
@@ -290,7 +292,7 @@ def _bp_command(
     quiet: bool = QuietOpt,
 ) -> None:
     as_json = output_format(common.out_format, common.as_json, ("text",)) == "json"
-    opts = options_of(rule, skip_op, keep_op, None, config, train_op=train_op)
+    opts = options_of(rule, skip=skip_op, keep=keep_op, config=config, train_op=train_op)
     _each("bp", files, common, opts, as_json=as_json, explain=explain)
 
 

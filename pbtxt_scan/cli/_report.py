@@ -12,12 +12,10 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import typer
 
 from .. import PbtxtError, __version__
-from ._app import (
-    EXIT_NOT_FOUND, Common, FileArg, InputKindOpt, JsonOpt, RecordOpt, QuietOpt, command, emit, format_option, out, output_format, usage_error,
-)
+from ._app import Common, FileArg, InputKindOpt, JsonOpt, RecordOpt, QuietOpt, command, format_option, output_format, usage_error
+from ._output import EXIT_NOT_FOUND, emit, out
 from ._checks import say_unmatched_ops
 from ._pair import on_ge
-from ._paste import paste
 from ._points import ConfigOpt, FilterOpt, KeepOpt, RuleOpt, SkipOpt, SourceOpt, TrainOpOpt, answer_json, fp_of, ge_points, open_input, options_of, say_doubt, say_ge_rule
 
 DEFAULT_OUTPUT = "pbtxt-scan-report.html"
@@ -75,7 +73,7 @@ def report(
       pbtxt-scan report model.ckpt-1000.meta --source local/Placeholder
     """
     as_json = output_format(common.out_format, common.as_json, ("html",)) == "json"
-    opts = options_of(rule, skip_op, keep_op, name_filter, config, source, train_op)
+    opts = options_of(rule, skip=skip_op, keep=keep_op, filters=name_filter, config=config, sources=source, train_op=train_op)
     if context < 0:
         raise usage_error("%d: give 0 or more hops" % context, "--context")
     to_stdout = output == "-"  # (as everywhere a file is written: '-' is stdout, never a file named '-')
@@ -85,7 +83,8 @@ def report(
     if not to_stdout and file != "-" and target.exists() and Path(file).exists() and os.path.samefile(str(target), file):
         raise usage_error("%s is the input: the report never writes over it" % target, "--output")
     try:
-        page, found = _page(file, opts, ge=ge, context=context, common=common, argv=_argv(file, output, ge, context, rule, source, train_op))
+        page, found = _page(file, opts, ge=ge, context=context, common=common, argv=_argv(
+            file, output=output, ge=ge, context=context, rule=rule, source=source, train_op=train_op))
     except PbtxtError as e:
         raise common.console.fail(e) from None
     from ..report import render
@@ -109,7 +108,8 @@ def _write(target: Path, page: str) -> None:
     typer.echo("wrote %s" % target, err=True)
 
 
-def _argv(file: str, output: Optional[str], ge: Optional[str], context: int, rule: str, source: Sequence[str], train_op: Optional[str] = None) -> str:
+def _argv(file: str, *, output: Optional[str], ge: Optional[str], context: int, rule: str, source: Sequence[str],
+          train_op: Optional[str]) -> str:
     """The command line that makes this page (the options that change it)."""
     words = ["pbtxt-scan", "report", file]
     if ge:
@@ -158,6 +158,8 @@ def _page(
             if m:
                 ge_rows.append((kind, m.get("tf_name") or "", m.get("ge_name") or "(none: GE will not find it)", m.get("kind") or ""))
     from .. import profiling_options
+
+    from ._paste import paste
 
     popts = profiling_options(fp_name or "", bp_name or "")
     snippets = [(label, paste(fmt, popts)) for label, fmt in PASTE]

@@ -5,12 +5,13 @@ The reading is ``pbtxt_scan.prof``'s; this module maps the bracketing ops back t
 points (``pbtxt_scan.points``) and says what to change."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 import typer
 
 from .. import PbtxtError
-from ._app import EXIT_NOT_FOUND, Common, Console, QuietOpt, command, emit, format_option, json_option, out, output_format
+from ._app import Common, QuietOpt, command, format_option, json_option, output_format
+from ._output import EXIT_NOT_FOUND, Console, emit, out
 from ._checks import check_choice
 
 RIGHT, WRONG, UNCHECKED = "right points", "wrong points", "not checked"
@@ -31,7 +32,8 @@ class _Points:
 
     def __init__(self, graph: Optional[str], ge: Optional[str], con: Console) -> None:
         self.fp = self.bp = self.fp_ge = self.bp_ge = self.ge_file = None  # type: Optional[str]
-        self.fp_set = self.bp_set = ()  # type: Tuple[str, ...]
+        self.fp_set: Tuple[str, ...] = ()
+        self.bp_set: Tuple[str, ...] = ()
         self.fp_paste = self.bp_paste = None  # type: Optional[str]
         self.build: Any = None
         if graph is not None:
@@ -102,9 +104,20 @@ def _task(t: Optional[Dict[str, Any]], pts: _Points) -> Optional[Dict[str, Any]]
     return d
 
 
-def _judge(devs: List[Dict[str, Any]], pts: _Points, checked: bool) -> Tuple[str, List[str], List[str], List[str], List[str]]:
-    """(verdict, reasons, fixes, notes, unchecked): ``unchecked``, the bracketing ops only a GE dump
-    could map to the points (no --ge): the verdict is then "not checked", never "wrong points"."""
+class _Verdict(NamedTuple):
+    """:func:`_judge`'s answer: the verdict, its reasons, the points to set (``fixes``), the notes
+    (stderr), and ``unchecked``: the bracketing ops only a GE dump could map to the points (no
+    --ge): the verdict is then "not checked", never "wrong points"."""
+
+    verdict: str
+    reasons: List[str]
+    fixes: List[str]
+    notes: List[str]
+    unchecked: List[str]
+
+
+def _judge(devs: List[Dict[str, Any]], pts: _Points, checked: bool) -> _Verdict:
+    """The verdict on the devices' brackets (``checked``: --graph given, the points to check against)."""
     from ..prof import DATA_SIDE
 
     reasons: List[str] = []
@@ -158,10 +171,10 @@ def _judge(devs: List[Dict[str, Any]], pts: _Points, checked: bool) -> Tuple[str
         if o is None and c is None and not d["fp_start_zero"] and not d["bp_end_zero"]:
             notes.append("%s: no task timeline covers its iterations (was task_trace on?): the bracketing ops are unknown" % d["device"])
     if reasons:
-        return WRONG, reasons, fixes, notes, unchecked
+        return _Verdict(WRONG, reasons, fixes, notes, unchecked)
     if checked and not unchecked and all(d["opened_by"] is not None and d["closed_by"] is not None for d in devs):
-        return RIGHT, reasons, fixes, notes, unchecked
-    return UNCHECKED, reasons, fixes, notes, unchecked
+        return _Verdict(RIGHT, reasons, fixes, notes, unchecked)
+    return _Verdict(UNCHECKED, reasons, fixes, notes, unchecked)
 
 
 def _row(r: Dict[str, Any], pts: _Points) -> Dict[str, Any]:
@@ -256,46 +269,59 @@ def verify(
     except PbtxtError as e:
         raise con.fail(e)
     devs = [summary(d) for d in run.devices]
-    verdict, reasons, fixes, notes, unchecked = _judge([dict(d, opened_by=_task(d["opened_by"], pts), closed_by=_task(d["closed_by"], pts))
-                                             for d in devs], pts, graph is not None)
+    v = _judge([dict(d, opened_by=_task(d["opened_by"], pts), closed_by=_task(d["closed_by"], pts)) for d in devs], pts,
+               graph is not None)
     together = agree(devs)
     if as_json:
-        emit({
-            "file": run.path, "layout": run.layout, "agree": together, "verdict": verdict, "reasons": reasons, "fixes": fixes,
-            "notes": unchecked + notes, "points": pts.json() if graph is not None or ge is not None else None,
-            "devices": [{
-                "device": d["device"], "files": d["files"], "fp_start_zero": d["fp_start_zero"], "bp_end_zero": d["bp_end_zero"],
-                "fp_bp_time": d["fp_bp_time"], "iteration_time": d["iteration_time"],
-                "opened_by": _task(d["opened_by"], pts), "closed_by": _task(d["closed_by"], pts),
-                "iterations": [_row(r, pts) for r in d["iterations"]],
-            } for d in devs],
-        })
+        emit(_verify_object(run, devs, pts, v, together=together, with_points=graph is not None or ge is not None))
     else:
-        out("%s: %s layout, %d device%s" % (run.path, run.layout, len(devs), "" if len(devs) == 1 else "s"))
-        for d in devs:
-            out("%s: %d iterations; FP to BP %s; iteration %s" % (d["device"], len(d["iterations"]), _spread(d["fp_bp_time"]),
-                                                                 _spread(d["iteration_time"])))
-            for key, label in (("opened_by", "opened by"), ("closed_by", "closed by")):
-                t = _task(d[key], pts)
-                out("  %s  %s" % (label, _task_text(t) + ("  in %d of %d iterations" % (t["iterations"], len(d["iterations"])))
-                                   if t is not None else _why_none(d, key)))
-            if iterations:
-                for r in d["iterations"]:
-                    o, c = r["opened_by"], r["closed_by"]
-                    out("    iteration %d  FP Start %s  BP End %s  FP to BP %s  iteration %s  %s .. %s" % (
-                        r["iteration"], _us(r["fp_start"]), _us(r["bp_end"]), _us(r["fp_bp_time"]), _us(r["iteration_time"]),
-                        o["name"] if o else "-", c["name"] if c else "-"))
-        if len(devs) > 1:
-            out("devices %s" % ("agree" if together else "disagree: see each device above"))
-        if graph is not None:
-            out("points: fp %s, bp %s%s" % (pts.fp or "(none)", pts.bp or "(none)",
-                                           "; in GE: fp %s, bp %s" % (pts.fp_ge, pts.bp_ge) if pts.build is not None else ""))
-        out("verdict: %s" % (verdict + " without --ge" if verdict == UNCHECKED and unchecked else verdict))
-        for r in reasons + unchecked:
-            out("  %s" % r)
-        for f in fixes:
-            out("  set %s" % f)
-        for n in notes:
-            con.note("note: %s" % n)
-    if verdict == WRONG:
+        _say(run, devs, pts, v, together=together, checked=graph is not None, iterations=iterations, con=con)
+    if v.verdict == WRONG:
         raise typer.Exit(EXIT_NOT_FOUND)
+
+
+def _verify_object(run: Any, devs: List[Dict[str, Any]], pts: _Points, v: _Verdict, *, together: bool,
+                   with_points: bool) -> Dict[str, Any]:
+    """verify's one JSON object (docs/json.md); ``with_points``: --graph or --ge given."""
+    return {
+        "file": run.path, "layout": run.layout, "agree": together, "verdict": v.verdict, "reasons": v.reasons, "fixes": v.fixes,
+        "notes": v.unchecked + v.notes, "points": pts.json() if with_points else None,
+        "devices": [{
+            "device": d["device"], "files": d["files"], "fp_start_zero": d["fp_start_zero"], "bp_end_zero": d["bp_end_zero"],
+            "fp_bp_time": d["fp_bp_time"], "iteration_time": d["iteration_time"],
+            "opened_by": _task(d["opened_by"], pts), "closed_by": _task(d["closed_by"], pts),
+            "iterations": [_row(r, pts) for r in d["iterations"]],
+        } for d in devs],
+    }
+
+
+def _say(run: Any, devs: List[Dict[str, Any]], pts: _Points, v: _Verdict, *, together: bool, checked: bool, iterations: bool,
+         con: Console) -> None:
+    """verify's text: each device's times and bracket (``iterations``: every iteration too), the
+    points (``checked``: --graph given), the verdict with its reasons and fixes; the notes on stderr."""
+    out("%s: %s layout, %d device%s" % (run.path, run.layout, len(devs), "" if len(devs) == 1 else "s"))
+    for d in devs:
+        out("%s: %d iterations; FP to BP %s; iteration %s" % (d["device"], len(d["iterations"]), _spread(d["fp_bp_time"]),
+                                                             _spread(d["iteration_time"])))
+        for key, label in (("opened_by", "opened by"), ("closed_by", "closed by")):
+            t = _task(d[key], pts)
+            out("  %s  %s" % (label, _task_text(t) + ("  in %d of %d iterations" % (t["iterations"], len(d["iterations"])))
+                               if t is not None else _why_none(d, key)))
+        if iterations:
+            for r in d["iterations"]:
+                o, c = r["opened_by"], r["closed_by"]
+                out("    iteration %d  FP Start %s  BP End %s  FP to BP %s  iteration %s  %s .. %s" % (
+                    r["iteration"], _us(r["fp_start"]), _us(r["bp_end"]), _us(r["fp_bp_time"]), _us(r["iteration_time"]),
+                    o["name"] if o else "-", c["name"] if c else "-"))
+    if len(devs) > 1:
+        out("devices %s" % ("agree" if together else "disagree: see each device above"))
+    if checked:
+        out("points: fp %s, bp %s%s" % (pts.fp or "(none)", pts.bp or "(none)",
+                                       "; in GE: fp %s, bp %s" % (pts.fp_ge, pts.bp_ge) if pts.build is not None else ""))
+    out("verdict: %s" % (v.verdict + " without --ge" if v.verdict == UNCHECKED and v.unchecked else v.verdict))
+    for r in v.reasons + v.unchecked:
+        out("  %s" % r)
+    for f in v.fixes:
+        out("  set %s" % f)
+    for n in v.notes:
+        con.note("note: %s" % n)

@@ -7,7 +7,7 @@ import csv
 import json
 import math
 import re
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from .._errors import PbtxtError
 
@@ -31,6 +31,43 @@ def json_events(path: str) -> Iterator[Dict[str, Any]]:
         yield e
 
 
+class _Chunks:
+    """A text file read a chunk at a time: ``buf`` holds what is not yet dropped, with the lines and
+    columns before it, so that a position in ``buf`` has its line and column in the file."""
+
+    __slots__ = ("f", "buf", "eof", "lines", "col0", "at", "at_line")
+
+    def __init__(self, f: Any) -> None:
+        self.f = f
+        self.buf = f.read(_CHUNK)
+        self.eof = not self.buf
+        self.lines = 0  # lines wholly consumed before buf
+        self.col0 = 0  # characters of buf's first line consumed before it
+        self.at, self.at_line = 0, 1  # buf[:at] is counted: at_line is the line at buf[at]
+
+    def more(self) -> None:
+        """The next chunk onto ``buf`` (``eof`` when there was none)."""
+        more = self.f.read(_CHUNK)
+        self.eof = not more
+        self.buf += more
+
+    def drop(self, n: int) -> None:
+        """``buf[:n]`` read: drop it, counting its lines."""
+        head = self.buf[:n]
+        k = head.count("\n")
+        self.lines += k
+        self.col0 = (len(head) - head.rfind("\n") - 1) if k else self.col0 + len(head)
+        if self.at < n:
+            self.at_line += self.buf.count("\n", self.at, n)
+            self.at = n
+        self.at -= n
+        self.buf = self.buf[n:]
+
+    def error(self, path: str, i: int) -> PbtxtError:
+        """"not a trace event" at ``buf[i]``'s line and column."""
+        return _where(path, self.buf, self.lines, self.col0, i)
+
+
 def json_events_at(path: str) -> Iterator[Tuple[int, Dict[str, Any]]]:
     """:func:`json_events` with each event's line (where its ``{`` is), for messages."""
     dec = json.JSONDecoder()
@@ -39,40 +76,22 @@ def json_events_at(path: str) -> Iterator[Tuple[int, Dict[str, Any]]]:
     except OSError as e:
         raise PbtxtError(e.strerror or str(e), path=path) from None
     with f:
-        buf = f.read(_CHUNK)
-        lines = 0  # lines wholly consumed before buf
-        col0 = 0  # characters of buf's first line consumed before it
-        eof = not buf
+        t = _Chunks(f)
         i = 0
         started = False
-        at, at_line = 0, 1  # buf[:at] is counted: at_line is the line at buf[at]
-
-        def drop(n: int) -> None:
-            nonlocal buf, lines, col0, i, at, at_line
-            head = buf[:n]
-            k = head.count("\n")
-            lines += k
-            col0 = (len(head) - head.rfind("\n") - 1) if k else col0 + len(head)
-            if at < n:
-                at_line += buf.count("\n", at, n)
-                at = n
-            at -= n
-            buf = buf[n:]
-            i = 0
-
         while True:
+            buf = t.buf
             while i < len(buf) and buf[i] in _WS:
                 i += 1
             if i == len(buf):
-                if eof:
+                if t.eof:
                     if not started:
                         raise PbtxtError("empty file: no trace events", path=path)
-                    raise PbtxtError("the event list is cut short (no closing ])", line=lines + buf.count("\n") + 1,
+                    raise PbtxtError("the event list is cut short (no closing ])", line=t.lines + buf.count("\n") + 1,
                                      column=1, path=path)
-                drop(i)
-                more = f.read(_CHUNK)
-                eof = not more
-                buf += more
+                t.drop(i)
+                i = 0
+                t.more()
                 continue
             c = buf[i]
             if not started:
@@ -82,38 +101,34 @@ def json_events_at(path: str) -> Iterator[Tuple[int, Dict[str, Any]]]:
                     continue
                 if c == "{":  # {"traceEvents": [ ... ]}: step into the list
                     j = buf.find("[", i)
-                    if j < 0 and not eof and len(buf) < EVENT_MAX:
-                        more = f.read(_CHUNK)
-                        eof = not more
-                        buf += more
+                    if j < 0 and not t.eof and len(buf) < EVENT_MAX:
+                        t.more()
                         continue
                     if j >= 0 and '"traceEvents"' in buf[i:j]:
                         started = True
                         i = j + 1
                         continue
-                raise _where(path, buf, lines, col0, i)
+                raise t.error(path, i)
             if c == "]":
                 return
             if c != "{":
-                raise _where(path, buf, lines, col0, i)
+                raise t.error(path, i)
             try:
                 obj, end = dec.raw_decode(buf, i)
             except ValueError:
-                if eof or len(buf) - i > EVENT_MAX:
-                    raise _where(path, buf, lines, col0, i) from None
-                drop(i)
-                more = f.read(_CHUNK)
-                eof = not more
-                buf += more
+                if t.eof or len(buf) - i > EVENT_MAX:
+                    raise t.error(path, i) from None
+                t.drop(i)
+                i = 0
+                t.more()
                 continue
-            if end == len(buf) and not eof:  # a number at the very end might go on: no, an object ends in }
-                pass
-            at_line += buf.count("\n", at, i)
-            at = i
-            yield at_line, obj
+            t.at_line += buf.count("\n", t.at, i)
+            t.at = i
+            yield t.at_line, obj
             i = end
             if i > _CHUNK:
-                drop(i)
+                t.drop(i)
+                i = 0
 
 
 def norm(name: str) -> str:
@@ -125,8 +140,8 @@ def norm(name: str) -> str:
 class Columns:
     """Which column holds each wanted field, found by normalised header name (first that exists)."""
 
-    def __init__(self, path: str, header: Sequence[str], wanted: Dict[str, Sequence[str]], need: Sequence[str]):
-        names = {}
+    def __init__(self, path: str, header: Sequence[str], wanted: Mapping[str, Sequence[str]], need: Sequence[str]):
+        names: Dict[str, int] = {}
         for k, h in enumerate(header):
             names.setdefault(norm(h), k)
         self.header = [h.strip() for h in header]
@@ -194,7 +209,7 @@ class Row:
         return int(x)
 
 
-def csv_rows(path: str, wanted: Dict[str, Sequence[str]], need: Sequence[str]) -> Iterator[Row]:
+def csv_rows(path: str, wanted: Mapping[str, Sequence[str]], need: Sequence[str]) -> Iterator[Row]:
     """Each data row of a CSV file, one row at a time. A row that stops before a column read is
     cut short (a run still writing, a copy cut off): an error, as is a last row with no newline
     that ends in a column read (its value may be cut)."""

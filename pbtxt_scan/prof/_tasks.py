@@ -78,8 +78,8 @@ class Bracketer:
                 b[t.task_id >> 3] |= 1 << (t.task_id & 7)
             else:
                 self._big.add((s, t.task_id))
-                lo, hi = self._big_span.get(s, (t.task_id, t.task_id))
-                self._big_span[s] = (min(lo, t.task_id), max(hi, t.task_id))
+                least, most = self._big_span.get(s, (t.task_id, t.task_id))
+                self._big_span[s] = (min(least, t.task_id), max(most, t.task_id))
         if not is_compute(t):
             return
         k = bisect.bisect_right(self._fp_at, t.start) - 1
@@ -125,7 +125,7 @@ class Bracketer:
     def op(self, t: Optional[Task], step: int, op_type: Any) -> Optional[Dict[str, Any]]:
         if t is None:
             return None
-        gap = None
+        gap: Optional[Dict[str, Any]] = None
         if t.task_id is not None:
             nxt = t.task_id + step
             if nxt < 0:
