@@ -23,7 +23,9 @@ import re
 from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Set
 
 from ._answers import Alternative, Answer, Options, Point, Step, _at, _point, _producer
-from ._bp import _inputs_again, is_update, optimizer_points
+from ._bp import optimizer_points
+from ._bp_back import _inputs_again
+from ._bp_reach import is_update
 from ._catalog import VARIABLE_PASS, VARIABLES, in_gradients_scope
 from ._fp_scan import _Candidate
 from ..parallel._grep import _SearchFailed

@@ -22,7 +22,7 @@ Rules (``--rule``):
   library function (a ``tf.function`` model) is answered inside it. bp = the doc bp, also skipping
   nodes that compute only from constants and shapes (shape arithmetic that GE folds away, e.g. the
   int32 ops that pack an IndexedSlices gradient) and gradients-scope nodes whose result nothing
-  that runs uses (read backward, a node's consumers all come before it: ``_bp._Live``); a call
+  that runs uses (read backward, a node's consumers all come before it: ``_bp_reach._Reach``); a call
   that takes a gradient is answered inside the function it calls.
 - ``auto`` (default): dataflow where the graph has a data source or placeholder, else doc.
 
@@ -100,7 +100,10 @@ The modules, one job each
 - ``_ahead``: fp's reading ahead: two byte searches, each hit judged by its line.
 - ``_needles``: what the searches look for (one ERE) and what a hit's line may set.
 - ``_grep``: the grep processes behind the searches (descriptor or fed pipe; parts one a core).
-- ``_bp``: bp read backward: liveness, shape arithmetic, a call that takes a gradient.
+- ``_bp``: bp's passes (top level, a called backward function, the step functions) and its answer.
+- ``_bp_scan``: bp's backward loop: each optimizer's point, ``--train-op``, when to stop.
+- ``_bp_reach``: liveness: which optimizers a node's data reaches, and whether it runs.
+- ``_bp_back``: the backward read: look-ups ahead, shape arithmetic, inputs read again.
 - ``_profiling``: the Ascend profiling options built from the two points.
 """
 from __future__ import annotations
