@@ -9,7 +9,8 @@ from typing import Callable, List, NamedTuple, Optional, Set
 from ..parallel._grep import needle_hits
 from ..parallel._grep import _SearchFailed
 from ._answers import _at, _point, Alternative, Answer, Options, Step
-from ._fp_scan import _KLASS, _MEET_BUDGET, _Candidate, _Scan
+from ._fp_flow import _KLASS, _Candidate
+from ._fp_scan import _MEET_BUDGET, _Scan
 from ..graph._input import GraphFile
 from .._model import Block
 

@@ -27,7 +27,7 @@ from ._bp import optimizer_points
 from ._bp_back import _inputs_again
 from ._bp_reach import is_update
 from ._catalog import VARIABLE_PASS, VARIABLES, in_gradients_scope
-from ._fp_scan import _Candidate
+from ._fp_flow import _Candidate
 from ..parallel._grep import _SearchFailed
 from ._hood_find import Fallback, Rec, grep_finder, pass_finder, stopping
 from .._errors import PbtxtError

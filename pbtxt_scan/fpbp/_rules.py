@@ -94,7 +94,9 @@ The modules, one job each
 - ``_catalog``: the op types that are never a point, by category, and the gradients-scope test.
 - ``_body``: where the training step is (``step_body``), and a library function held as offsets.
 - ``_fp``: fp's passes (top level, the step's function, a called model) over blocks read forward.
-- ``_fp_scan``: fp's scan state: each node judged as it is read, and when the answer is settled.
+- ``_fp_scan``: fp's scan state: each node judged as it is read.
+- ``_fp_flow``: what the scan knows of the data: what reaches a node, inputs met, candidates.
+- ``_fp_settle``: when the scan's answer is settled (read on, or ask the byte search).
 - ``_fp_inputs``: the step's inputs: whether a placeholder or a Const holds the data (roles).
 - ``_fp_pick``: fp's answer from a scan, and copies of the model told apart by their gradient ops.
 - ``_ahead``: fp's reading ahead: two byte searches, each hit judged by its line.
