@@ -270,7 +270,9 @@ def _lines(g: "GraphFile", known: Known, anchors: Dict[int, int], offsets: Set[i
         if o in anchors:
             out[o] = anchors[o]
         elif w is not None:
-            out[o] = got[w] + known.recs[o].line - 1  # type: ignore[operator]
+            in_window = known.recs[o].line
+            assert in_window is not None  # (a window's block, on a lane with lines: its line counted from the window's first byte)
+            out[o] = got[w] + in_window - 1
         else:
             out[o] = got[o]
     return out
