@@ -99,14 +99,15 @@ The modules, one job each
 - ``_fp_settle``: when the scan's answer is settled (read on, or ask the byte search).
 - ``_fp_inputs``: the step's inputs: whether a placeholder or a Const holds the data (roles).
 - ``_fp_pick``: fp's answer from a scan, and copies of the model told apart by their gradient ops.
-- ``_ahead``: fp's reading ahead: two byte searches, each hit judged by its line.
-- ``_needles``: what the searches look for (one ERE) and what a hit's line may set.
-- ``_grep``: the grep processes behind the searches (descriptor or fed pipe; parts one a core).
+- ``_fp_steps``: fp when several optimizers train in separate train ops (``--train-op``).
+- ``_ahead``: fp's reading ahead, through the lane's two byte searches (``Lane.ahead``).
+- ``_needles``: what those searches look for: the ops that can still change fp, and their words.
 - ``_bp``: bp's passes (top level, a called backward function, the step functions) and its answer.
 - ``_bp_scan``: bp's backward loop: each optimizer's point, ``--train-op``, when to stop.
 - ``_bp_reach``: liveness: which optimizers a node's data reaches, and whether it runs.
 - ``_bp_back``: the backward read: look-ups ahead, shape arithmetic, inputs read again.
 - ``_profiling``: the Ascend profiling options built from the two points.
+- ``_hood``, ``_hood_find``, ``_hood_near``: a node's neighbourhood (``show --context``, the report).
 """
 from __future__ import annotations
 
