@@ -27,7 +27,7 @@ import pytest
 import support.wire_encoder as we
 
 from pbtxt_scan.fpbp._body import FUNCTION_NODES
-from pbtxt_scan.fpbp._bp import _Reach
+from pbtxt_scan.fpbp._bp_reach import _Reach
 from pbtxt_scan._model import Block, Head
 from pbtxt_scan.graph._paths import iter_blocks
 from pbtxt_scan.fpbp._rules import Options, find_bp
@@ -185,7 +185,7 @@ def test_past_a_dead_candidate_bp_reads_back_a_bounded_stretch(tmp_path):
     # read so far, at least _NET_BLOCKS blocks), so bp stops and answers the dead candidate, saying
     # why; the cost stays a bounded stretch, not the whole file (a graph whose gradients are
     # fetched, not consumed, would otherwise be read back to its start).
-    from pbtxt_scan.fpbp import _bp
+    from pbtxt_scan.fpbp import _bp_scan as _bp
 
     def node(name, op, *inputs):
         return "node {\n  name: \"%s\"\n  op: \"%s\"\n%s}\n" % (name, op, "".join('  input: "%s"\n' % i for i in inputs))

@@ -54,9 +54,9 @@ class _Ahead:
         if self._op_lines is None:
             self._op_lines = self._ops.lines(pos)
         if self._pending is not None:
-            off, op = self._pending
-            if off >= pos and (op == "?" or wanted(op)):
-                return off
+            at, was = self._pending
+            if at >= pos and (was == "?" or wanted(was)):
+                return at
             self._pending = None
         for off, (op, _name) in self._op_lines:
             if off < 0:  # the search failed: every line counts

@@ -45,7 +45,7 @@ class Step(NamedTuple):
     verdict: str  # "skip", "pass", "chosen", "more"
     why: str
     upto: int = 0
-    count: int = 0
+    count: int = 0  # type: ignore[assignment]  # (public since the trail had runs; it shadows tuple.count, never called on a Step)
 
 
 class Trail(List[Step]):

@@ -1,7 +1,7 @@
 """fp_point: the first compute op of forward propagation, read forward in bounded memory (the
 design and why it is right: ``_rules``' docstring). The passes: the top level, then the function
 that holds the training step, then a called model's function (:func:`_into_call`); each reads
-blocks into a :class:`_fp_scan._Scan` (:func:`fp_pass`) until its answer is settled, and
+blocks into a :class:`_fp_scan._Scan` (:func:`fp_pass`) until its answer is settled (``_fp_settle``), and
 ``_fp_pick`` answers from it."""
 from __future__ import annotations
 
@@ -15,7 +15,9 @@ from ._catalog import CALLS, in_gradients_scope
 from ._fp_inputs import Role, Roles
 from ._fp_pick import _fp_pick
 from ._fp_steps import other_optimizers, step_function_fp
-from ._fp_scan import _Flow, _Input, _Scan, _all_data
+from ._fp_flow import _Flow, _Input
+from ._fp_scan import _Scan, _all_data
+from ._fp_settle import settled, wanted
 from ..graph._dialect import operator_layout
 from ..graph._input import GraphFile, Source, opened
 from .._errors import PbtxtError
@@ -118,16 +120,16 @@ def fp_pass(
             continue
         if b.end <= wait_until:
             continue
-        until = st.settled(ahead, b.end)
+        until = settled(st, ahead, b.end)
         if until is not None:
             wait_until = until
             continue
-        wanted = st.wanted()
-        if wanted is None:
+        want = wanted(st)
+        if want is None:
             break
         if ahead is None:
             continue
-        nxt = ahead.next_op(b.end, wanted)
+        nxt = ahead.next_op(b.end, want)
         if nxt is None:
             st.trail.append(Step(_at(b), b.name or "", b.op, "pass", "a byte search of the rest of the file finds no node that could change the answer"))
             break

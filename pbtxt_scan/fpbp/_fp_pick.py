@@ -4,12 +4,13 @@ told apart by their gradient ops (:func:`_copies`, one byte search)."""
 from __future__ import annotations
 
 import re
-from typing import Callable, List, NamedTuple, Optional, Set
+from typing import Callable, List, NamedTuple, Optional, Set, Tuple
 
 from ..parallel._grep import needle_hits
 from ..parallel._grep import _SearchFailed
 from ._answers import _at, _point, Alternative, Answer, Options, Step
-from ._fp_scan import _KLASS, _MEET_BUDGET, _Candidate, _Scan
+from ._fp_flow import _KLASS, _Candidate
+from ._fp_scan import _MEET_BUDGET, _Scan
 from ..graph._input import GraphFile
 from .._model import Block
 
@@ -125,10 +126,10 @@ def _fp_pick(st: _Scan, opts: Options, g: GraphFile, fn: Optional[str], *, searc
             continue  # (a path's first op after its cast: the cast stands for it)
         # (a path of the answer's input is read on while it may meet a variable: one that nothing
         # read uses is dead; another input's is not read on)
-        same = sf.source == chosen.flow.source
-        if sb is sf.pre and (sb.start in st.met_heads or (_side(sb, sf.source) != "label" and (sb.name in st.used or not same))):
+        same_input = sf.source == chosen.flow.source
+        if sb is sf.pre and (sb.start in st.met_heads or (_side(sb, sf.source) != "label" and (sb.name in st.used or not same_input))):
             word, why = "cast", _PREPROCESSING_WHY  # (a cast on the feature side, or of a part read on, not the labels)
-        elif same and sb.start not in st.met_heads and sb.name not in st.used and sf.source not in st.pipeline:
+        elif same_input and sb.start not in st.met_heads and sb.name not in st.used and sf.source not in st.pipeline:
             word, why = "dead", "nothing read after it uses it: %s" % _SIDE["dead"]
         elif sf.source in st.pipeline:
             word, why = "prefetch", "its data goes into a queue or staging area (%s): it prepares a later step's batch" % sf.source
@@ -157,6 +158,7 @@ def _copies(g: GraphFile, cands: List[_Candidate], *, search: bool = True) -> _C
     copy the gradients differentiate is the step's. One byte search for the gradient ops of each
     copy's variable op (TF1 ``gradients/<op>_grad/``, TF2 ``gradient_tape/<op>/``)."""
     trained = _differentiated(g, [c.meets.name or "" for c in cands], min(c.meets.start for c in cands), search=search)
+    tagged: List[Tuple[_Candidate, Optional[bool]]]  # (each copy: whether it is trained, None: not known)
     if trained is None:
         tagged = [(c, None) for c in cands]
     else:

@@ -1,60 +1,21 @@
 """fp's forward scan and its state (:class:`_Scan`): each node judged as it is read (what data
 reaches it, whether it meets a trained variable, the doc rule's candidate, the nodes waiting on an
-input not yet read), and when the answer is settled (:meth:`_Scan.settled`, :meth:`_Scan.wanted`).
-What it keeps is bounded by the distance to the answer (``_rules``' docstring)."""
+input not yet read), with the bounds of what it reads and keeps; when the answer is settled is
+``_fp_settle``'s, what it knows of the data (flows, candidates) ``_fp_flow``'s. What it keeps is
+bounded by the distance to the answer (``_rules``' docstring)."""
 from __future__ import annotations
 
 import re
-from typing import Callable, Dict, FrozenSet, List, NamedTuple, Optional, Set
+from typing import Callable, Dict, List, Optional, Set
 
-from ._ahead import _Ahead
 from ._answers import _at, _PROPAGATING, Options, Step, Trail, _op, _producer
 from ._catalog import CALLS, DATA_SOURCES, ENQUEUES, LOOKUPS, METADATA, PASS_THROUGH, PLACEHOLDERS, PREPROCESSING, RESOURCE_FIRST, STAGES, VARIABLE_PASS, VARIABLES, in_gradients_scope
+from ._fp_flow import _KLASS, _Candidate, _Flow, _Input, _Start
 from ._fp_inputs import NO_ROLE, RESOURCE_HANDLE, Role
 from .._model import Block
 
 
-class _Flow(NamedTuple):
-    """What reaches a node from one of the step's inputs: the input, its class (0 a data source,
-    1 a data placeholder, 2 a constant big enough to be data), and the first ops on the way: the
-    first input preprocessing (``pre``) and the first op of the model (``head``), each ``None``
-    while only plumbing lay between."""
-
-    source: str
-    klass: int
-    pre: Optional[Block]
-    head: Optional[Block]
-    heads: FrozenSet[int] = frozenset()  # where the first ops of the paths merged into it start
-
-
-class _Start(NamedTuple):
-    """The first compute op of a data path (``block``), and the data that reaches it."""
-
-    block: Block
-    flow: _Flow
-
-
-class _Input(NamedTuple):
-    """One of the step's inputs met: its class (as :class:`_Flow`'s), the blocks read then and
-    where its block starts."""
-
-    klass: int
-    at: int
-    off: int
-
-
-class _Candidate(NamedTuple):
-    """An fp candidate: the first op of the model on the data of ``flow.source``, found where that
-    data meets a trained variable (``meets``, reading ``variable``)."""
-
-    block: Block
-    meets: Block
-    flow: _Flow
-    seen: int  # blocks read when it was found
-    variable: str = ""
-
-
-_KLASS = ("the data source", "a data placeholder", "a constant big enough to be data")
+# The bounds of the scan (what it reads: ``_fp_settle``; what it keeps: here).
 # After the first candidate, how many more blocks fp reads for another input's copy of the model
 # (at least this many, else as many as it read to the first): copies are built side by side.
 _COPY_BUDGET = 2000
@@ -257,8 +218,14 @@ class _Scan:
         return why
 
     def _compute(self, b: Block, name: str, op: Optional[str]) -> None:
+        c = self.cat.category(op)
+        doc_why = self._doc(b, name, op, c)
+        if self.opts.rule == "doc":
+            if doc_why is not None:
+                self.trail.append(Step(_at(b), name, op, "skip", doc_why))
+            return
         had = name in self.flows, name in self.variables
-        self._judge(b, name, op, again=False)
+        self._judge(b, name, op, c, again=False)
         if self.waiting and (name in self.flows, name in self.variables) != had:
             self._wake(name)
 
@@ -272,19 +239,16 @@ class _Scan:
                 had = n in self.flows, n in self.variables
                 if had[0] and p not in self.variables:
                     continue  # data reaches it already; only a variable could change it
-                self._judge(later, n, _op(later), again=True)
+                op = _op(later)
+                self._judge(later, n, op, self.cat.category(op), again=True)
                 if (n in self.flows, n in self.variables) != had:
                     work.append(n)
 
-    def _judge(self, b: Block, name: str, op: Optional[str], *, again: bool) -> None:
+    def _judge(self, b: Block, name: str, op: Optional[str], c: Optional[str], *, again: bool) -> None:
+        """The dataflow rule's judgement of a compute node (``c``: its catalog category; ``again``: woken,
+        its inputs read since): what data reaches it, and whether it meets a trained variable there."""
         opts, trail = self.opts, self.trail
-        c = self.cat.category(op)
         kept = op in opts.keep_ops
-        doc_why = self._doc(b, name, op, c) if not again else None
-        if opts.rule == "doc":
-            if doc_why is not None:
-                trail.append(Step(_at(b), name, op, "skip", doc_why))
-            return
         prods = [p for p in map(_producer, b.inputs) if p is not None]
         if self.starter_names:
             self.used.update(p for p in prods if p in self.starter_names)
@@ -307,9 +271,7 @@ class _Scan:
             else:
                 self.model[name] = model[0]
         if op is not None and (op in VARIABLE_PASS or op in PASS_THROUGH) and var_in and not flows:
-            self.variables.add(name)  # (a kernel read through a cast or an ExpandDims is still the kernel)
-            v = next((p for p in prods if p in self.variables), "")
-            self.roots[name] = self.roots.get(v, v)
+            self._variable_passed(name, prods)  # (a kernel read through a cast or an ExpandDims is still the kernel)
         if op == "ReadVariableOp":
             self.variables.add(name)
             return
@@ -325,23 +287,17 @@ class _Scan:
             return
         flow = min(flows, key=lambda f: (f.klass, f.head is None, f.head.start if f.head is not None else 0, f.pre is None))
         if len(flows) > 1 and len(flow.heads) < _MAX_HEADS:
-            hs = frozenset().union(*(f.heads for f in flows if f.klass == flow.klass and f.source == flow.source))
-            if hs != flow.heads:
-                flow = flow._replace(heads=hs)
+            flow = _merged(flow, flows)
         if op in METADATA:
             trail.append(Step(_at(b), name, op, "skip", "reads only the shape (or presence) of the data"))
             return
         if op in ENQUEUES or op in STAGES:
-            self.pipeline.add(flow.source)
-            if self.fallback is not None and self.fallback.flow.source == flow.source:
-                self.fallback = None  # a pipeline stage's first op is no answer, even without a variable
-            trail.append(Step(_at(b), name, op, "skip", "data from %s goes into a queue or staging area: a later step's batch" % flow.source))
+            self._staged(b, name, op, flow.source)
             return
         compute = c is None or kept
         if op in CALLS and (var_in or len({f.source for f in flows}) > 1):
-            # a call that takes variables, or several of a function's arguments (a SavedModel's
-            # signature wrapper hands the data and the variables' handles on): the model may be
-            # inside (see ``_fp._into_call``)
+            # a call that takes variables, or several of a function's arguments (a SavedModel's signature
+            # wrapper hands the data and the variables' handles on): the model may be inside (``_fp._into_call``)
             compute = True
         if not compute:
             if c in _PROPAGATING or c == "added by --skip-op":
@@ -351,26 +307,10 @@ class _Scan:
                 trail.append(Step(_at(b), name, op, "skip", "catalog: %s" % c))
             return
         if flow.pre is None and flow.head is None:
-            if var_in:
-                self._start(b, flow._replace(head=b))
-            fb = self.fallback
-            if flow.source not in self.pipeline and (fb is None or (flow.klass, b.start) < (fb.flow.klass, fb.block.start)):
-                self.first_flow_at = self.seen
-                self.fallback = _Start(b, flow)
+            self._first_op(b, flow, var_in)
         if var_in:
-            answer = flow.head or b
-            self.met_heads.add(answer.start)
-            self.met_heads.update(flow.heads)
             var = next((p for i, p in enumerate(prods) if p in self.variables or (first_is_var and i == 0)), "")
-            self._candidate(_Candidate(answer, b, flow, self.seen, self.roots.get(var, var)))
-            if not self.unresolved(flow.source, self._best.block.start if self._best is not None else answer.start):
-                self.done.add(flow.source)
-                if len(self.model) < _MAX_WAITING:
-                    self.model[name] = flow.source
-            else:
-                self.flows[name] = flow if flow.head is not None else flow._replace(head=b, heads=flow.heads | {b.start})
-            why = "first op of the model on %s %s: its data meets trained variable %s at %s" % (_KLASS[flow.klass], flow.source, self.roots.get(var, var), name)
-            trail.append(Step(_at(answer), answer.name or "", answer.op, "pass", why))
+            self._meets(b, name, flow, self.roots.get(var, var))
             return
         others = [p for p in prods if p not in self.flows]
         if flow.head is None and op in PREPROCESSING and not kept and len(flows) == 1 and not any(p in self.variables or p in self.fed for p in others):
@@ -385,72 +325,51 @@ class _Scan:
         self.flows[name] = nf
         trail.append(Step(_at(b), name, op, "pass", why))
 
-    # --- when to stop -----------------------------------------------------------------------
+    # --- the rarer turns of a judgement (a variable passed on, a queue, a data path's start, a
+    # variable met), each its own method; the common ones (no data, plumbing) stay in _judge --------
 
-    def settled(self, ahead: Optional[_Ahead], here: int) -> Optional[int]:
-        """Whether the answer can change only through a node the byte search can find: ``None``
-        when it can (ask :meth:`wanted`), else the offset to read on to (``here``: read the next
-        block).
+    def _variable_passed(self, name: str, prods: List[str]) -> None:
+        """A variable's value passed on: its node carries the variable (its root noted)."""
+        self.variables.add(name)
+        v = next((p for p in prods if p in self.variables), "")
+        self.roots[name] = self.roots.get(v, v)
 
-        - No candidate yet: read on, up to ``_MEET_BUDGET`` blocks past the data's first compute
-          op (then that op stands in: a graph whose weights are constants).
-        - A candidate: another input's copy of the model may follow close by (built side by
-          side): as far again as the candidate lies in the file (at least ``_COPY_BYTES``), found
-          with one bounded byte search for an input, or, without one, ``_COPY_BUDGET`` blocks.
-        - An input met since whose data has not yet met a variable: read on to its candidate, if
-          it is of a better class, or of the best class and met inside that window (a copy of
-          the model), and its data has gone into no queue or staging area (a pipeline stage:
-          the step reads the pipeline's last dequeue, not it). One met past the window is no
-          copy close by: were it followed, every copy of an input pipeline would hold the pass
-          to the next one, to the end of the file, with every name it met kept.
-        """
-        best = self.best()
-        if best is None:
-            if self.fallback is not None and self.seen - self.first_flow_at > max(_MEET_BUDGET, self.first_flow_at):
-                return None
-            return here
-        first = self.candidates[0]  # (found in reading order: the fewest blocks read)
-        if best.flow.source not in self.done:
-            # A path of the batch that begins before the answer has not met a trained variable
-            # yet: read on while it may (as many blocks again as read to the first candidate, at
-            # least _FEATURE_BUDGET: a wide model's columns, each a few dozen ops, come between
-            # its first lookup and the input layer's concat); what has not met one by then is
-            # label side, a mask or unused.
-            if self.seen - first.seen <= max(_FEATURE_BUDGET, first.seen) and self.unresolved(best.flow.source, best.block.start):
-                return here
-            self.done.add(best.flow.source)
-        blocks = first.seen + max(_COPY_BUDGET, first.seen)  # the window for copies, without a search
-        limit = first.block.end + max(_COPY_BYTES, first.block.end)  # and with one
-        klass = best.flow.klass
-        for n, i in self.inputs.items():
-            if i.klass > klass or n in self.done or n in self.pipeline or self.seen - i.at > max(_MEET_BUDGET, i.at):
-                continue
-            if i.klass < klass or (i.at > first.seen and (i.at <= blocks if ahead is None else i.off < limit)):
-                return here
-        if ahead is None:
-            return here if self.seen <= blocks else None
-        kept = self.opts.keep_ops
-        if best.flow.klass == 0:
-            wanted: Callable[[str], bool] = lambda op: op in DATA_SOURCES and op not in kept
-        else:  # (a PlaceholderWithDefault is a hyper-parameter or a file name, not a copy's batch)
-            wanted = lambda op: op not in kept and (op in DATA_SOURCES or op in ("Placeholder", "PlaceholderV2", "Data", "_Arg"))
-        return ahead.input_within(here, limit, wanted)
+    def _staged(self, b: Block, name: str, op: Optional[str], source: str) -> None:
+        """Data that goes into a queue or a staging area: a later step's batch."""
+        self.pipeline.add(source)
+        if self.fallback is not None and self.fallback.flow.source == source:
+            self.fallback = None  # a pipeline stage's first op is no answer, even without a variable
+        self.trail.append(Step(_at(b), name, op, "skip", "data from %s goes into a queue or staging area: a later step's batch" % source))
 
-    def wanted(self) -> Optional[Callable[[str], bool]]:
-        """Which later op could still change fp (else ``None``: settled, or read on)."""
-        if self.opts.rule == "doc" or self.opts.sources:
-            return None
-        kept = self.opts.keep_ops
-        best = self.best()
-        if best is None and self.fallback is not None and self.fallback.flow.source in self.queues:
-            # The first op on a queue's data, no variable met yet: an enqueue later would make the
-            # queue a stage of the input pipeline (and a non-queue source would win).
-            return lambda op: op not in kept and (op in ENQUEUES or op in STAGES or (op in DATA_SOURCES and not op.startswith("QueueDequeue")))
-        klass = best.flow.klass if best is not None else (self.fallback.flow.klass if self.fallback else 3)
-        if klass == 0:
-            return None
-        if klass == 1:
-            return lambda op: op in DATA_SOURCES and op not in kept
-        if klass == 2 or (self.opts.rule == "auto" and self.doc is not None and not self.flows):
-            return lambda op: (op in DATA_SOURCES or op in PLACEHOLDERS) and op not in kept
-        return None
+    def _first_op(self, b: Block, flow: _Flow, var_in: bool) -> None:
+        """The first compute op on a data path (nothing but plumbing before it): a starter if it
+        reads a variable, and the fallback if its data is the best met yet."""
+        if var_in:
+            self._start(b, flow._replace(head=b))
+        fb = self.fallback
+        if flow.source not in self.pipeline and (fb is None or (flow.klass, b.start) < (fb.flow.klass, fb.block.start)):
+            self.first_flow_at = self.seen
+            self.fallback = _Start(b, flow)
+
+    def _meets(self, b: Block, name: str, flow: _Flow, variable: str) -> None:
+        """The data meets trained variable ``variable`` at ``b``: its input's candidate, the first
+        op of the model on that data (or ``b`` itself); the input is done unless a path of it
+        begins before and has not met a variable yet."""
+        answer = flow.head or b
+        self.met_heads.add(answer.start)
+        self.met_heads.update(flow.heads)
+        self._candidate(_Candidate(answer, b, flow, self.seen, variable))
+        if not self.unresolved(flow.source, self._best.block.start if self._best is not None else answer.start):
+            self.done.add(flow.source)
+            if len(self.model) < _MAX_WAITING:
+                self.model[name] = flow.source
+        else:
+            self.flows[name] = flow if flow.head is not None else flow._replace(head=b, heads=flow.heads | {b.start})
+        why = "first op of the model on %s %s: its data meets trained variable %s at %s" % (_KLASS[flow.klass], flow.source, variable, name)
+        self.trail.append(Step(_at(answer), answer.name or "", answer.op, "pass", why))
+
+
+def _merged(flow: _Flow, flows: List[_Flow]) -> _Flow:
+    """``flow`` with the first ops of every path of its input and class merged into it."""
+    hs = frozenset().union(*(f.heads for f in flows if f.klass == flow.klass and f.source == flow.source))
+    return flow._replace(heads=hs) if hs != flow.heads else flow

@@ -23,11 +23,13 @@ import re
 from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Set
 
 from ._answers import Alternative, Answer, Options, Point, Step, _at, _point, _producer
-from ._bp import _inputs_again, is_update, optimizer_points
+from ._bp import optimizer_points
+from ._bp_back import _inputs_again
+from ._bp_reach import is_update
 from ._catalog import VARIABLE_PASS, VARIABLES, in_gradients_scope
-from ._fp_scan import _Candidate
+from ._fp_flow import _Candidate
 from ..parallel._grep import _SearchFailed
-from ._hood_find import Fallback, Rec, grep_finder, pass_finder, stopping
+from ._hood_find import Fallback, Finder, Rec, grep_finder, pass_finder, stopping
 from .._errors import PbtxtError
 from ..graph._dialect import operator_layout
 from ..graph._reverse import reverse_blocks
@@ -146,7 +148,7 @@ def _first_reader(
             q = _point("fp", b, ans.rule if ans.rule != "doc" else "dataflow", g.name, fn)
             reason = "first op of the model that the step of --train-op %s runs (it reads trained variable %s)" % (name, v)
             if ans.point is not None and (q.name, q.function) == (ans.point.name, ans.point.function):
-                return ans._replace(reason=reason, confidence="certain", doubt=None, alternatives=tuple(a for a in ans.alternatives if a.why != "other_optimizer"))
+                return ans._replace(reason=reason, confidence="certain", doubt="", alternatives=tuple(a for a in ans.alternatives if a.why != "other_optimizer"))
             trail = [s._replace(verdict="pass", why="%s; not the first op that --train-op %s runs" % (s.why, name)) if s.verdict == "chosen" else s for s in ans.trail]
             trail.append(Step(_at(b), n, op, "chosen", reason))
             return Answer("fp", q, q.rule, reason, trail)
@@ -191,7 +193,7 @@ def _variable(name: str, op: Optional[str]) -> bool:
     return op in VARIABLES or op == "ReadVariableOp" or (op == "Identity" and name.endswith("/read"))
 
 
-def _finder(g: "GraphFile", best: _Candidate, lo: int, hi: int):  # type: ignore[no-untyped-def]
+def _finder(g: "GraphFile", best: _Candidate, lo: int, hi: int) -> Finder:
     """The hood's finder of blocks by name or by input in bytes ``[lo, hi)`` past the answer, a
     byte search of that stretch where the input allows one (else a forward reading, which the
     caller stops at ``hi``): the search costs the window, not the file."""

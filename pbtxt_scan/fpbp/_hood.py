@@ -25,12 +25,13 @@ if TYPE_CHECKING:
 
 
 def walk(
-    centre: Rec, up: int, down: int, find: Finder, max_nodes: int, function: Optional[str], g: "Optional[GraphFile]" = None
+    centre: Rec, up: int, down: int, find: Finder, *, max_nodes: int, function: Optional[str] = None, g: "Optional[GraphFile]" = None,
 ) -> Hood:
     """Breadth first, a hop at a time each way (``find`` does the reading): producers by the
     frontier's inputs, consumers by the frontier's names. A node reached both ways keeps its
     nearer side (producers on a tie). At ``max_nodes`` the rest of a hop is dropped and the Hood
-    says ``truncated``."""
+    says ``truncated``. ``function``: the one the nodes are in; ``g``: the input whose lane counts
+    the lines of blocks found by a search (``UNCOUNTED``)."""
     recs: Dict[str, Rec] = {centre.name: centre}
     du: Dict[str, int] = {centre.name: 0}
     dd: Dict[str, int] = {centre.name: 0}
@@ -140,23 +141,19 @@ def neighbourhoods(
     hoods: Dict[int, Hood] = {}
     if near:
         got = near_hoods(
-            g, list(near.values()), lambda c, u, d, f: walk(c, u, d, f, max_nodes, None), window=window,
+            g, list(near.values()), lambda c, u, d, f: walk(c, u, d, f, max_nodes=max_nodes), window=window,
             limit=max(1 << 12, 16 * max_nodes * len(near)),
         )
         if got is not None:
             hoods = dict(zip(near, got))
-    return [
-        hoods[k] if k in hoods else _hop_by_hop(g, what, up, down, fn, max_nodes, search, hits.get(k, ()))
-        for k, (what, up, down, fn) in enumerate(asks)
-    ]
+    return [hoods[k] if k in hoods else _hop_by_hop(g, ask, max_nodes, search, hits.get(k, ())) for k, ask in enumerate(asks)]
 
 
-def _hop_by_hop(
-    g: "GraphFile", what: Any, up: int, down: int, function: Optional[str], max_nodes: int, search: bool, hit: Any = ()
-) -> Hood:
-    """A neighbourhood searched (or read) a hop at a time (``hit``: the centre's search made already)."""
+def _hop_by_hop(g: "GraphFile", ask: Ask, max_nodes: int, search: bool, hit: Any = ()) -> Hood:
+    """An ask's neighbourhood searched (or read) a hop at a time (``hit``: the centre's search made already)."""
     from ..graph._paths import find_node
 
+    what, up, down, function = ask
     if isinstance(what, str):
         name = what
     else:
@@ -182,4 +179,4 @@ def _hop_by_hop(
         find = grep_finder(g, path, fn, block)
     if find is None:
         find = pass_finder(g, path, fn)
-    return walk(centre, up, down, find, max_nodes, fn, g)
+    return walk(centre, up, down, find, max_nodes=max_nodes, function=fn, g=g)

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import contextlib
 import re
-from typing import TYPE_CHECKING, Any, Callable, FrozenSet, Iterable, Iterator, NamedTuple, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, FrozenSet, Generator, Iterable, Iterator, NamedTuple, Optional, Tuple
 
 from .._model import TF_HEADS, Block
 from ..parallel._grep import _SearchFailed
 from ..source._lane import Unplaced
 
 if TYPE_CHECKING:
+    from ..graph._cache import Handle
     from ..graph._input import GraphFile
 
 
@@ -28,8 +29,9 @@ class Rec(NamedTuple):
 
 # One hop's search: (names wanted, names whose consumers are wanted) -> the blocks that match, in file order.
 Finder = Callable[[FrozenSet[str], FrozenSet[str]], Iterable[Rec]]
-# A lane's search, its blocks read: (names wanted, names whose consumers are wanted) -> blocks, in file order.
-Blocks = Callable[[FrozenSet[str], FrozenSet[str]], Iterator[Block]]
+# A lane's search, its blocks read: (names wanted, names whose consumers are wanted) -> blocks, in file order
+# (a generator: closing it ends the search).
+Blocks = Callable[[FrozenSet[str], FrozenSet[str]], Generator[Block, None, None]]
 
 
 def producer(inp: str) -> str:
@@ -75,14 +77,14 @@ class _Cache:
 
     def __init__(self, g: "GraphFile") -> None:
         self.g = g
-        self._handle: Any = None
+        self._handle: "Optional[Handle]" = None
 
     def read(self, kind: str) -> Optional[bytes]:
         from ..graph import _cache
 
         if self._handle is None:
             self._handle = _cache.Handle(_cache.key_of(self.g))
-        return self._handle.read(kind)  # type: ignore[no-any-return]
+        return self._handle.read(kind)
 
 
 def lane_finder(g: "GraphFile", path: Tuple[str, ...], centre: Optional[Block] = None, **kw: Any) -> Optional[Blocks]:
@@ -93,7 +95,7 @@ def lane_finder(g: "GraphFile", path: Tuple[str, ...], centre: Optional[Block] =
         return None
     shown_by_line = g.lane.unit == "line"
 
-    def read(want: FrozenSet[str], cons: FrozenSet[str]) -> Iterator[Block]:
+    def read(want: FrozenSet[str], cons: FrozenSet[str]) -> Generator[Block, None, None]:
         places = found(want, cons)
         try:
             for b in places:

@@ -157,22 +157,9 @@ def near_hoods(
         # nodes alike (TensorFlow does not) has its first taken, as a walk over the whole file
         # does. Alone, such names are searched for before their first block only.
         hi = size if unread or cons else max(min(known.by_name[n]) for n in want)
-        found: List[Block] = []
-        if hi > 0:
-            search = lane_finder(g, ("node",), upto=hi, known=known.covers)
-            if search is None:
-                return None
-            blocks = search(frozenset(want), frozenset(cons))
-            try:
-                for b in blocks:
-                    if not known.covers(b.start):
-                        found.append(b)
-                        if len(found) > limit:
-                            return None  # (a node with thousands of consumers: hop by hop, each hop stopped when full)
-            except (Fallback, _SearchFailed):
-                return None
-            finally:
-                blocks.close()
+        found = _found_elsewhere(g, known, want, cons, upto=hi, limit=limit)
+        if found is None:
+            return None
         searched.update(want | cons)
         as_input.update(cons)
         for b in found:
@@ -189,6 +176,30 @@ def near_hoods(
     for off in counted:
         known.recs[off] = known.recs[off]._replace(line=counted[off])
     return [walk(r._replace(line=counted[r.offset]), c.up, c.down, known.find) for r, c in zip(recs, centres)]
+
+
+def _found_elsewhere(g: "GraphFile", known: Known, want: Set[str], cons: Set[str], *, upto: int, limit: int) -> Optional[List[Block]]:
+    """The blocks before ``upto`` that one search finds named in ``want`` or naming one of ``cons``
+    among their inputs, those inside a span read whole left out; ``None`` where the lane offers no
+    search, it cannot place a hit, or it finds over ``limit`` blocks."""
+    found: List[Block] = []
+    if upto <= 0:
+        return found
+    search = lane_finder(g, ("node",), upto=upto, known=known.covers)
+    if search is None:
+        return None
+    blocks = search(frozenset(want), frozenset(cons))
+    try:
+        for b in blocks:
+            if not known.covers(b.start):
+                found.append(b)
+                if len(found) > limit:
+                    return None  # (a node with thousands of consumers: hop by hop, each hop stopped when full)
+    except (Fallback, _SearchFailed):
+        return None
+    finally:
+        blocks.close()
+    return found
 
 
 def _asking(known: Known, want: Set[str], cons: Set[str], met: Optional[Set[int]]) -> Callable[[FrozenSet[str], FrozenSet[str]], List[Rec]]:
@@ -259,7 +270,9 @@ def _lines(g: "GraphFile", known: Known, anchors: Dict[int, int], offsets: Set[i
         if o in anchors:
             out[o] = anchors[o]
         elif w is not None:
-            out[o] = got[w] + known.recs[o].line - 1  # type: ignore[operator]
+            in_window = known.recs[o].line
+            assert in_window is not None  # (a window's block, on a lane with lines: its line counted from the window's first byte)
+            out[o] = got[w] + in_window - 1
         else:
             out[o] = got[o]
     return out

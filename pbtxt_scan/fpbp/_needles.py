@@ -21,17 +21,17 @@ def _pattern(words: Iterable[str], extra: Iterable[str] = ()) -> str:
     """The text lane's regex of ``words`` (``text._needles._pattern``)."""
     from ..text import needle_pattern
 
-    return needle_pattern(words, extra)  # type: ignore[no-any-return]
+    return needle_pattern(words, extra)
 
 
 def op_pattern() -> str:
     """The wire lane's regex of fp's ops (``wire._ahead.op_pattern``)."""
     from ..wire import op_pattern as wire_ops
 
-    return wire_ops(_FP_OPS)  # type: ignore[no-any-return]
+    return wire_ops(_FP_OPS)
 
 
 def name_pattern() -> str:
     from ..wire import name_pattern as wire_names
 
-    return wire_names(_GRAD_WORDS)  # type: ignore[no-any-return]
+    return wire_names(_GRAD_WORDS)

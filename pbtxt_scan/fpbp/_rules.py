@@ -22,7 +22,7 @@ Rules (``--rule``):
   library function (a ``tf.function`` model) is answered inside it. bp = the doc bp, also skipping
   nodes that compute only from constants and shapes (shape arithmetic that GE folds away, e.g. the
   int32 ops that pack an IndexedSlices gradient) and gradients-scope nodes whose result nothing
-  that runs uses (read backward, a node's consumers all come before it: ``_bp._Live``); a call
+  that runs uses (read backward, a node's consumers all come before it: ``_bp_reach._Reach``); a call
   that takes a gradient is answered inside the function it calls.
 - ``auto`` (default): dataflow where the graph has a data source or placeholder, else doc.
 
@@ -94,14 +94,20 @@ The modules, one job each
 - ``_catalog``: the op types that are never a point, by category, and the gradients-scope test.
 - ``_body``: where the training step is (``step_body``), and a library function held as offsets.
 - ``_fp``: fp's passes (top level, the step's function, a called model) over blocks read forward.
-- ``_fp_scan``: fp's scan state: each node judged as it is read, and when the answer is settled.
+- ``_fp_scan``: fp's scan state: each node judged as it is read.
+- ``_fp_flow``: what the scan knows of the data: what reaches a node, inputs met, candidates.
+- ``_fp_settle``: when the scan's answer is settled (read on, or ask the byte search).
 - ``_fp_inputs``: the step's inputs: whether a placeholder or a Const holds the data (roles).
 - ``_fp_pick``: fp's answer from a scan, and copies of the model told apart by their gradient ops.
-- ``_ahead``: fp's reading ahead: two byte searches, each hit judged by its line.
-- ``_needles``: what the searches look for (one ERE) and what a hit's line may set.
-- ``_grep``: the grep processes behind the searches (descriptor or fed pipe; parts one a core).
-- ``_bp``: bp read backward: liveness, shape arithmetic, a call that takes a gradient.
+- ``_fp_steps``: fp when several optimizers train in separate train ops (``--train-op``).
+- ``_ahead``: fp's reading ahead, through the lane's two byte searches (``Lane.ahead``).
+- ``_needles``: what those searches look for: the ops that can still change fp, and their words.
+- ``_bp``: bp's passes (top level, a called backward function, the step functions) and its answer.
+- ``_bp_scan``: bp's backward loop: each optimizer's point, ``--train-op``, when to stop.
+- ``_bp_reach``: liveness: which optimizers a node's data reaches, and whether it runs.
+- ``_bp_back``: the backward read: look-ups ahead, shape arithmetic, inputs read again.
 - ``_profiling``: the Ascend profiling options built from the two points.
+- ``_hood``, ``_hood_find``, ``_hood_near``: a node's neighbourhood (``show --context``, the report).
 """
 from __future__ import annotations
 
