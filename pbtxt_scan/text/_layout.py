@@ -30,7 +30,7 @@ import re
 from typing import Any, List, Optional, Tuple
 
 from ..language._atomic import NATIVE, compile_bytes, user_groups
-from ..language._grammar import _number, decode, unescape, unescape_in
+from ..language._values import _number, decode, unescape, unescape_in
 from ..language._lines import CLOSE, IDENT, OPEN, SEP, VERIFIED_VALUE, classifier_text, ind, terms
 from .._model import Field, Message
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import BinaryIO, FrozenSet, Iterator, List, Optional, Sequence
 
-from ..language._grammar import decode, describe_token, unescape
+from ..language._grammar import describe_token
+from ..language._values import decode, unescape
 from ._frames import OTHER, TARGET, BlockStart, Frame, close_block, take_label
 from ._lexer import Lexer, Token
 from .._model import Block, Head
