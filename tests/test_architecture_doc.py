@@ -207,7 +207,7 @@ LONG_MODULES = {
     "wire/_wire_read.py",
 }
 LONG_FUNCTIONS = {
-    "text/_scan.py:scan_tokens", "fpbp/_fp_scan.py:_judge", "cli/_verify.py:verify",
+    "fpbp/_fp_scan.py:_judge", "cli/_verify.py:verify",
     "fpbp/_bp.py:_bp_scan", "fpbp/_hood_near.py:near_hoods", "prof/_events.py:json_events_at",
 }
 TYPE_IGNORES_NOW = 60
