@@ -40,7 +40,7 @@ Invalid UTF-8 stops the fast path before the bad byte, so the general scanner re
 from __future__ import annotations
 
 import re
-from typing import BinaryIO, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
+from typing import BinaryIO, Dict, FrozenSet, Generator, Iterator, List, Optional, Sequence, Tuple
 
 from ..language._atomic import NATIVE, user_groups
 from . import _layout as layout
@@ -89,7 +89,7 @@ def scan_canonical(
     fast: bool = True,
     warm_up: Optional[int] = None,
     validate: bool = True,
-) -> Iterator[Block]:
+) -> Generator[Block, None, None]:
     """The blocks ``scan(f, path, heads)`` yields, validated as strictly, mostly at C speed.
 
     ``display``: the file's name in errors. ``end_state``: filled with the bytes and lines read.
@@ -242,8 +242,8 @@ class _Walker(Batches, StringLines):
                 if not d:
                     raise _HandOver(self.base + pos, self.line)
                 fr = stack.pop()
-                if fr.kind == TARGET:
-                    yield close_block(path, fr, self.base + pos + 2 * d - 1, stack)
+                if fr.block is not None:  # (a TARGET)
+                    yield close_block(path, fr.block, self.base + pos + 2 * d - 1, stack)
             self.pos = nl + 1
             self.line += 1
             self.after = opener is None  # (a field ended, unless a message opened)

@@ -85,7 +85,7 @@ def scan_tokens(
                 fr = stack.pop()
                 names.pop()
                 if fr.block is not None:
-                    yield close_block(target, fr, tok[2], stack)
+                    yield close_block(target, fr.block, tok[2], stack)
                 state = AFTER_FIELD
                 if fr.in_list:
                     field, state = fr.name, LIST_MSG_NEXT  # the list's field name, for its next item
