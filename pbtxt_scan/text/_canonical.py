@@ -68,7 +68,7 @@ _BIG = 4 << 20 if NATIVE else 64 << 10
 # backward, the chunks of ``--jobs``) use them from their first line.
 _WARMUP_LINES = 10000
 _LONG = 1 << 20  # a line longer than this is streamed (a string) or handed to the general scanner
-_KEEP = 64  # validate=False: the bytes kept before a closing quote to count its backslashes (_body_ends)
+_KEEP = 64  # validate=False: the bytes kept before a closing quote to count its backslashes (_strings)
 _SKIP_CHUNK = 1 << 20  # ... and the size of the chunks it reads
 # validate=False: an unended line this long is streamed already, when it is a string field (a
 # ``tensor_content``): the rest of it is then read once, not also joined into the buffer.
@@ -97,7 +97,7 @@ def scan_canonical(
     backward by ``_reverse``), so positions come out as the file's own. ``fast=False``: the
     general scanner alone (the same blocks, errors and end state). ``warm_up``: see ``_Walker``.
     ``validate=False``: a string literal on a line of its own over ``_SKIP_FROM`` (a ``tensor_content``)
-    is checked for where it ends, not escape by escape (``_Walker._body_ends``)."""
+    is checked for where it ends, not escape by escape (``_strings.StringLines._body_ends``)."""
     if fast:
         w = _Walker(f, path, heads, chunk_size=chunk_size, display=display, start_offset=start_offset,
                     start_line=start_line, warm_up=warm_up, validate=validate)

@@ -48,7 +48,7 @@ class TextLane(Lane):
         from ._canonical import scan_canonical
 
         # ``validate=False``: the escapes of a string over a MiB on a line of its own are left
-        # unread, as a binary graph's skipped fields are (``_canonical._Walker._body_ends``);
+        # unread, as a binary graph's skipped fields are (``_strings.StringLines._body_ends``);
         # every other byte is checked down to its last value either way.
         return scan_canonical(
             self.store.reader(), tuple(block_path), heads, chunk_size=chunk_size, display=self.store.name,
