@@ -237,7 +237,7 @@ def test_the_one_pass_check_reads_every_byte_after_a_backslash_as_the_terminal()
        pad=st.integers(0, 300))
 def test_unescape_reads_long_bodies_as_its_loop(parts: "list[str]", pad: int) -> None:
     """``_grammar.unescape``'s C road for long bodies gives the bytes its escape loop gives."""
-    from pbtxt_scan.language._grammar import _unescape, unescape
+    from pbtxt_scan.language._values import _unescape, unescape
 
     body = "a" * pad + "".join(parts).replace("\n", "")
     try:

@@ -7,16 +7,14 @@ in ``_terminals``, checked against the grammar by a test), so the two cannot dri
 """
 from __future__ import annotations
 
-import codecs
 import functools
 import re
-import warnings
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Tuple, cast
 
 from .._errors import IncompleteInputError, PbtxtError
 from .._model import Field, Message
-from ._skip import _TF_FIRST as _decoder_warns
+from ._values import _number, decode, string_value, unescape
 
 _HERE = Path(__file__).resolve().parent
 
@@ -75,74 +73,6 @@ def render_terminals() -> str:
     return _TERMINALS_HEAD + "\n" + "\n".join(lines) + "\n"
 
 
-# --- strings ---------------------------------------------------------------------------------
-
-_ESC = re.compile(r"\\(?:([0-7]{1,3})|x([0-9A-Fa-f]{1,2})|u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))", re.S)
-_NAMED = {"a": 7, "b": 8, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11, "?": 63, "\\": 92, "'": 39, '"': 34}
-
-
-def unescape(body: str) -> bytes:
-    """The bytes a string literal's body (between its quotes) stands for."""
-    if "\\" not in body:
-        return body.encode("utf-8", "surrogateescape")
-    if len(body) > 256 and "\n" not in body and _decoder_warns:
-        got = _escape_decode(body.encode("utf-8", "surrogateescape"))
-        if got is not None:
-            return got
-    return _unescape(body)
-
-
-def unescape_in(raw: bytes, start: int, end: int) -> bytes:
-    """:func:`unescape` of the body ``raw[start:end]`` as it is in the file: a long one (a
-    tensor_content) is decoded without a copy of it, as bytes or as text."""
-    if end - start > 256 and raw.find(b"\n", start, end) < 0 and _decoder_warns:
-        got = _escape_decode(memoryview(raw)[start:end])
-        if got is not None:
-            return got
-    return unescape(raw[start:end].decode("utf-8", "surrogateescape"))
-
-
-def _escape_decode(body: Any) -> "bytes | None":
-    """A tensor's body (fp reads the small Consts' values): the bytes-escape decoder, in C, reads
-    every escape TF writes as below (octal greedy to 3 digits, \\x with 2 hex digits, the named
-    ones), and warns (an error here) or raises at any other: those take the loop (None)."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            return codecs.escape_decode(body)[0]  # type: ignore[attr-defined, no-any-return]
-    except (ValueError, Warning):
-        return None
-
-
-def _unescape(body: str) -> bytes:
-    out = bytearray()
-    pos = 0
-    for m in _ESC.finditer(body):
-        out += body[pos : m.start()].encode("utf-8", "surrogateescape")
-        octal, hx, u4, u8, named = m.groups()
-        if octal is not None:
-            out.append(int(octal, 8) & 0xFF)  # "\400" is beyond a byte; C++ also keeps the low 8 bits
-        elif hx is not None:
-            out.append(int(hx, 16))
-        elif u4 is not None or u8 is not None:
-            out += chr(int(u4 or u8, 16)).encode("utf-8", "surrogatepass")
-        else:
-            out.append(_NAMED.get(named, ord(named[0]) if named else 0))
-        pos = m.end()
-    out += body[pos:].encode("utf-8", "surrogateescape")
-    return bytes(out)
-
-
-def decode(raw: bytes) -> str:
-    """Text for a string's bytes: UTF-8, with undecodable bytes kept (as surrogate escapes)."""
-    return raw.decode("utf-8", "surrogateescape")
-
-
-def string_value(literal: str) -> str:
-    """The value of one quoted literal, quotes included."""
-    return decode(unescape(literal[1:-1]))
-
-
 # --- the transformer --------------------------------------------------------------------------
 
 
@@ -159,7 +89,7 @@ def _flatten(items: List[Any]) -> Message:
 def _ToData() -> Any:
     from lark import Token, Transformer
 
-    class ToData(Transformer):  # type: ignore[misc]
+    class ToData(Transformer):
         """Builds Message/Field values bottom-up; ``[a, b]`` becomes one Field per item."""
 
         def start(self, items: List[Any]) -> Message:
@@ -213,24 +143,8 @@ def _ToData() -> Any:
     return ToData()
 
 
-class _Items(list):  # type: ignore[type-arg]
+class _Items(list):
     """The items of a ``[...]`` list, before they become separate fields."""
-
-
-def _number(text: str) -> Any:
-    t = text.lower()
-    if t.startswith("0x"):
-        return int(t, 16)
-    if "." in t or "e" in t or t.endswith("f"):
-        return float(t.rstrip("f"))
-    if len(t) > 1 and t.startswith("0"):
-        return int(t, 8)
-    try:
-        return int(t)
-    except ValueError:
-        # Over Python's limit for decimal conversion (4,300 digits by default): no protobuf
-        # integer is that long, so keep it as written rather than change the interpreter's limit.
-        return text
 
 
 # --- parsing ----------------------------------------------------------------------------------
@@ -344,8 +258,9 @@ def parse_text(text: str, first_line: int = 1, path: "str | None" = None) -> Mes
         msg: Message = _lark().parse(text)
         return msg if first_line == 1 else _shift_lines(msg, first_line - 1)
     except UnexpectedCharacters as e:
-        msg = lexical_error_message(text, e.pos_in_stream)
-        raise PbtxtError(msg, e.line + first_line - 1, e.column, path) from None
+        # (lark's stub says Optional: UnexpectedCharacters always sets where the text stopped)
+        why = lexical_error_message(text, cast(int, e.pos_in_stream))
+        raise PbtxtError(why, e.line + first_line - 1, e.column, path) from None
     except UnexpectedToken as e:
         tok = e.token
         if tok.type == "$END":
@@ -366,7 +281,6 @@ def parse_text(text: str, first_line: int = 1, path: "str | None" = None) -> Mes
         raise PbtxtError("invalid value: %s" % e.orig_exc, None, None, path) from None
     except UnexpectedInput as e:  # pragma: no cover
         raise PbtxtError(str(e).splitlines()[0], getattr(e, "line", None), getattr(e, "column", None), path) from None
-
 
 
 # --- a block with long strings: Lark parses the rest ---------------------------------------------

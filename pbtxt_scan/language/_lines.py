@@ -81,7 +81,9 @@ def terms(native: bool = NATIVE) -> Tuple[str, str]:
         # alternatives match alike would be matched again, with all the lines after it, for
         # each of them whenever the block fails.
         assert string.count(')*"') == 1 and string.count(")*'") == 1, string  # keep in step
-        plain = [re.search(q + r"(\[\^" + q + r"[^\]]*\])\*", string).group(1) for q in "\"'"]  # type: ignore[union-attr]
+        runs = [re.search(q + r"(\[\^" + q + r"[^\]]*\])\*", string) for q in "\"'"]
+        plain = [m.group(1) for m in runs if m is not None]
+        assert len(plain) == 2, string  # keep in step
         escaped = string.replace(')*"', ')+"').replace(")*'", ")+'")
         # All of them alternatives of the scalar itself, not of a group in it: old re enters a
         # nested alternation for every scalar that is not a string.

@@ -66,7 +66,7 @@ _SPECIAL = re.compile(
 # every Python 3 this project runs on; anything else is handled as "not plainly valid").
 _AT = re.compile(r"invalid \\x escape at position (\d+)")
 # (``escape_decode`` is the codec behind pickle's bytes and has been in ``codecs`` since 2.x.)
-_decode = codecs.escape_decode  # type: ignore[attr-defined]
+_decode = codecs.escape_decode
 
 
 def _table(quote: int) -> bytes:

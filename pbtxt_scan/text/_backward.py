@@ -21,7 +21,7 @@ import itertools
 import io
 import json
 import re
-from typing import Any, BinaryIO, FrozenSet, Iterator, NamedTuple, Optional, Tuple
+from typing import Any, BinaryIO, FrozenSet, Generator, Iterator, NamedTuple, Optional, Tuple, cast
 
 from .._errors import PbtxtError
 from .._model import Block
@@ -89,7 +89,7 @@ def total_lines(f: BinaryIO, cache: Any) -> int:
     return n
 
 
-def reverse_blocks(lane: Any, block_path: Tuple[str, ...], heads: FrozenSet[str], cache: Any) -> Iterator[Block]:
+def reverse_blocks(lane: Any, block_path: Tuple[str, ...], heads: FrozenSet[str], cache: Any) -> Generator[Block, None, None]:
     """The blocks at ``block_path`` from last to first, with lines and heads (``lane``: the
     :class:`~pbtxt_scan.text._lane.TextLane` read; ``cache``: see ``Lane.backward``).
 
@@ -161,13 +161,14 @@ def _region(rd: _Reading, start: int, end: int, first: int) -> Iterator[Block]: 
     from the end, since reading backward never counts the lines before ``start``)."""
     from ._canonical import scan_canonical
 
-    blocks = scan_canonical(
-        _Slice(rd.f, start, end), (rd.field,), rd.heads, chunk_size=_CHUNK, display=rd.name, start_offset=start, start_line=first,
+    # (a _Slice is a file-like, no BinaryIO: reading is all a walk of a slice does)
+    scanned = scan_canonical(
+        cast(BinaryIO, _Slice(rd.f, start, end)), (rd.field,), rd.heads, chunk_size=_CHUNK, display=rd.name, start_offset=start, start_line=first,
         validate=False,  # (bp's reading: a long literal's escapes are check's, as on the forward lane)
     )
     try:
         # A region is held whole to be reversed: bounded by _REGION_BLOCKS.
-        blocks = list(itertools.islice(blocks, _REGION_BLOCKS + 1))
+        blocks = list(itertools.islice(scanned, _REGION_BLOCKS + 1))
     except PbtxtError:
         raise _NotCanonical() from None
     if len(blocks) > _REGION_BLOCKS:

@@ -6,58 +6,67 @@ anything that needs the line-by-line walk stops the run at a line start.
 """
 from __future__ import annotations
 
-from typing import Iterator, List, Optional
+import re
+from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple
 
 from . import _layout as layout
 from ..language._atomic import user_groups
-from ._frames import ANCESTOR, TARGET, parents
+from ._frames import ANCESTOR, Frame, parents
 from ._layout import MAX_LITERAL, last_name, scalar_value, text_value
 from .._model import Block, Head
 from ._window import Window
 
+_Match = Callable[[bytes, int, int], Optional["re.Match[bytes]"]]  # a bytes pattern's match or search
+
+
+class _Rx(NamedTuple):
+    """What a batch at one depth (on the way to the path's blocks or not) matches with."""
+
+    target: Optional[bytes]  # the path's field at this depth, if its blocks are yielded here
+    ancestor: Optional[bytes]  # ... or if they are inside it
+    closer: bytes  # the line that closes the open message
+    field: _Match  # one whole field (``layout.field_re``), with its groups:
+    groups: Tuple[int, ...]  # (name, scalar value, run of head lines, a later head line)
+    scalars: _Match  # a run of scalar lines that are no heads
+    run_heads: Optional[Callable[[str], List[Any]]]  # the head lines of a run (when heads are read)
+    more: Optional[_Match]  # a head line after the run
+
 
 class Batches(Window):
-    """The batch matcher over the walk's window (``stack``, ``line`` ... are the walk's)."""
+    """The batch matcher over the walk's window (the attributes below are the walk's).
+
+    ``_batch(d)`` takes the lines at depth ``d`` that the buffer holds: each field matched with
+    one regex call that also verifies it, blocks and heads read off the verified text. It stops
+    (leaving ``pos`` at a line start, for the line-by-line walk) at a field that does not match
+    (not canonical, too deep, or cut by the buffer's end), an ancestor to enter, a ``name`` or
+    ``signature`` that may label an open message, a head too long to take here."""
 
     big = 0  # the longest field matched whole (the walk's, from _canonical._BIG)
+    stack: List[Frame]
+    path: Tuple[str, ...]
+    line: int
+    after: bool
+    last_name: bytes
+    no_batch: int
+    _head_names: Tuple[str, ...]
+    _name_of: Dict[bytes, str]
+    _rxs: Dict[Tuple[int, bool], _Rx]  # (depth, on the path): the walk's own, made at first use
 
     def _batch(self, d: int) -> Iterator[Block]:
-        """Step 2 for the lines at depth ``d`` that the buffer holds: each field matched with one
-        regex call that also verifies it, blocks and heads read off the verified text. Stops
-        (leaving ``pos`` at a line start, for the line-by-line walk) at a field that does not
-        match (not canonical, too deep, or cut by the buffer's end), an ancestor to enter, a
-        ``name`` or ``signature`` that may label an open message, a head too long to take here."""
-        buf = self.buf
-        pos = self.pos
-        stack = self.stack
+        """Step 2 for the lines at depth ``d`` that the buffer holds (see the class)."""
+        buf, pos, stack, path = self.buf, self.pos, self.stack, self.path
         top = stack[-1] if d else None
-        path = self.path
-        k = len(path)
-        on_path = d < k and (top is None or top.kind == ANCESTOR)
-        target = path[d].encode("ascii") if on_path and d == k - 1 else None
-        ancestor = path[d].encode("ascii") if on_path and d < k - 1 else None
-        in_target = top is not None and top.kind == TARGET
-        fe = buf.find(layout.closer_of(d - 1), pos - 1, self.lim) if d else -1  # the open message's end
+        on_path = d < len(path) and (top is None or top.kind == ANCESTOR)
+        target, ancestor, closer, field, groups, scalars, run_heads, more = self._rxs.get((d, on_path)) or self._rx(d, on_path)
+        fe = buf.find(closer, pos - 1, self.lim) if d else -1  # the open message's end
         end = fe + 1 if fe >= 0 else buf.rfind(b"\n", pos, self.lim) + 1
-        names = self._head_names
-        name_of = self._name_of
-        run_heads = layout.run_heads_re(d + 1, names).findall if names else None
-        more = layout.fields_re(d + 1, names).search if names else None
-        field_re = layout.field_re(d, names if target is not None else ())  # (heads only in targets)
-        field = field_re.match
-        scalars = layout.scalars_re(d, names).match
-        groups = user_groups(field_re)
-        g_run, g_later = groups[2], groups[3]
-        count = buf.count
-        new = tuple.__new__
-        col = 2 * d + 1
-        base = self.base
-        line = self.line
-        after = self.after
+        block_heads = top.block.heads if top is not None and top.block is not None else None  # (in a block to yield)
+        in_sig = block_heads is not None and top is not None and top.name == "signature"
+        name_of, count, new, col = self._name_of, buf.count, tuple.__new__, 2 * d + 1
+        base, line, after, big = self.base, self.line, self.after, self.big
         above = parents(stack) if d else ()
         p = pos
         prev_str = None  # (pos, line, after, head taken) of a string scalar line just read
-        big = self.big
         capped = end - pos > big  # (a field longer than big is entered, as in _whole_block)
         while p < end:
             m = field(buf, p, (p + big if p + big < end else end) if capped else end)
@@ -70,14 +79,10 @@ class Batches(Window):
                 if run_heads is not None:
                     if len(run) >= MAX_LITERAL:
                         break
-                    hs = [
-                        new(Head, (nm, simple[1:-1] if simple else text_value(other), i))
-                        for i, (nm, simple, other) in enumerate(run_heads(run.decode("utf-8", "surrogateescape")), line + 1)
-                    ]
-                    if later is not None:
-                        hs = self._more_heads(more, more(buf, m.start(g_later) - 1, e - 1), e - 1, line + 1 + len(hs), m.end(g_run), hs)  # type: ignore[misc,assignment]
-                        if hs is None:
-                            break
+                    hs = [new(Head, (nm, simple[1:-1] if simple else text_value(other), i))
+                          for i, (nm, simple, other) in enumerate(run_heads(run.decode("utf-8", "surrogateescape")), line + 1)]
+                    if later is not None and not self._more_heads(more, m.start(groups[3]) - 1, e - 1, line + 1 + len(hs), m.end(groups[2]), hs):
+                        break
                     yield new(Block, (path, base + p + 2 * d, base + e - 1, line, col, tuple(hs), above))
                 else:
                     yield new(Block, (path, base + p + 2 * d, base + e - 1, line, col, (), above))
@@ -90,13 +95,13 @@ class Batches(Window):
                 prev_str = None
             else:  # a scalar
                 taken = False
-                if in_target:
-                    if fname == b"name" and top.name == "signature":  # type: ignore[union-attr]
+                if block_heads is not None:
+                    if fname == b"name" and in_sig:
                         break
                     if fname in name_of:
                         if len(sc) >= MAX_LITERAL:
                             break
-                        top.block.heads.append(new(Head, (name_of[fname], scalar_value(sc), line)))  # type: ignore[union-attr]
+                        block_heads.append(new(Head, (name_of[fname], scalar_value(sc), line)))
                         taken = True
                 elif fname == b"name" and top is not None:
                     break
@@ -123,27 +128,48 @@ class Batches(Window):
             after = True
         if prev_str is not None:  # the line after a string may go on with an adjacent literal
             p, line, after, taken = prev_str
-            if taken:
-                top.block.heads.pop()  # type: ignore[union-attr]
+            if taken and block_heads is not None:
+                block_heads.pop()
+        self._stop(pos, p, line, after, end)
+
+    def _stop(self, pos: int, p: int, line: int, after: bool, end: int) -> None:
+        """A batch from ``pos`` (to ``end``) stops at ``p``, at ``line``: the walk goes on there."""
         if p != pos:
             self.line = line
             self.pos = p
             self.after = after
-            self.last_name = last_name(buf, p)
+            self.last_name = last_name(self.buf, p)
         if p < end or p == pos:
-            self.no_batch = base + p + 1  # the line walk takes the next line
+            self.no_batch = self.base + p + 1  # the line walk takes the next line
 
-    def _more_heads(self, more, m, e: int, n: int, last: int, hs: List[Head]) -> Optional[List[Head]]:  # type: ignore[no-untyped-def]
-        """Heads after a block's opening run (GE: id, stream_id ... after the attrs), from match
-        ``m`` on; ``n`` is the line at ``last``. None if one is too long to take here."""
+    def _rx(self, d: int, on_path: bool) -> _Rx:
+        """The regexes of a batch at depth ``d`` (heads are read only in the path's blocks), made
+        once a walk."""
+        path = self.path
+        target = path[d].encode("ascii") if on_path and d == len(path) - 1 else None
+        ancestor = path[d].encode("ascii") if on_path and d < len(path) - 1 else None
+        names = self._head_names
+        run_heads = layout.run_heads_re(d + 1, names).findall if names else None
+        more = layout.fields_re(d + 1, names).search if names else None
+        field_re = layout.field_re(d, names if target is not None else ())
+        scalars = layout.scalars_re(d, names).match
+        rx = _Rx(target, ancestor, layout.closer_of(d - 1), field_re.match, user_groups(field_re), scalars, run_heads, more)
+        self._rxs[d, on_path] = rx
+        return rx
+
+    def _more_heads(self, more: Optional[_Match], start: int, e: int, n: int, last: int, hs: List[Head]) -> bool:
+        """Heads after a block's opening run (GE: id, stream_id ... after the attrs), from
+        ``start`` to ``e``, appended to ``hs``; ``n`` is the line at ``last``. False if one is too
+        long to take here."""
+        assert more is not None  # (read with the run's heads, ``run_heads``)
         buf = self.buf
+        m = more(buf, start, e)
         while m is not None:
             raw = m.group(2)
             if len(raw) >= MAX_LITERAL:
-                return None
+                return False
             n += buf.count(b"\n", last, m.start())
             last = m.start()
             hs.append(Head(m.group(1).decode("ascii"), scalar_value(raw), n + 1))
             m = more(buf, m.end(), e)
-        return hs
-
+        return True

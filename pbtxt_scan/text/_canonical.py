@@ -28,9 +28,9 @@ The algorithm, over a byte buffer refilled in chunks:
 
 Modules by role: ``_window`` (the buffer of whole lines, UTF-8, BOM), ``_layout`` (the regexes),
 ``_batch`` (runs of whole fields at one depth, one regex call each), this one (the walk),
-``_handover`` (step 4), ``_frames`` (the frame stack shared with the general scanner), ``_skip``
-(a long string's body at C speed) and ``_skim_pool`` (the same on several processes, for lines
-longer than its window).
+``_strings`` (where a string line ends; long ones streamed), ``_handover`` (step 4), ``_frames``
+(the frame stack shared with the general scanner), ``_skip`` (a long string's body at C speed) and
+``_skim_pool`` (the same on several processes, for lines longer than its window).
 
 Never guessing: a string field is accepted as complete only when the next line starts with a
 field name or ``}`` (adjacent literals concatenate across lines), and strings used as heads or
@@ -39,25 +39,20 @@ Invalid UTF-8 stops the fast path before the bad byte, so the general scanner re
 """
 from __future__ import annotations
 
-import os
 import re
-from typing import TYPE_CHECKING, BinaryIO, Callable, Union, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
+from typing import BinaryIO, Dict, FrozenSet, Generator, Iterator, List, Optional, Sequence, Tuple
 
 from ..language._atomic import NATIVE, user_groups
 from . import _layout as layout
-from ._layout import IDENT_NAME, MAX_LITERAL, NEXT_CHAR, last_name, scalar_value
-from ._lexer import _WINDOW, Lexer, _string_body
-from .._errors import PbtxtError
+from ._layout import IDENT_NAME, MAX_LITERAL, last_name, scalar_value
+from ._lexer import Lexer
 from .._model import Block, Head
 from ._frames import ANCESTOR, OTHER, TARGET, BlockStart, Frame, close_block, parents, take_label
 from ._scan import scan_tokens
 from ._handover import _HandOver, end_of, general_from
-from ..language._skip import body_end
 from ._batch import Batches
+from ._strings import StringLines
 from ..source._source import DEFAULT_CHUNK
-
-if TYPE_CHECKING:
-    from ._skim_pool import Skimmer
 
 # A block longer than this is entered (walked line by line), not matched whole. Before 3.11 the
 # layout regexes are plain greedy repeats (``_layout``), and ``re`` keeps backtracking state for
@@ -73,38 +68,12 @@ _BIG = 4 << 20 if NATIVE else 64 << 10
 # backward, the chunks of ``--jobs``) use them from their first line.
 _WARMUP_LINES = 10000
 _LONG = 1 << 20  # a line longer than this is streamed (a string) or handed to the general scanner
-_KEEP = 64  # validate=False: the bytes kept before a closing quote to count its backslashes (_body_ends)
+_KEEP = 64  # validate=False: the bytes kept before a closing quote to count its backslashes (_strings)
 _SKIP_CHUNK = 1 << 20  # ... and the size of the chunks it reads
 # validate=False: an unended line this long is streamed already, when it is a string field (a
 # ``tensor_content``): the rest of it is then read once, not also joined into the buffer.
 _SKIP_FROM = 1 << 16
 
-_CLOSERS = re.compile(rb"(?: *\}\n)*")
-_FIELD_START = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_}")
-
-
-def _chunks(f: BinaryIO) -> "Callable[[int], Union[bytes, bytearray]]":
-    """``read(offset)``: the next ``_SKIP_CHUNK`` bytes of ``f`` from ``offset`` (``f``'s own). On
-    a regular file, positioned reads into one reused buffer: a fresh chunk each time costs a page
-    fault per 4 KiB, about as much as the copy from the page cache itself."""
-    g = getattr(f, "_g", None)  # a _views.View of a GraphFile (other readers: read)
-    if g is None or not getattr(g, "offset_free", False) or not hasattr(os, "preadv"):
-        return lambda _at: f.read(_SKIP_CHUNK)
-    fd = g.fileno()
-    start = f._start  # type: ignore[attr-defined]
-    end = f._end  # type: ignore[attr-defined]
-    buf = bytearray(_SKIP_CHUNK)
-
-    def read(at: int) -> bytearray:
-        n = _SKIP_CHUNK if end is None else min(_SKIP_CHUNK, end - start - at)
-        try:
-            got = os.preadv(fd, [buf], start + at) if n > 0 else 0
-        except OSError as e:
-            raise PbtxtError("read error: %s" % (e.strerror or e), path=g.name) from None
-        got = min(got, max(n, 0))
-        return buf if got == _SKIP_CHUNK else buf[:got]  # (a copy only at the input's end)
-
-    return read
 
 
 def scan_canonical(
@@ -120,7 +89,7 @@ def scan_canonical(
     fast: bool = True,
     warm_up: Optional[int] = None,
     validate: bool = True,
-) -> Iterator[Block]:
+) -> Generator[Block, None, None]:
     """The blocks ``scan(f, path, heads)`` yields, validated as strictly, mostly at C speed.
 
     ``display``: the file's name in errors. ``end_state``: filled with the bytes and lines read.
@@ -128,7 +97,7 @@ def scan_canonical(
     backward by ``_reverse``), so positions come out as the file's own. ``fast=False``: the
     general scanner alone (the same blocks, errors and end state). ``warm_up``: see ``_Walker``.
     ``validate=False``: a string literal on a line of its own over ``_SKIP_FROM`` (a ``tensor_content``)
-    is checked for where it ends, not escape by escape (``_Walker._body_ends``)."""
+    is checked for where it ends, not escape by escape (``_strings.StringLines._body_ends``)."""
     if fast:
         w = _Walker(f, path, heads, chunk_size=chunk_size, display=display, start_offset=start_offset,
                     start_line=start_line, warm_up=warm_up, validate=validate)
@@ -142,7 +111,13 @@ def scan_canonical(
         end_state.update(got)
 
 
-class _Walker(Batches):
+def _line_re(d: int) -> "Tuple[re.Pattern[bytes], Tuple[int, ...]]":
+    """The walk's classifier of a line at depth ``d``, and its user groups."""
+    lre = layout.line_re(d)
+    return lre, user_groups(lre)
+
+
+class _Walker(Batches, StringLines):
     """The walk over ``f`` (``scan_canonical``'s keywords), from inside the open messages ``outer``
     (right after a complete field) if given. ``warm_up``: the lines walked one by one before
     whole blocks and batches are tried; None: ``_WARMUP_LINES``, or none once the process has
@@ -165,6 +140,7 @@ class _Walker(Batches):
         names = tuple(sorted(h for h in heads if IDENT_NAME.match(h)))
         self._head_names = names
         self._name_of = {n.encode("ascii"): n for n in names}
+        self._rxs = {}  # (the batches' regexes, by depth: _batch._Rx)
 
     # --- the walk ------------------------------------------------------------------------------
 
@@ -177,14 +153,16 @@ class _Walker(Batches):
         self.no_batch = 0  # below this offset, go line by line (a batch failed to match there)
         self.big = _BIG  # (read here, so that tests can lower it)
         self.long = _LONG if self.validate else _SKIP_FROM  # a line this long is streamed (_long_line)
-        self._skim: "Skimmer | None | bool" = None  # made at the first long line
+        self.longest, self.keep, self.skip_chunk = _LONG, _KEEP, _SKIP_CHUNK  # (the same)
+        self._skim = None
+        self._skim_made = False
         try:
             try:
                 yield from self._walk()
             finally:
-                if self._skim:
-                    self._skim.close()  # type: ignore[union-attr]
-                self._skim = False
+                if self._skim is not None:
+                    self._skim.close()
+                self._skim, self._skim_made = None, True
         except _HandOver as h:
             yield from self._hand_over(h)
             return
@@ -204,14 +182,9 @@ class _Walker(Batches):
             pos = self.pos
             nl = buf.find(b"\n", pos, self.lim)
             if nl < 0:
-                if self.lim - pos > self.long:
-                    self._long_line()
-                    continue
-                if self._more():
-                    continue
-                if pos == len(buf) and not stack and self.bad is None:
+                if self._unended():
                     return  # a complete file
-                raise _HandOver(self.base + pos, self.line)
+                continue
             d = len(stack)
             if nl - pos > self.long and not self.validate and layout.long_line_re(d).match(buf, pos, nl) is not None:
                 self._long_line()  # (a long literal held whole in the buffer: skimmed as one that is not)
@@ -223,8 +196,7 @@ class _Walker(Batches):
                 if self.pos != pos:
                     continue
             while len(line_res) <= d:
-                lre = layout.line_re(len(line_res))
-                line_res.append((lre, user_groups(lre)))
+                line_res.append(_line_re(len(line_res)))
             lre, groups = line_res[d]
             m = lre.match(buf, pos, nl + 1)
             if m is None or m.end() != nl + 1:
@@ -241,19 +213,14 @@ class _Walker(Batches):
                     b = self._whole_block(d, fname, kind)
                     if b is not False:
                         if b is not True:
-                            yield b  # type: ignore[misc]
+                            yield b
                         continue
-                    # (refills may have moved the buffer)
-                    buf = self.buf
-                    pos = self.pos
+                    buf, pos = self.buf, self.pos  # (refills may have moved the buffer)
                     nl = buf.find(b"\n", pos)
                 # Enter the block (an ancestor, or a block too big, too deep or not canonical).
                 self.last_name = ident
                 block = BlockStart(self.base + pos + 2 * d, self.line, 2 * d + 1, []) if kind == TARGET else None
                 stack.append(Frame(fname, kind, block))
-                self.pos = nl + 1
-                self.line += 1
-                self.after = False
             elif scalar is not None:
                 if scalar[0] in b"\"'":
                     nl = self._string_ends(nl)
@@ -266,37 +233,32 @@ class _Walker(Batches):
                         if len(scalar) >= MAX_LITERAL:
                             raise _HandOver(self.base + self.pos, self.line)
                         value = scalar_value(scalar)
-                        if top.kind == TARGET and fname in heads:
-                            top.block.heads.append(Head(fname, value, self.line))  # type: ignore[union-attr]
+                        if top.block is not None and fname in heads:  # (a TARGET's frame has its block)
+                            top.block.heads.append(Head(fname, value, self.line))
                         if fname == "name":
                             take_label(stack, value)
                 self.last_name = ident
-                self.pos = nl + 1
-                self.line += 1
-                self.after = True
             else:  # closer
                 if not d:
                     raise _HandOver(self.base + pos, self.line)
                 fr = stack.pop()
-                if fr.kind == TARGET:
-                    yield close_block(path, fr, self.base + pos + 2 * d - 1, stack)
-                self.pos = nl + 1
-                self.line += 1
-                self.after = True
+                if fr.block is not None:  # (a TARGET)
+                    yield close_block(path, fr.block, self.base + pos + 2 * d - 1, stack)
+            self.pos = nl + 1
+            self.line += 1
+            self.after = opener is None  # (a field ended, unless a message opened)
 
-    def _string_ends(self, nl: int) -> int:
-        """Whether the string ending the line at ``nl`` is followed by no adjacent string literal:
-        the line's newline again (the buffer may have moved), or -1."""
-        while True:
-            m = NEXT_CHAR.match(self.buf, nl + 1, self.lim)
-            if m is not None:
-                return nl if self.buf[m.start(1)] in _FIELD_START else -1
-            if self.bad is not None or self.lim - nl > _LONG:
-                return -1
-            at = nl - self.pos
-            if not self._more():
-                return nl  # the input ends (perhaps after spaces): nothing follows the string
-            nl = self.pos + at
+    def _unended(self) -> bool:
+        """The line at ``pos`` does not end in the buffer: stream it (a long line) or read more
+        (False: the walk goes on); True at the end of a complete file; else hand over."""
+        if self.lim - self.pos > self.long:
+            self._long_line()
+            return False
+        if self._more():
+            return False
+        if self.pos == len(self.buf) and not self.stack and self.bad is None:
+            return True
+        raise _HandOver(self.base + self.pos, self.line)
 
     def _whole_block(self, d: int, fname: str, kind: int) -> "Block | bool":
         """Match the block opening at ``pos`` whole and advance past it: the Block (a target) or
@@ -356,141 +318,6 @@ class _Walker(Batches):
         self.last_name = last_name(buf, end)
         return out
 
-    def _long_line(self) -> None:
-        """A line longer than ``_LONG``: a string field streamed through its body regex (files that
-        can seek back only, so the general scanner can take over at the line if anything is off)."""
-        pos = self.pos
-        start_abs = self.base + pos
-        line = self.line
-        d = len(self.stack)
-        m = layout.long_line_re(d).match(self.buf, pos, self.lim)
-        if m is None or not self._seekable():
-            raise _HandOver(start_abs, line)
-        fname = m.group(1).decode("ascii")  # (group 1 opens first: any group _atomic adds is inside it)
-        if d and (fname == "name" or (self.stack[-1].kind == TARGET and fname in self.heads)):
-            raise _HandOver(start_abs, line)  # its value is needed: let the general scanner read it
-        quote = self.buf[m.end() - 1]
-        body = _string_body(quote)
-        i = m.end()
-        # Several processes first, on a line longer than their window (``_skim_pool``): they say
-        # where the literal closes, or how far its body is plainly valid.
-        done = False
-        if not self.validate:
-            i, done = self._body_ends(i, quote)
-        sk = None if done else self._skimmer()
-        if sk is not None and self.bad is None:
-            at, done = sk.body(self.base + i, quote)
-            if at != self.base + i:
-                self._jump(at)
-                i = self.pos
-        while True:
-            buf = self.buf
-            lim = self.lim
-            # C-speed first (``_skip``: a class map read by the bytes-escape decoder); where the
-            # body is not plainly valid, the terminal's own regex decides, escape by escape.
-            if done:
-                j, closed, done = i, True, False  # (the closing quote, found by the skimmer)
-            else:
-                j, closed = body_end(buf, i, lim, quote)
-            if not closed and j < lim - 12:
-                win = lim if _WINDOW is None else min(lim, i + _WINDOW)  # (see _lexer._WINDOW)
-                j = body.match(buf, i, win).end()  # type: ignore[union-attr]
-                if win < lim and j >= win - 12:
-                    i = j  # the window's end, maybe inside an escape: go on from where the match stopped
-                    continue
-            if j + 1 < lim and buf[j] == quote and buf[j + 1] == 0x0A:
-                self.pos = j  # (only a drop point now: the line start is gone from the buffer)
-                nl = self._string_ends(j + 1)
-                if nl < 0:
-                    raise _HandOver(start_abs, line, seek=True)
-                self.pos = nl + 1
-                self.line = line + 1
-                self.after = True
-                self.last_name = m.group(1)
-                # (and so are the closers after it)
-                self.no_batch = max(self.no_batch, self.base + _CLOSERS.match(self.buf, self.pos, self.lim).end())  # type: ignore[union-attr]
-                return
-            if j >= lim - 12 and lim == len(buf) and not self.eof:
-                self.pos = j
-                self._more()
-                i = self.pos
-                continue
-            raise _HandOver(start_abs, line, seek=True)
-
-    def _body_ends(self, i: int, quote: int) -> Tuple[int, bool]:
-        """``validate=False`` (fp, bp, listings): where the long literal whose body starts at
-        ``buf[i]`` closes, at memchr speed, without reading its escapes.
-
-        What is checked is what decides where the field ends, so blocks and lines come out as
-        the exact road gives them: the closing quote is the line's last byte and unescaped (an
-        even run of backslashes before it), and the body holds no NUL. The escapes inside (and
-        the body's UTF-8) are left to ``check`` and ``stats`` (``validate=True``), as a binary
-        graph's skipped fields are: TensorFlow's C-escapes make three quarters of a
-        ``tensor_content``'s bytes, and the fastest exact check, the bytes-escape decoder, reads
-        them at ~2 ns a byte, where this goes at the pace of the reads themselves. The body is
-        read in chunks that are searched and dropped, never joined into the buffer (a join
-        copies each byte once more). Returns ``(j, True)``, ``buf[j]`` the closing quote (the
-        buffer refilled from there), or ``(i, False)``: the exact road decides (a NUL, no quote,
-        an escaped one, a run of ``_KEEP`` backslashes or more, a stream).
-        """
-        buf = self.buf
-        lim = self.lim
-        nl = buf.find(b"\n", i, lim)
-        if nl >= 0:  # (the line ends in the buffer)
-            k = nl - 1
-            while k > i and buf[k - 1] == 0x5C:
-                k -= 1
-            if buf.find(b"\x00", i, nl) >= 0 or buf[nl - 1] != quote or (nl - 1 - k) % 2:
-                return i, False
-            return nl - 1, True
-        if not self._seekable() or self.bad is not None or buf.find(b"\x00", i, lim) >= 0:
-            return i, False
-        at = self.base + lim  # the walk offset of the next byte to read
-        # The last bytes read: _KEEP and one more, so that a closing quote that ends a chunk (the
-        # next one opening with the newline) still has _KEEP bytes before it to count backslashes.
-        keep = _KEEP + 1
-        tail = buf[max(i, lim - keep) : lim]
-        whole = lim - i <= keep  # tail holds the body from its first byte
-        f = self.f
-        back = at - self.origin  # (where the exact road reads on if this gives up)
-        read = _chunks(f)
-        while True:
-            f.seek(at - self.origin)
-            data = read(at - self.origin)
-            nl = data.find(b"\n")
-            if not data or data.find(b"\x00", 0, len(data) if nl < 0 else nl) >= 0:
-                f.seek(back)
-                return i, False  # (a NUL, or the input ends inside the literal)
-            if nl >= 0:
-                break
-            whole = whole and len(tail) + len(data) <= keep
-            tail = (tail + data[-keep:])[-keep:]
-            at += len(data)
-        piece = tail + data[:nl]  # the body's end and its closing quote
-        q = len(piece) - 1
-        run = q - len(piece[:q].rstrip(b"\\"))
-        if q < 0 or piece[q] != quote or run % 2 or (run == q and not whole):
-            f.seek(back)
-            return i, False
-        self._jump(at + nl - 1)
-        return self.pos, True
-
-    def _skimmer(self) -> "Skimmer | None":
-        if self._skim is None:
-            from ._skim_pool import for_reader  # (at the first long line: no cost for other files)
-
-            self._skim = for_reader(self.f, self.origin) or False
-        return self._skim or None  # type: ignore[return-value]
-
-    def _jump(self, at: int) -> None:
-        """Refill the buffer from walk offset ``at`` (inside the current line, past what the
-        skimmer checked): the bytes before it are not needed again."""
-        self.f.seek(at - self.origin)
-        self.buf = b""
-        self.base = self._checked = at
-        self.pos = self.lim = 0
-        self.eof = False
-        self._more()
 
     # --- hand-over to the general scanner ------------------------------------------------------
 

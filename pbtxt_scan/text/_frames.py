@@ -56,7 +56,6 @@ def parents(stack: Sequence[Frame]) -> Tuple[Optional[str], ...]:
     return tuple([f.label for f in stack])
 
 
-def close_block(path: Tuple[str, ...], frame: Frame, end: int, stack: Sequence[Frame]) -> Block:
-    """The Block for ``frame`` (a block at the path), closed at ``end``, under the open ``stack``."""
-    b = frame.block
-    return Block(path, b.start, end, b.line, b.column, tuple(b.heads), parents(stack))  # type: ignore[union-attr]
+def close_block(path: Tuple[str, ...], b: BlockStart, end: int, stack: Sequence[Frame]) -> Block:
+    """The Block for ``b`` (a closing frame's, at the path), closed at ``end``, under the open ``stack``."""
+    return Block(path, b.start, end, b.line, b.column, tuple(b.heads), parents(stack))

@@ -8,7 +8,7 @@ and errors are the general scanner's own.
 """
 from __future__ import annotations
 
-from typing import Any, BinaryIO, Dict, Iterator
+from typing import Any, BinaryIO, Dict, Iterator, cast
 
 from .._model import Block
 from ._lexer import Lexer
@@ -55,7 +55,7 @@ def general_from(w: Any, h: _HandOver) -> Iterator[Block]:
         w.f.seek(h.at - w.origin)
         stream: BinaryIO = w.f
     else:
-        stream = _Chain(w.buf[h.at - w.base :], w.f)  # type: ignore[assignment]
+        stream = cast(BinaryIO, _Chain(w.buf[h.at - w.base :], w.f))  # (a file-like: read is all the lexer uses)
     lx = Lexer(stream, w.chunk, start_offset=h.at, start_line=h.line, path=w.display)
     # The field name an error would name: the last one read (a complete field's, or the
     # innermost opener's).

@@ -5,7 +5,7 @@ given: the rules read them (``fpbp._hood_find``)."""
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, FrozenSet, Iterator, List, Optional, Tuple
+from typing import Any, Callable, FrozenSet, Generator, Iterator, List, Optional, Tuple, cast
 
 from ..language._lines import FIELD_HEAD
 from .._model import FUNCTION_NODES, Block
@@ -32,28 +32,29 @@ def hood_blocks(
             return None
         size = g.size or 0
         lo = max(0, since - 1)  # (from the newline before the next opener)
-        return _text_blocks(g, grep, lo, size if upto is None else min(upto, size), 2, b"node {\n", known, opts)
+        return _text_blocks(g, grep, lo, size if upto is None else min(upto, size), indent=2, opener=b"node {\n", known=known, opts=opts)
     fn = tuple(path) == FUNCTION_NODES
     indent = 6 if fn else 2
     opener = (b" " * (indent - 2)) + (b"node_def {\n" if fn else b"node {\n")
     if centre.column != indent - 1 or g.read_at(centre.start, len(opener) - indent + 2) != opener[indent - 2:]:
         return None
     if fn:
-        lo = _back_to(g, centre.start, b"\n  function {\n")
-        hi = _on_to(g, centre.end, b"\n  }\n")
-        if lo is None or hi is None:
+        fn_lo = _back_to(g, centre.start, b"\n  function {\n")
+        fn_hi = _on_to(g, centre.end, b"\n  }\n")
+        if fn_lo is None or fn_hi is None:
             return None
-        lo += 1
+        lo, hi = fn_lo + 1, fn_hi
     else:
         lo, hi = 0, g.size or 0
-    return _text_blocks(g, grep, lo, hi, indent, opener, None, opts)
+    return _text_blocks(g, grep, lo, hi, indent=indent, opener=opener, opts=opts)
 
 
 def _text_blocks(
-    g: Any, grep: str, lo: int, hi: int, indent: int, opener: bytes, known: Optional[Callable[[int], bool]] = None,
+    g: Any, grep: str, lo: int, hi: int, *, indent: int, opener: bytes, known: Optional[Callable[[int], bool]] = None,
     opts: Tuple[str, ...] = ("-F",),
 ) -> Found:
-    """A hop's search in a text graph; ``known(offset)``: whether a hit lies in a block read already (left alone)."""
+    """A hop's search in bytes ``[lo, hi)`` of a text graph, for the blocks that ``opener`` opens at
+    ``indent``; ``known(offset)``: whether a hit lies in a block read already (left alone)."""
     closer = b"\n" + opener[: indent - 2] + b"}"
     head = b"\n" + opener
 
@@ -66,7 +67,10 @@ def _text_blocks(
             # of the file is searched again quoted, from the last block found on.
             pattern = "\n".join(search_patterns(want, cons, quoted))
             whole = lo == 0 and hi >= (g.size or 0)
-            hits = _search._grep(grep, g, start_at, pattern, opts=opts) if whole else _search._grep_range(grep, g, start_at, hi, pattern, opts)
+            hits = cast(  # (both are generators: closed below, which stops grep)
+                "Generator[Tuple[int, bytes], None, None]",
+                _search._grep(grep, g, start_at, pattern, opts=opts) if whole else _search._grep_range(grep, g, start_at, hi, pattern, opts),
+            )
             missed = 0
             try:
                 for off, text in hits:  # (no line numbers: grep -n costs a third more, and cannot be split; see lines_of)

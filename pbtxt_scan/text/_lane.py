@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any, BinaryIO, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence
+from typing import Any, BinaryIO, Callable, Dict, FrozenSet, Generator, Iterable, List, Optional, Sequence, cast
 
 from .._errors import PbtxtError
 from .._model import Block, Message
@@ -44,11 +44,11 @@ class TextLane(Lane):
         chunk_size: int,
         end_state: Optional[Dict[str, Any]],
         validate: bool,
-    ) -> Iterator[Block]:
+    ) -> Generator[Block, None, None]:
         from ._canonical import scan_canonical
 
         # ``validate=False``: the escapes of a string over a MiB on a line of its own are left
-        # unread, as a binary graph's skipped fields are (``_canonical._Walker._body_ends``);
+        # unread, as a binary graph's skipped fields are (``_strings.StringLines._body_ends``);
         # every other byte is checked down to its last value either way.
         return scan_canonical(
             self.store.reader(), tuple(block_path), heads, chunk_size=chunk_size, display=self.store.name,
@@ -72,7 +72,7 @@ class TextLane(Lane):
         if store.read_at(block.start, 1) in (b"{", b"<"):
             # An item of a [...] list starts at its "{": give it a field name so it scans alone.
             prefix = field.encode() + b" "
-            src = Prefixed(prefix, src)  # type: ignore[assignment]
+            src = cast(BinaryIO, Prefixed(prefix, src))  # (an io.RawIOBase: a binary file to the scanner)
             at -= len(prefix)
         try:
             got = list(scan(src, (field,), heads, start_offset=at, start_line=block.line, display=store.name))
@@ -137,7 +137,7 @@ class TextLane(Lane):
             self.store.name,
         )
 
-    def backward(self, block_path: Sequence[str], heads: FrozenSet[str], cache: Any) -> Iterator[Block]:
+    def backward(self, block_path: Sequence[str], heads: FrozenSet[str], cache: Any) -> Generator[Block, None, None]:
         from ._backward import reverse_blocks
 
         return reverse_blocks(self, tuple(block_path), heads, cache)

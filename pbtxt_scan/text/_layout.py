@@ -30,7 +30,7 @@ import re
 from typing import Any, List, Optional, Tuple
 
 from ..language._atomic import NATIVE, compile_bytes, user_groups
-from ..language._grammar import _number, decode, unescape, unescape_in
+from ..language._values import _number, decode, unescape, unescape_in
 from ..language._lines import CLOSE, IDENT, OPEN, SEP, VERIFIED_VALUE, classifier_text, ind, terms
 from .._model import Field, Message
 
@@ -142,7 +142,7 @@ def scalars_re(d: int, names: Tuple[str, ...], native: bool = NATIVE) -> "re.Pat
 
 
 @functools.lru_cache(maxsize=None)
-def run_heads_re(d: int, names: Tuple[str, ...]) -> "re.Pattern[bytes]":
+def run_heads_re(d: int, names: Tuple[str, ...]) -> "re.Pattern[str]":
     """The head lines of a run: (name, a string without escapes, or any other scalar)."""
     alt = "|".join(re.escape(n) for n in names)
     return re.compile('%s(%s)%s(?:("[^"\\\\\\n]*")|(%s))\\n' % (ind(d, True), alt, SEP, VERIFIED_VALUE))

@@ -262,8 +262,10 @@ class Lexer:
                 if m is None:
                     break
                 end = m.end()
-                kind = m.lastgroup
-                start = m.start(kind)  # type: ignore[arg-type]
+                # (every alternative of the master pattern is a named group: never None. A cast
+                # would cost a call a token.)
+                kind: str = m.lastgroup  # type: ignore[assignment]
+                start = m.start(kind)
                 if not done and (end >= limit or start >= safe):
                     if start > pos:  # keep the whitespace: the token may go on in the next chunk
                         pos = start
@@ -277,7 +279,7 @@ class Lexer:
                 if kind == "P":
                     yield (chr(buf[start]), base + start, base + end, b"")
                 elif kind != "WS" and kind != "COMMENT":
-                    yield (kind, base + start, base + end, buf[start:end])  # type: ignore[misc]
+                    yield (kind, base + start, base + end, buf[start:end])
                 pos = end
             if again:
                 continue
@@ -347,7 +349,8 @@ class Lexer:
         while True:
             limit = self._checked  # not past a character cut by the chunk edge: it is not judged yet
             win = limit if _WINDOW is None else min(limit, i + _WINDOW)
-            j = body.match(self.buf, i, win).end()  # type: ignore[union-attr]
+            mb = body.match(self.buf, i, win)  # (a body may be empty: it always matches)
+            j = i if mb is None else mb.end()
             if win < limit and j >= win - 12:
                 i = j  # the window's end, maybe inside an escape: go on from where the match stopped
                 continue

@@ -52,7 +52,7 @@ def judge_line(prev: bytes, line: bytes, nxt: bytes) -> Judged:
     ``name`` is a top-level node's when the line before opens a ``node`` block (GraphDef has no
     other ``node`` field) and surely not when it opens any other message.
     """
-    from ..language._grammar import string_value
+    from ..language._values import string_value
 
     m = _SINGLE.fullmatch(line)
     if m is None:

@@ -15,7 +15,7 @@ cannot look ahead, so there every MetaGraph's nodes are read, and a note says so
 """
 from __future__ import annotations
 
-from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, FrozenSet, Generator, List, Optional, Sequence, Tuple
 
 from .._model import Block
 from ._lane import TextLane
@@ -63,7 +63,7 @@ class NestedTextLane(TextLane):
         chunk_size: int,
         end_state: Optional[Dict[str, Any]],
         validate: bool,
-    ) -> Iterator[Block]:
+    ) -> Generator[Block, None, None]:
         start, end = self._meta_graph()
         inner = self._whole.forward(self.prefix + tuple(block_path), heads, chunk_size=chunk_size, end_state=end_state, validate=validate)
         try:
@@ -73,9 +73,9 @@ class NestedTextLane(TextLane):
                 if b.start >= start:
                     yield self._inner(b, block_path)
         finally:
-            inner.close()  # type: ignore[attr-defined]
+            inner.close()
 
-    def backward(self, block_path: Sequence[str], heads: FrozenSet[str], cache: Any) -> Iterator[Block]:
+    def backward(self, block_path: Sequence[str], heads: FrozenSet[str], cache: Any) -> Generator[Block, None, None]:
         start, end = self._meta_graph()
         inner = self._whole.backward(self.prefix + tuple(block_path), heads, cache)
         try:
@@ -85,7 +85,7 @@ class NestedTextLane(TextLane):
                 if end is None or b.start < end:
                     yield self._inner(b, block_path)
         finally:
-            inner.close()  # type: ignore[attr-defined]
+            inner.close()
 
     def _inner(self, b: Block, block_path: Sequence[str]) -> Block:
         return b._replace(path=tuple(block_path), parents=b.parents[len(self.prefix) :])

@@ -17,7 +17,7 @@ of whole strings (``\\n``, ``\\123``, ``\\x4f``, ``\\u00e9``...). So:
    ``\\123``), but what it takes are digits, plain bytes in ``B``'s own parse: same verdict.
 2. The converse needs no proof: a window that does not validate *alone* (a ``\\u`` escape cut in
    two, a cut after a lone backslash) is only "not plainly valid", and sends the rest of the line
-   to the exact serial road (``_canonical._long_line``), so errors are the serial path's. Since the part before a window's start is in ``L``, the serial
+   to the exact serial road (``_strings.StringLines._long_line``), so errors are the serial path's. Since the part before a window's start is in ``L``, the serial
    road resumed there reaches the verdict it would have reached from the line's start (by 1, and
    because what an escape can take over the cut is plain on its own).
 3. The closing quote: the window holding the line's first newline ``n`` validates its part up to
