@@ -6,7 +6,8 @@ from typing import Any, BinaryIO, Dict, FrozenSet, Iterator, List, Optional, Seq
 
 from .._errors import PbtxtError
 from .._model import Block, Head
-from ._wire_read import _HEAD_FIELD, DEFAULT_CHUNK, FUNCTION_PATH, GRAPHDEF, HEADS, KINDS, METAGRAPH, NODE_PATH, SAVEDMODEL, SNIFF_BYTES, TRUNCATED_FILE, TRUNCATED_MSG, WireInfo, _Bad, _check_end, _error, _fields, _Reader, _seekable, _skip_value, _tag, _text, _varint_slow, sniff
+from ._wire_read import _HEAD_FIELD, DEFAULT_CHUNK, FUNCTION_PATH, GRAPHDEF, HEADS, KINDS, METAGRAPH, NODE_PATH, SAVEDMODEL, SNIFF_BYTES, TRUNCATED_FILE, TRUNCATED_MSG, WireInfo, _Bad, _check_end, _error, _fields, _Reader, _seekable, _skip_value, _tag, _text, _varint_slow
+from ._wire_sniff import sniff
 
 _INLINE_MAX = 8 << 20  # nodes up to this size are read whole; bigger ones field by field
 
