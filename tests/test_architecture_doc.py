@@ -203,8 +203,7 @@ def broad_excepts(trees: Iterator[Tuple[str, ast.AST]], under: str = "fpbp/") ->
 
 # The ones still over (issue 36 brings them to none): the lists may only shrink.
 LONG_MODULES = {
-    "fpbp/_bp.py", "cli/_app.py", "text/_canonical.py", "cli/_graph.py", "fpbp/_fp_scan.py", "wire/_events.py",
-    "language/_grammar.py",
+    "fpbp/_bp.py", "cli/_app.py", "text/_canonical.py", "cli/_graph.py", "fpbp/_fp_scan.py", "language/_grammar.py",
 }
 LONG_FUNCTIONS = {
     "text/_scan.py:scan_tokens", "text/_batch.py:_batch", "fpbp/_fp_scan.py:_judge", "cli/_verify.py:verify",
