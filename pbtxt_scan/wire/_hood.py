@@ -139,7 +139,10 @@ def _may_name(g: Any, off: int, want: FrozenSet[str], cons: FrozenSet[str]) -> b
     return False
 
 
-def read_near(g: Any, rescan: Callable[[Block, FrozenSet[str]], List[Block]], marks: Marks, lo: int, hi: int, at: int, heads: FrozenSet[str]) -> Optional[Near]:
+def read_near(
+    g: Any, rescan: Callable[[Block, FrozenSet[str]], List[Block]], marks: Marks, *, lo: int, hi: int, at: int,
+    heads: FrozenSet[str],
+) -> Optional[Near]:
     """The nodes from the one that holds ``lo`` (walked to by the length prefixes from the last
     boundary known before it) to the one that holds ``hi``, at least to the node at ``at``, each
     side at most :data:`WINDOW` from ``at``; ``None`` if the fields do not chain there."""
