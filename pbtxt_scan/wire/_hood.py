@@ -13,7 +13,7 @@ import bisect
 from typing import Any, Callable, FrozenSet, Iterator, List, Optional, Tuple
 
 from ._wire_marks import SPLIT_MIN, far_marks
-from ._wire_seek import NAME, NODE, Malformed, TopWalk, node_field
+from ._wire_seek import NAME, NODE, Field, Malformed, TopWalk, node_field
 from .._model import Block
 from ..parallel import _grep as _search
 from ..source._lane import Found, Near, Unplaced
@@ -67,8 +67,9 @@ def hood_blocks(
 
     def find(want: FrozenSet[str], cons: FrozenSet[str]) -> Iterator[Block]:
         walk: Optional[TopWalk] = None
-        last = None
-        tops = []
+        last: Optional[Field] = None
+        top: Optional[Field]
+        tops: List[Field] = []
         try:
             pattern = "\n".join(sorted(want | cons))
             hits = (

@@ -73,7 +73,7 @@ GraphDef of 6.1 million nodes: about 31 MB peak RSS forward and backward.
 """
 from __future__ import annotations
 
-from typing import Any, BinaryIO, Dict, Optional, Sequence
+from typing import Any, BinaryIO, Dict, Optional, Sequence, cast
 
 from .._errors import PbtxtError
 from ._wire_read import DEFAULT_CHUNK, FUNCTION_PATH, GRAPHDEF, HEADS, KINDS, METAGRAPH, NODE_PATH, SAVEDMODEL, SNIFF_BYTES, WireInfo
@@ -109,7 +109,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             if raw.peek(2)[:2] == b"\x1f\x8b":
                 import gzip
 
-                f = gzip.GzipFile(fileobj=raw)  # type: ignore[assignment]
+                f = cast(BinaryIO, gzip.GzipFile(fileobj=raw))  # (reads as a BinaryIO; typing's is a class, not GzipFile's base)
             info: Dict[str, Any] = {}
             if a.backward:
                 ix = build_index(f, path)
