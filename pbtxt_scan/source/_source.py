@@ -71,7 +71,9 @@ def open_binary(path: PathLike) -> Tuple[BinaryIO, str]:
 def gunzipped(raw: BinaryIO, name: str) -> BinaryIO:
     """``raw``, or its gzip content if it starts as gzip does (told by a peek: nothing is consumed)."""
     if _peek(raw, 2) == b"\x1f\x8b":
-        return cast(BinaryIO, _GzipReader(raw, name))  # (a raw stream, read as any: typing's BinaryIO is io's by name only)
+        # (A raw stream with BinaryIO's reads. typing's BinaryIO is a class, not a protocol, and io's
+        # streams do not derive from it: the cast says what the type system cannot.)
+        return cast(BinaryIO, _GzipReader(raw, name))
     return raw
 
 
