@@ -130,27 +130,25 @@ def _summaries(files: List[str], names: List[str], n: int) -> Optional[List[Tupl
 def _pick(
     files: Sequence[PathLike], names: Optional[Sequence[str]], workers: Optional[int] = None, jobs: Optional[int] = 1
 ) -> Tuple[Dict[str, Any], GeBuild]:
-    files = [str(f) for f in files]
-    if not files:
+    paths = [str(f) for f in files]
+    if not paths:
         raise PbtxtError("no GE Build dumps given")
-    names = [n for n in (names or ()) if n]
-    results: List[Tuple[Dict[str, Any], Optional[GeBuild]]]
-    n = workers if workers is not None else min(4, os.cpu_count() or 1, len(files))
-    results = _summaries(files, names, n) if n > 1 and len(files) > 1 and can_fork() else None
-    if results is None:
-        results = [_summarize(f, names, jobs=jobs) for f in files]  # (one file: on ``jobs`` processes itself)
-    index = {f: i for i, f in enumerate(files)}
-    for f in files:
-        n = _dump_index(f)
-        index[f] = n if n is not None else index[f]
-    best_i = max(range(len(files)), key=lambda i: _score(results[i][0], index[files[i]]))
+    wanted = [n for n in (names or ()) if n]
+    n = workers if workers is not None else min(4, os.cpu_count() or 1, len(paths))
+    shared = _summaries(paths, wanted, n) if n > 1 and len(paths) > 1 and can_fork() else None
+    results = shared if shared is not None else [_summarize(f, wanted, jobs=jobs) for f in paths]  # (one file: on ``jobs`` processes itself)
+    index = {f: i for i, f in enumerate(paths)}
+    for f in paths:
+        k = _dump_index(f)
+        index[f] = k if k is not None else index[f]
+    best_i = max(range(len(paths)), key=lambda i: _score(results[i][0], index[paths[i]]))
     s, b = results[best_i]
     if b is None:
-        b = load_build(files[best_i], jobs=jobs)
+        b = load_build(paths[best_i], jobs=jobs)
     s = dict(s)
     why = []
-    if names:
-        why.append("%d of %d names resolve here (%d as is)" % (s["names_matched"], len(names), s["names_accepted"]))
+    if wanted:
+        why.append("%d of %d names resolve here (%d as is)" % (s["names_matched"], len(wanted), s["names_accepted"]))
     if s["has_gradients"] and s["has_root_netoutput"]:
         others = sum(1 for r, _ in results if r["has_gradients"] and r["has_root_netoutput"])
         why.append("it has gradients ops and a root NetOutput (the training graph%s)"
@@ -162,7 +160,7 @@ def _pick(
         why.append("others: " + ", ".join(
             "%s (%s)" % (r["file"], "gradients" if r["has_gradients"] else "no gradients") for r in rest[:_LISTED])
             + (", and %d more" % (len(rest) - _LISTED) if len(rest) > _LISTED else ""))
-    pick = {"file": files[best_i], "reason": "; ".join(why), "files": [r for r, _ in results]}
+    pick = {"file": paths[best_i], "reason": "; ".join(why), "files": [r for r, _ in results]}
     return pick, b
 
 

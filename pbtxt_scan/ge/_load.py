@@ -38,6 +38,10 @@ class GeBuild:
     """The op records of one dump: every graph block, root first."""
 
     def __init__(self, path: str, dialect: str, ops: List[GeOp]) -> None:
+        self._build(path, dialect, ops)
+
+    def _build(self, path: str, dialect: str, ops: List[GeOp]) -> None:
+        """The records, and the indexes over them (a pickled build is made again from its records)."""
         self.path = path
         self.dialect = dialect
         self.ops = ops
@@ -55,7 +59,7 @@ class GeBuild:
         return {"path": self.path, "dialect": self.dialect, "ops": self.ops}
 
     def __setstate__(self, st: Dict[str, Any]) -> None:
-        self.__init__(st["path"], st["dialect"], st["ops"])  # type: ignore[misc]
+        self._build(st["path"], st["dialect"], st["ops"])
 
     @property
     def has_gradients(self) -> bool:

@@ -3,7 +3,7 @@ chunks and never held."""
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Collection, Dict, Iterator, List, Optional, Tuple
 
 from .._errors import PbtxtError
 from ..language._grammar import _number, string_value
@@ -88,6 +88,7 @@ def _skim_msg(toks: _Peek, path: Tuple[str, ...], keep: Dict[Tuple[str, ...], An
     """Read fields up to ``closer``; return the kept ones (``None`` when ``path`` is not kept)."""
     wanted = keep.get(path)
     msg: Optional[Message] = Message() if wanted is not None else None
+    scalars: Collection[str] = wanted if wanted is not None else ()  # (the scalars kept, when the message is)
     while True:
         tok = toks.next()
         kind = tok[0]
@@ -113,7 +114,7 @@ def _skim_msg(toks: _Peek, path: Tuple[str, ...], keep: Dict[Tuple[str, ...], An
         items = _skim_value(toks, tok, path + (name,), keep, dialect)
         if msg is not None:
             for v in items:
-                if isinstance(v, Message) or (name in wanted and not isinstance(v, _Skipped)):
+                if isinstance(v, Message) or (name in scalars and not isinstance(v, _Skipped)):
                     msg.append(Field(name, v, 0, 0))
             if dialect == "ge_proto" and path in (("attr",), ("output_desc", "attr")) and name == "key":
                 # Seen the map key: drop the value subtree of attrs nobody needs.

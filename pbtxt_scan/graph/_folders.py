@@ -119,7 +119,7 @@ def _event_time(folder: str, name: str) -> Tuple[int, float, str]:
 def _event_file_with_graph(folder: str, events: List[str], *, record: bool = False) -> Tuple[str, str]:
     """The first of ``events`` that holds a graph; else the error of the first, naming the others.
     (``record``: for ``--record``, which needs an event file: a folder without one says so.)"""
-    from ..wire import events as _events
+    from ..wire import events as _events, events_pick as _pick
 
     if record and not events:
         raise PbtxtError(_no_event_file(folder), path=folder)
@@ -139,7 +139,7 @@ def _event_file_with_graph(folder: str, events: List[str], *, record: bool = Fal
                 "in train/" if rel.startswith("train" + os.sep) else "here",
                 "; the %d tried before it hold none" % tried if tried else ""))
         if first_error is None:
-            first_error = "%s: %s" % (path, _events.no_graph(found))
+            first_error = "%s: %s" % (path, _pick.no_graph(found))
     raise PbtxtError(
         "no event file in this folder holds a graph (%d looked at, train/ first); the first: %s" % (len(events), first_error),
         path=folder,

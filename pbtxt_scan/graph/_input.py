@@ -173,7 +173,9 @@ class GraphFile:
         """A graph read from an open binary file object (the caller's: left open), as :meth:`open`
         reads a path: a regular file in place, anything else through a spool; gzip is unpacked."""
         if not hasattr(f, "peek"):
-            f = io.BufferedReader(f)  # type: ignore[arg-type]  # (gzip is told by a peek)
+            # (gzip is told by a peek. Any binary file object: BufferedReader reads it by readinto, which
+            # typing's BinaryIO does not list.)
+            f = io.BufferedReader(f)  # type: ignore[type-var]
         return cls._opened(gunzipped(f, name), name, Provenance(name), spool=True, owned=False)
 
     @classmethod
@@ -278,7 +280,7 @@ class GraphFile:
     @property
     def dialect(self) -> Dialect:
         d = self._dialect
-        return self.lane.dialect if d is None else d  # type: ignore[no-any-return]
+        return self.lane.dialect if d is None else d
 
     def blocks(
         self,

@@ -75,7 +75,7 @@ from __future__ import annotations
 import collections
 import os
 import time
-from typing import Callable, Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Tuple
+from typing import Callable, Dict, FrozenSet, Generator, Iterator, List, NamedTuple, Optional, Tuple
 
 from .._errors import PbtxtError
 from ._input import GraphFile
@@ -250,9 +250,9 @@ class _Job:
         yield Chunk(start, end, n, dict(ops), "\n".join(rows), end_state["lines"] - line + 1, end_state["bytes"])
 
     def wire_fold(self, start: int, end: Optional[int]) -> Iterator[Chunk]:
-        """A binary GraphDef's top-level fields from the split point ``start`` to ``end`` (None:
-        the end of the file) folded (``wire._wire_whole``): the whole chunk as one result, or
-        (``end`` None, the parent's) a result per run of nodes. Lines: none (binary)."""
+        """A binary GraphDef's top-level fields from the split point ``start`` to ``end`` (None: the
+        end of the file) folded (``wire._wire_whole``): the whole chunk as one result, or (``end``
+        None, the parent's) a result per run of nodes. Lines: none (binary); a split file's size is known."""
         row = self.row
         fold = Fold(row=row, tsv=row is None or self.tsv, validate=row is None)
         f = self.g.reader(0, end)
@@ -262,7 +262,7 @@ class _Job:
             if end is None and fold.rows:
                 yield Chunk(at, fold.last, fold.nodes, {}, fold.take(), 0, 0)
                 at, fold.nodes = fold.last, 0
-        yield Chunk(at, end if end is not None else -1, fold.nodes, fold.histogram(), fold.take(), 0, end if end is not None else self.g.size)
+        yield Chunk(at, end if end is not None else -1, fold.nodes, fold.histogram(), fold.take(), 0, end if end is not None else self.g.size or 0)
 
     # In the parent.
 
@@ -305,7 +305,7 @@ class _Job:
 # --- the parent ------------------------------------------------------------------------------
 
 
-def chunks(job: _Job, bounds: List[int], jobs: int, *, profile: Optional[Dict[str, float]] = None) -> Iterator[Chunk]:
+def chunks(job: _Job, bounds: List[int], jobs: int, *, profile: Optional[Dict[str, float]] = None) -> Generator[Chunk, None, None]:
     """The chunks' results in file order (see the module's docstring). A syntax error is raised
     after the result of the text before it (the rows before the error), as the single-process
     scan raises it. ``profile``: filled with the timings of the serial parts (seconds), and
@@ -391,7 +391,7 @@ def rows(
     return _texts(chunks(_Job(g, path, heads, row, on_progress, tsv=tsv), bounds, jobs, profile=profile))
 
 
-def _texts(results: Iterator[Chunk]) -> Iterator[str]:
+def _texts(results: Generator[Chunk, None, None]) -> Iterator[str]:
     import contextlib
 
     with contextlib.closing(results):  # (closed early, e.g. by `| head`: the workers stop at once)

@@ -111,7 +111,7 @@ def find_node(
     function only; ``dialect`` (other than ``auto``) looks at that kind of block only."""
     with opened(path) as g:
         forced = dialect is not None and dialect != "auto"
-        d = named(dialect) if forced else g.dialect  # type: ignore[arg-type]
+        d = named(dialect) if dialect is not None and forced else g.dialect
         places = [d]
         if function is not None:
             places = [DIALECTS["function"]]

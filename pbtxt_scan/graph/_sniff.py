@@ -72,7 +72,7 @@ def lane_and_store(store: Any, asked: Provenance, lane: Optional[Any]) -> Tuple[
 def _events_of(store: Any, asked: Provenance) -> Tuple[Any, Any, Provenance]:
     """A TensorBoard event file's graph: found by the records' length prefixes (``wire._events``),
     its record's data CRC checked, and the store narrowed to it, read by the wire lane like a ``.pb``."""
-    from ..wire import check_graph_record, events as _events, events_split as _events_split
+    from ..wire import check_graph_record, events_pick as _pick, events_split as _events_split
 
     name = store.name
     if isinstance(store, StreamStore):  # (a stream: its graph may be anywhere; the spool is read in place)
@@ -85,15 +85,15 @@ def _events_of(store: Any, asked: Provenance) -> Tuple[Any, Any, Provenance]:
     try:
         found = _events_split.scan(store.read_at, store.size or 0, record=asked.record, jobs=usable_cores())
         if not found.graphs:
-            raise PbtxtError(_events.no_graph(found))
-        place, why = _events.choose(store.read_at, found, asked.record, asked.graph)
+            raise PbtxtError(_pick.no_graph(found))
+        place, why = _pick.choose(store.read_at, found, asked.record, asked.graph)
         # Every byte an answer rests on is checked: the graph's record, whole, before any of it is read.
         unchecked = check_graph_record(store.read_at, place.record, place.offset)
     except PbtxtError as e:
         raise e.with_path(name) from None
     said = asked._replace(
-        chosen="%s: reading %s: %s" % (name, _events.describe(place, found), why),
-        record_read=_events.label(place, found),
+        chosen="%s: reading %s: %s" % (name, _pick.describe(place, found), why),
+        record_read=_pick.label(place, found),
         unchecked="%s: %s" % (name, unchecked) if unchecked else None,
         events=(found, place),
     )

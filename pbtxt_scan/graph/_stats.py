@@ -80,8 +80,8 @@ def _stats(
 
         got = _parallel.stats(g, d.path, NAME_AND_OP, jobs, on_progress)
         if got is not None:
-            n, ops, nbytes, lines = got
-            return Stats(g.name, d.name, nbytes, lines, n, ops, time.perf_counter() - t0, g.binary)
+            n, counted, nbytes, lines = got
+            return Stats(g.name, d.name, nbytes, lines, n, counted, time.perf_counter() - t0, g.binary)
     end_state: Dict[str, int] = {}
     if isinstance(g.lane, WireLane):
         # A binary graph: node count, op histogram and validation from one fold over the

@@ -7,7 +7,10 @@ import os
 
 def usable_cores() -> int:
     """The cores this process may run on (its affinity mask where the OS has one)."""
-    try:
-        return len(os.sched_getaffinity(0))  # type: ignore[attr-defined]
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
+    affinity = getattr(os, "sched_getaffinity", None)  # (Linux's, not macOS's or Windows')
+    if affinity is not None:
+        try:
+            return len(affinity(0))
+        except OSError:
+            pass
+    return os.cpu_count() or 1

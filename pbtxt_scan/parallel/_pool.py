@@ -27,6 +27,7 @@ the results in order (chunks of a file); or the caller runs its own loop in ``fo
 from __future__ import annotations
 
 import collections
+import functools
 import os
 import sys
 from typing import IO, TYPE_CHECKING, Any, Callable, Collection, Deque, Dict, Iterator, List, Mapping, Optional, Sequence, Union
@@ -154,7 +155,7 @@ class Pool:
                 parent, child = Pipe()
                 # (the worker holds neither our end of its pipe nor those of the workers before it)
                 others = [c.fileno() for c in self.conns] + [parent.fileno()]
-                self.pids.append(fork(lambda conn=child: self._serve(conn), close=others))
+                self.pids.append(fork(functools.partial(self._serve, child), close=others))
                 child.close()
                 self.conns.append(parent)
         except OSError as e:  # (no more processes allowed: one will do)
@@ -208,7 +209,8 @@ class Pool:
                     busy[c].append(todo)
                     todo += 1
                 while want not in done:
-                    for c in wait([c for c in self.conns if busy[c]]):
+                    ready: List[Any] = wait([c for c in self.conns if busy[c]])  # (of the connections given: ours)
+                    for c in ready:
                         ok, value = c.recv()  # (EOFError, ConnectionResetError: the worker died)
                         if not ok:
                             raise PoolError(value)

@@ -20,6 +20,7 @@ the size: validating is their job).
 """
 from __future__ import annotations
 
+import importlib
 import struct
 import warnings
 from typing import Any, Callable, List, Optional, Tuple
@@ -58,12 +59,13 @@ def _load() -> Optional[Callable[[int, bytes], int]]:
     try:
         with warnings.catch_warnings():  # (it warns when it falls back to pure Python: we do too, silently)
             warnings.simplefilter("ignore")
-            import google_crc32c
+            google_crc32c = importlib.import_module("google_crc32c")  # (typed or not, wherever it is installed)
     except ImportError:
         return None
     if getattr(google_crc32c, "implementation", None) != "c":
         return None
-    return google_crc32c.extend  # type: ignore[no-any-return]
+    extend: Callable[[int, bytes], int] = google_crc32c.extend  # (its C extension's: what its stubs say of it)
+    return extend
 
 
 def library() -> Optional[Callable[[int, bytes], int]]:
@@ -71,7 +73,8 @@ def library() -> Optional[Callable[[int, bytes], int]]:
     global _extend
     if _extend is _UNSET:
         _extend = _load()
-    return _extend  # type: ignore[no-any-return]
+    extend: Optional[Callable[[int, bytes], int]] = _extend  # (the memo: what _load gave)
+    return extend
 
 
 def fast() -> bool:

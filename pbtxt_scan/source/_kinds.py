@@ -74,7 +74,8 @@ def _text_kind(head: bytes, complete: bool) -> Optional[str]:
     """Text that is no graph: nothing but comments, a checkpoint's ``checkpoint`` file, or no
     protobuf text at all (Markdown, Python: a first word not followed by ``:``, ``{`` or ``<``; a
     docstring, XML, JSON). A start that is protobuf text gone wrong is left to the scanner."""
-    i = _FIELD_START.match(head).end()  # type: ignore[union-attr]
+    start = _FIELD_START.match(head)
+    i = start.end() if start is not None else 0  # (it matches everywhere: `*` of comments and blanks)
     if i >= len(head):
         if complete:
             what = "has only comments and blank lines" if head.strip() else "is blank"
@@ -87,7 +88,8 @@ def _text_kind(head: bytes, complete: bool) -> Optional[str]:
         return ("this is a checkpoint's 'checkpoint' file (it names the newest checkpoint), not a graph: give %s, "
                 "or the folder it is in" % meta)
     if m is not None:
-        j = _AFTER_IDENT.match(head, m.end()).end()  # type: ignore[union-attr]
+        gap = _AFTER_IDENT.match(head, m.end())
+        j = gap.end() if gap is not None else m.end()  # (it matches everywhere, as _FIELD_START)
         if j >= len(head) or head[j : j + 1] in (b":", b"{", b"<", b"["):
             return None  # `node {`, `name: "x"`, `graph <`, `node [`: protobuf text
     elif not _PROSE_START.match(head, i):

@@ -13,7 +13,7 @@ import stat
 import sys
 import tempfile
 import zlib
-from typing import BinaryIO, Iterator, Optional, Tuple, Union
+from typing import TYPE_CHECKING, BinaryIO, Iterator, Optional, Tuple, Union, cast
 
 from .._errors import PbtxtError
 
@@ -30,6 +30,16 @@ PIPE_BYTES = 1 << 20
 _F_SETPIPE_SZ = 1031  # (fcntl names it only from Python 3.10)
 
 PathLike = Union[str, "os.PathLike[str]"]
+
+if TYPE_CHECKING:  # (for the type checker only: typing.Protocol is Python 3.8's)
+    from typing import Protocol  # novm
+
+    from _typeshed import WriteableBuffer
+
+    class Reads(Protocol):
+        """What a stream is read through: ``read(n)`` (stdin's buffer, or what a test put there)."""
+
+        def read(self, __n: int = ...) -> bytes: ...
 
 
 def display_name(path: PathLike) -> str:
@@ -61,15 +71,20 @@ def open_binary(path: PathLike) -> Tuple[BinaryIO, str]:
 def gunzipped(raw: BinaryIO, name: str) -> BinaryIO:
     """``raw``, or its gzip content if it starts as gzip does (told by a peek: nothing is consumed)."""
     if _peek(raw, 2) == b"\x1f\x8b":
-        return _GzipReader(raw, name)  # type: ignore[return-value]
+        # (A raw stream with BinaryIO's reads. typing's BinaryIO is a class, not a protocol, and io's
+        # streams do not derive from it: the cast says what the type system cannot.)
+        return cast(BinaryIO, _GzipReader(raw, name))
     return raw
 
 
 def _widen_pipe(f: object) -> None:
     """Raise the buffer of ``f`` to :data:`PIPE_BYTES` if it is a pipe; anything else (a file, a
     terminal, a system without the call, a pipe-max-size set lower) keeps what it has."""
+    fileno = getattr(f, "fileno", None)
+    if fileno is None:
+        return
     try:
-        fd = f.fileno()  # type: ignore[attr-defined]
+        fd = fileno()
         if stat.S_ISFIFO(os.fstat(fd).st_mode):
             import fcntl
 
@@ -88,36 +103,37 @@ def _stdin() -> BinaryIO:
 
 
 @functools.lru_cache(maxsize=1)
-def _buffered_stdin(src: object) -> BinaryIO:
+def _buffered_stdin(src: Reads) -> BinaryIO:
     _widen_pipe(src)
-    buffered: BinaryIO = io.BufferedReader(_ReadOnly(src), 1 << 16)  # type: ignore[arg-type,assignment]
+    buffered: BinaryIO = io.BufferedReader(_ReadOnly(src), 1 << 16)
     if _peek(buffered, 2) == b"\x1f\x8b":
-        buffered = io.BufferedReader(_GzipReader(buffered, "<stdin>"), 1 << 16)  # type: ignore[arg-type,assignment]
+        buffered = io.BufferedReader(_GzipReader(buffered, "<stdin>"), 1 << 16)
     return buffered
 
 
 class _ReadOnly(io.RawIOBase):
     """Any object with ``read`` as a raw stream (what ``io.BufferedReader`` wants)."""
 
-    def __init__(self, src: object) -> None:
+    def __init__(self, src: Reads) -> None:
         self._src = src
 
     def readable(self) -> bool:
         return True
 
-    def readinto(self, b: "bytearray | memoryview") -> int:  # type: ignore[override]
+    def readinto(self, b: WriteableBuffer) -> int:
         into = getattr(self._src, "readinto", None)
         if into is not None:  # (straight into the caller's buffer: a spool copies 4 MiB at a time)
-            return into(b) or 0  # type: ignore[no-any-return]
-        data = self._src.read(len(b))  # type: ignore[attr-defined]
-        b[: len(data)] = data
+            return into(b) or 0
+        view = memoryview(b)
+        data = self._src.read(len(view))
+        view[: len(data)] = data
         return len(data)
 
 
 def _peek(f: BinaryIO, n: int) -> bytes:
     if hasattr(f, "peek"):
         try:
-            return f.peek(n)[:n]  # type: ignore[attr-defined,no-any-return]
+            return f.peek(n)[:n]
         except (OSError, ValueError):
             return b""
     return b""
@@ -134,9 +150,10 @@ class _GzipReader(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, b: "bytearray | memoryview") -> int:  # type: ignore[override]
-        data = self.read(len(b))
-        b[: len(data)] = data
+    def readinto(self, b: WriteableBuffer) -> int:
+        view = memoryview(b)
+        data = self.read(len(view))
+        view[: len(data)] = data
         return len(data)
 
     def read(self, n: int = -1) -> bytes:
@@ -179,7 +196,7 @@ def spool(src: BinaryIO, name: str, head: bytes = b"") -> BinaryIO:
 
 def _temporary() -> BinaryIO:
     """An unbuffered (``FileIO``: reads go straight to ``pread``) anonymous temporary file."""
-    return tempfile.TemporaryFile(prefix="pbtxt-scan-spool-", buffering=0)  # type: ignore[return-value]
+    return tempfile.TemporaryFile(prefix="pbtxt-scan-spool-", buffering=0)
 
 
 def _copy(src: BinaryIO, out: BinaryIO, head: bytes, name: str, folder: str) -> None:

@@ -22,7 +22,7 @@ from typing import Any, BinaryIO, Optional, Tuple
 
 from .._errors import PbtxtError
 from ._source import spool as spool_stream
-from ._views import View
+from ._views import view_of
 
 __all__ = ["FileStore", "RecordStore", "SpooledStore", "StreamStore", "store_of"]
 
@@ -41,12 +41,11 @@ class _Store:
     regular: bool
     size: Optional[int]
     offset_free: bool  # nothing in this process reads through the descriptor's shared offset (reads are positioned)
-    busy: bool  # the descriptor's offset is lent to a child process
 
     def reader(self, start: int = 0, end: Optional[int] = None) -> BinaryIO:
         """A file-like view of bytes ``[start, end)`` (``end=None``: to the end of the input). It
         keeps its own position, so views, block reads and scans can interleave."""
-        return View(self, start, end)  # type: ignore[return-value]
+        return view_of(self, start, end)
 
     def whole(self) -> Tuple[BinaryIO, int]:
         """The input as a seekable file and its size, for reading backward."""
@@ -56,14 +55,12 @@ class _Store:
 
     def take_offset(self) -> bool:
         """Lend the descriptor's offset to one child process (a grep or wc reading it itself):
-        ``False`` if it is not free or already lent. :meth:`free_offset` gives it back."""
-        if not self.offset_free or self.busy:
-            return False
-        self.busy = True
-        return True
+        ``False`` if it is not free or already lent. :meth:`free_offset` gives it back. (Only a
+        file's, read by ``pread``, is ever free: :class:`FileStore`.)"""
+        return False
 
     def free_offset(self) -> None:
-        self.busy = False
+        pass
 
 
 def store_of(raw: BinaryIO, name: str, *, spool: bool, head_bytes: int) -> Any:
@@ -93,6 +90,15 @@ class FileStore(_Store):
         self._stat = st
         self.size: Optional[int] = st[0] if st else None
         self.busy = False  # the descriptor's offset is lent to a child process (parallel._grep)
+
+    def take_offset(self) -> bool:
+        if not self.offset_free or self.busy:
+            return False
+        self.busy = True
+        return True
+
+    def free_offset(self) -> None:
+        self.busy = False
 
     def read_file_at(self, pos: int, n: int) -> bytes:
         """Up to ``n`` bytes at offset ``pos`` of the whole file (fewer at its end)."""
@@ -166,7 +172,6 @@ class StreamStore(_Store):
     offset_free = False
     base = 0
     size = None
-    busy = False
 
     def __init__(self, raw: BinaryIO, name: str, head_bytes: int) -> None:
         self.name = name
@@ -233,6 +238,7 @@ class RecordStore(_Store):
     searches and the caches see that graph alone). Nothing is copied."""
 
     __slots__ = ("file", "name", "base", "size")
+    size: int  # (always known: the record's length)
     regular = True
     can_seek = True
     offset_free = False  # (a search must not read the descriptor to the file's end)
@@ -242,8 +248,6 @@ class RecordStore(_Store):
         self.name = file.name
         self.base = start
         self.size = end - start
-
-    busy = False  # (never lent: its offset is not free)
 
     @property
     def spooled(self) -> bool:

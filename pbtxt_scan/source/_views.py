@@ -4,9 +4,12 @@ one open file), and some bytes before a stream."""
 from __future__ import annotations
 
 import io
-from typing import Any, BinaryIO, Optional
+from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Optional, cast
 
 from ._source import DEFAULT_CHUNK
+
+if TYPE_CHECKING:
+    from _typeshed import WriteableBuffer
 
 
 class View(io.RawIOBase):
@@ -47,7 +50,7 @@ class View(io.RawIOBase):
     def tell(self) -> int:
         return self._pos - self._start
 
-    def read(self, n: int = -1) -> bytes:  # type: ignore[override]
+    def read(self, n: int = -1) -> bytes:
         if n is None or n < 0:
             return b"".join(iter(lambda: self.read(DEFAULT_CHUNK), b""))
         if self._end is not None:
@@ -58,9 +61,10 @@ class View(io.RawIOBase):
         self._pos += len(data)
         return data
 
-    def readinto(self, b: "bytearray | memoryview") -> int:  # type: ignore[override]
-        data = self.read(len(b))
-        b[: len(data)] = data
+    def readinto(self, b: WriteableBuffer) -> int:
+        view = memoryview(b)
+        data = self.read(len(view))
+        view[: len(data)] = data
         return len(data)
 
 
@@ -74,8 +78,14 @@ class Prefixed(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def read(self, n: int = -1) -> bytes:  # type: ignore[override]
+    def read(self, n: int = -1) -> bytes:
         if self._head:
             out, self._head = self._head, b""
             return out
         return self._rest.read(n)
+
+
+# A view as the file every reader takes: a raw stream with BinaryIO's reads (read, readinto, seek,
+# tell). typing's BinaryIO is a class, not a protocol, and io's streams are not its subclasses: the
+# cast says what the type system cannot. (Once here, not at each view made: a block read makes one.)
+view_of = cast("Callable[[Any, int, Optional[int]], BinaryIO]", View)

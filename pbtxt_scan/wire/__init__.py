@@ -1,11 +1,13 @@
 """Protocol buffers wire format (binary ``.pb``, ``.meta``, ``saved_model.pb``), streamed without
-protobuf: the reader (``_wire_read``), the walk to the nodes (``_wire_walk``) and its sparse
-backward index (``_wire_index``), where a byte offset lies by the length prefixes (``_wire_seek``),
-a NodeDef printed as text format (``_wire_text``), the wire lane (``_lane``), whole-file folds and
-split points (``_wire_whole``, with ``_wire_check``: a node's validity without rendering it) and
-telling the kinds apart (``_binary``).
+protobuf: the reader (``_wire_read``), a graph's kind by its first bytes (``_wire_sniff``), the
+walk to the nodes (``_wire_walk``) and its sparse backward index (``_wire_index``), where a byte
+offset lies by the length prefixes (``_wire_seek``), a NodeDef printed as text format
+(``_wire_text``), the wire lane (``_lane``), whole-file folds and split points (``_wire_whole``,
+with ``_wire_check``: a node's validity without rendering it) and telling the kinds apart
+(``_binary``).
 
-``binary`` (the kinds), ``events`` and ``events_split`` (an event file's graphs) are modules handed on whole.
+``binary`` (the kinds), ``events``, ``events_split`` (where an event file's graphs are) and ``events_pick``
+(which one is read) are modules handed on whole.
 """
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ _FACE = {
     "check_graph_record": ("._tfrecord", "check_graph_record"),
     "describe": ("._binary", "describe"),
     "events": ("._events", None),
+    "events_pick": ("._events_pick", None),
     "events_split": ("._events_split", None),
     "far_marks": ("._wire_marks", "far_marks"),
     "fold_wire": ("._wire_whole", "fold_wire"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Optional, Tuple
 
-from . import _wire, _wire_read
+from . import _wire, _wire_sniff
 
 SNIFF_BYTES = _wire.SNIFF_BYTES
 SAVEDMODEL = _wire.SAVEDMODEL
@@ -25,7 +25,7 @@ def sniff(head: bytes) -> Optional[str]:
 def broken(head: bytes, *, complete: bool) -> Optional[Tuple[str, int, str]]:
     """A binary graph whose first bytes ``head`` break the wire format before :func:`sniff` could
     tell its kind: ``(kind, offset, why)``; ``None`` if the bytes are no such graph."""
-    return _wire_read.broken(head[:SNIFF_BYTES], complete=complete)
+    return _wire_sniff.broken(head[:SNIFF_BYTES], complete=complete)
 
 
 def describe(kind: Optional[str]) -> str:

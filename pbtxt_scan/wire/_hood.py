@@ -13,7 +13,7 @@ import bisect
 from typing import Any, Callable, FrozenSet, Iterator, List, Optional, Tuple
 
 from ._wire_marks import SPLIT_MIN, far_marks
-from ._wire_seek import NAME, NODE, Malformed, TopWalk, node_field
+from ._wire_seek import NAME, NODE, Field, Malformed, TopWalk, node_field
 from .._model import Block
 from ..parallel import _grep as _search
 from ..source._lane import Found, Near, Unplaced
@@ -67,8 +67,9 @@ def hood_blocks(
 
     def find(want: FrozenSet[str], cons: FrozenSet[str]) -> Iterator[Block]:
         walk: Optional[TopWalk] = None
-        last = None
-        tops = []
+        last: Optional[Field] = None
+        top: Optional[Field]
+        tops: List[Field] = []
         try:
             pattern = "\n".join(sorted(want | cons))
             hits = (
@@ -139,7 +140,10 @@ def _may_name(g: Any, off: int, want: FrozenSet[str], cons: FrozenSet[str]) -> b
     return False
 
 
-def read_near(g: Any, rescan: Callable[[Block, FrozenSet[str]], List[Block]], marks: Marks, lo: int, hi: int, at: int, heads: FrozenSet[str]) -> Optional[Near]:
+def read_near(
+    g: Any, rescan: Callable[[Block, FrozenSet[str]], List[Block]], marks: Marks, *, lo: int, hi: int, at: int,
+    heads: FrozenSet[str],
+) -> Optional[Near]:
     """The nodes from the one that holds ``lo`` (walked to by the length prefixes from the last
     boundary known before it) to the one that holds ``hi``, at least to the node at ``at``, each
     side at most :data:`WINDOW` from ``at``; ``None`` if the fields do not chain there."""

@@ -238,7 +238,7 @@ class WireLane(Lane):
 
         if not self._searched(("node",)):
             return None
-        return read_near(self.store, self.rescan, self._hood_marks(cache), lo, hi, at, heads)
+        return read_near(self.store, self.rescan, self._hood_marks(cache), lo=lo, hi=hi, at=at, heads=heads)
 
     def _searched(self, path: Sequence[str]) -> bool:
         return self.searchable and self.store.regular and self.kind == _wire.GRAPHDEF and tuple(path) == ("node",)

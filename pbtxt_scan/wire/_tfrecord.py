@@ -40,7 +40,7 @@ class CutShort(PbtxtError):
 class Record(NamedTuple):
     """One record: its number, the offset of its header, where its data starts and its length."""
 
-    index: int
+    index: int  # type: ignore[assignment]  # (shadows tuple.index(): a record's number, as every caller and test names it)
     offset: int
     data_start: int
     length: int

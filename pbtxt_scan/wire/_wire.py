@@ -4,8 +4,8 @@ Reads a binary ``GraphDef`` (``.pb``), ``MetaGraphDef`` (``.meta``) or ``SavedMo
 (``saved_model.pb``) from a file object in constant memory and hands out the same
 :class:`~pbtxt_scan._model.Block` objects as the text scanner.
 
-API (everything is importable from here; the work lives in ``_wire_read`` (reader, errors,
-:func:`sniff`), ``_wire_walk`` (containers, nodes), ``_wire_index`` (the backward index) and
+API (everything is importable from here; the work lives in ``_wire_read`` (reader, errors),
+``_wire_sniff`` (:func:`sniff`), ``_wire_walk`` (containers, nodes), ``_wire_index`` (the backward index) and
 ``_wire_text`` (rendering); the wire lane, ``_lane``, reads a GraphFile's binary graph through them):
 
 - ``sniff(head: bytes) -> Optional[str]``: ``"graphdef"``, ``"metagraph"``, ``"savedmodel"`` or
@@ -73,10 +73,11 @@ GraphDef of 6.1 million nodes: about 31 MB peak RSS forward and backward.
 """
 from __future__ import annotations
 
-from typing import Any, BinaryIO, Dict, Optional, Sequence
+from typing import Any, BinaryIO, Dict, Optional, Sequence, cast
 
 from .._errors import PbtxtError
-from ._wire_read import DEFAULT_CHUNK, FUNCTION_PATH, GRAPHDEF, HEADS, KINDS, METAGRAPH, NODE_PATH, SAVEDMODEL, SNIFF_BYTES, WireInfo, sniff
+from ._wire_read import DEFAULT_CHUNK, FUNCTION_PATH, GRAPHDEF, HEADS, KINDS, METAGRAPH, NODE_PATH, SAVEDMODEL, SNIFF_BYTES, WireInfo
+from ._wire_sniff import sniff
 from ._wire_text import check_node, node_to_text
 from ._wire_index import WireIndex, build_index, iter_wire_blocks_reversed
 from ._wire_walk import iter_wire_blocks, reread_block
@@ -108,7 +109,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             if raw.peek(2)[:2] == b"\x1f\x8b":
                 import gzip
 
-                f = gzip.GzipFile(fileobj=raw)  # type: ignore[assignment]
+                f = cast(BinaryIO, gzip.GzipFile(fileobj=raw))  # (reads as a BinaryIO; typing's is a class, not GzipFile's base)
             info: Dict[str, Any] = {}
             if a.backward:
                 ix = build_index(f, path)

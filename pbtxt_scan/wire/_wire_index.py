@@ -10,7 +10,7 @@ from typing import Any, BinaryIO, Dict, FrozenSet, Iterator, List, NamedTuple, O
 from .._errors import PbtxtError
 from .._model import Block
 from ._wire_read import DEFAULT_CHUNK, HEADS, NODE_PATH, WireInfo, _check_end, _Reader, _seekable, _skip_value, _tag
-from ._wire_walk import Site, _block, _kind_of, _sites, _want, _which
+from ._wire_walk import Site, Visits, _block, _kind_of, _sites, _want, _which
 
 REGION = 256 << 10  # bytes of nodes per backward-index checkpoint
 
@@ -46,11 +46,11 @@ def build_index(
     ``region`` bytes of nodes."""
     r = _Reader(f, chunk_size)
     k = _kind_of(r, kind)
-    wanted = _which([path])
+    nodes, functions = _which([path])
     info: Dict[str, Any] = {}
     offs, ends, fids = array("q"), array("q"), array("q")
     fnames: List[Optional[str]] = []
-    state = [-region, None, 0]  # last checkpoint offset, its enclosing end, nodes
+    state = [-region, -2, 0]  # last checkpoint offset, its enclosing end (-2: none yet; -1 is a GraphDef's to the file's end), nodes
 
     def visit(r: _Reader, site: Site, off: int, p: int, q: int) -> None:
         state[2] += 1
@@ -64,7 +64,7 @@ def build_index(
             fids.append(len(fnames) - 1 if in_function else -1)
             state[0], state[1] = off, parent_end
 
-    for _ in _sites(r, k, wanted + (visit,), meta_graph, info):
+    for _ in _sites(r, k, Visits(nodes, functions, visit), meta_graph, info):
         pass
     return WireIndex(tuple(path), offs, ends, fids, tuple(fnames), state[2], r.size, WireInfo(**info))
 

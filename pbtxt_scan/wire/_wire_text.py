@@ -23,7 +23,7 @@ VariantTensorDataProto), ``tensor_shape.proto`` (TensorShapeProto, its Dim), ``r
 from __future__ import annotations
 
 import struct
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 from .._errors import PbtxtError
 from ._wire_read import _varint_slow
@@ -144,6 +144,7 @@ def check_node(data: bytes, base: int = 0) -> None:
 def _fields(data: bytes, i: int, end: int, base: int) -> List[Tuple[int, int, Any]]:
     """``(field, wire type, value)`` of one message; a length-delimited value is ``(start, end)``."""
     got: List[Tuple[int, int, Any]] = []
+    v: Union[int, Tuple[int, int], bytes]  # (a varint, a length-delimited value's range, or 8 or 4 bytes)
     while i < end:
         off = base + i
         t, i = _varint(data, i, end, base)

@@ -2,11 +2,12 @@
 The API and the conventions are described in :mod:`pbtxt_scan.wire._wire`."""
 from __future__ import annotations
 
-from typing import Any, BinaryIO, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, BinaryIO, Callable, Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from .._errors import PbtxtError
 from .._model import Block, Head
-from ._wire_read import _HEAD_FIELD, DEFAULT_CHUNK, FUNCTION_PATH, GRAPHDEF, HEADS, KINDS, METAGRAPH, NODE_PATH, SAVEDMODEL, SNIFF_BYTES, TRUNCATED_FILE, TRUNCATED_MSG, WireInfo, _Bad, _check_end, _error, _fields, _Reader, _seekable, _skip_value, _tag, _text, _varint_slow, sniff
+from ._wire_read import _HEAD_FIELD, DEFAULT_CHUNK, FUNCTION_PATH, GRAPHDEF, HEADS, KINDS, METAGRAPH, NODE_PATH, SAVEDMODEL, SNIFF_BYTES, TRUNCATED_FILE, TRUNCATED_MSG, WireInfo, _Bad, _check_end, _error, _fields, _Reader, _seekable, _skip_value, _tag, _text, _varint_slow
+from ._wire_sniff import sniff
 
 _INLINE_MAX = 8 << 20  # nodes up to this size are read whole; bigger ones field by field
 
@@ -41,14 +42,26 @@ class Site:
         self.fname = fname
 
 
-def _sites(r: _Reader, kind: str, which: Sequence[Any], meta_graph: Optional[int], info: Optional[Dict[str, Any]]) -> Iterator[Any]:
-    """Walk to every node field of the wanted paths (``which[0]`` graph nodes, ``which[1]``
-    function nodes) in file order, calling ``which[2](r, site, tag offset, payload start, payload
-    end)`` (``site``: a :class:`Site`) with the reader at the payload; yields what it returns
-    unless ``None``. It may read the node; the walk skips what is left. ``which[3]``, if given, is
-    a whole-file fold's ``bulk(buf, i, limit, base)``: it takes the graph nodes held whole in
-    ``buf[i:limit]`` (``buf[0]`` is at offset ``base``) up to the first it leaves to ``which[2]``
-    and returns where it stopped; the walk yields ``None`` after each such run."""
+class Visits(NamedTuple):
+    """What a walk visits: the graph's nodes (``nodes``), the functions' (``functions``), each
+    node field by ``visit(r, site, tag offset, payload start, payload end)`` and, for a whole-file
+    fold, runs of graph nodes by ``bulk(buf, i, limit, base)`` (see :func:`_sites`)."""
+
+    nodes: bool
+    functions: bool
+    visit: Callable[[_Reader, Site, int, int, int], Any]
+    bulk: Optional[Callable[[bytes, int, int, int], int]] = None
+
+
+def _sites(r: _Reader, kind: str, which: Visits, meta_graph: Optional[int], info: Optional[Dict[str, Any]]) -> Iterator[Any]:
+    """Walk to every node field of the wanted paths (``which.nodes`` graph nodes,
+    ``which.functions`` function nodes) in file order, calling ``which.visit(r, site, tag offset,
+    payload start, payload end)`` (``site``: a :class:`Site`) with the reader at the payload;
+    yields what it returns unless ``None``. It may read the node; the walk skips what is left.
+    ``which.bulk``, if given, is a whole-file fold's ``bulk(buf, i, limit, base)``: it takes the
+    graph nodes held whole in ``buf[i:limit]`` (``buf[0]`` is at offset ``base``) up to the first
+    it leaves to ``which.visit`` and returns where it stopped; the walk yields ``None`` after each
+    such run."""
     end = None  # the top level runs to the end of the file (checked against ``r.size``)
     if kind == GRAPHDEF:
         _note(info, WireInfo(GRAPHDEF))
@@ -65,11 +78,10 @@ def _note(info: Optional[Dict[str, Any]], what: WireInfo) -> None:
         info.update(what._asdict())
 
 
-def _graph(r: _Reader, end: Optional[int], which: Sequence[bool]) -> Iterator[Any]:
+def _graph(r: _Reader, end: Optional[int], which: Visits) -> Iterator[Any]:
     """The GraphDef level: the hot loop (millions of ``node`` fields), written out by hand."""
-    want_nodes, want_lib = which[0], which[1]
-    visit = which[2]  # type: ignore[misc]
-    bulk = which[3] if len(which) > 3 and want_nodes else None  # type: ignore[misc]
+    want_nodes, want_lib, visit = which.nodes, which.functions, which.visit
+    bulk = which.bulk if want_nodes else None
     site = Site(0, end if end is not None else -1)
     while True:
         # 1. the next tag, a single byte for every field GraphDef has
@@ -153,7 +165,7 @@ def _function(r: _Reader, end: int, visit: Any) -> Iterator[Any]:
                     site.fname = _text(r.take(q2 - p2, off2))
 
 
-def _meta(r: _Reader, end: Optional[int], which: Sequence[Any]) -> Iterator[Any]:
+def _meta(r: _Reader, end: Optional[int], which: Visits) -> Iterator[Any]:
     for fn, _off, p, q in _fields(r, end):
         if fn == 2:  # graph_def
             yield from _graph(r, q, which)
@@ -169,7 +181,7 @@ def _tags_of_meta(r: _Reader, end: int) -> Tuple[str, ...]:
     return tuple(tags)
 
 
-def _saved(r: _Reader, end: Optional[int], which: Sequence[Any], meta_graph: Optional[int], info: Optional[Dict[str, Any]]) -> Iterator[Any]:
+def _saved(r: _Reader, end: Optional[int], which: Visits, meta_graph: Optional[int], info: Optional[Dict[str, Any]]) -> Iterator[Any]:
     if r.seekable:
         # 1. a first pass over the MetaGraphs' tags (their graphs are skipped by seeking)
         start = r.tell()
@@ -187,8 +199,8 @@ def _saved(r: _Reader, end: Optional[int], which: Sequence[Any], meta_graph: Opt
         else:
             train = [k for k, m in enumerate(metas) if "train" in m[2]]
             k, why = (train[0], "tagged train") if train else (0, "the first (none is tagged train)")
-        p, q, tags = metas[k]
-        _note(info, WireInfo(SAVEDMODEL, k, tags, len(metas), why))
+        p, q, meta_tags = metas[k]
+        _note(info, WireInfo(SAVEDMODEL, k, meta_tags, len(metas), why))
         r.seek(p)
         yield from _meta(r, q, which)
         return
@@ -361,7 +373,8 @@ def iter_wire_blocks(
     k = _kind_of(r, kind)
     r.want = _want(heads)
     r.validate = validate
-    yield from _sites(r, k, _which(paths) + (_block,), meta_graph, info)
+    nodes, functions = _which(paths)
+    yield from _sites(r, k, Visits(nodes, functions, _block), meta_graph, info)
 
 
 def reread_block(f: BinaryIO, block: Block, heads: FrozenSet[str] = HEADS) -> Block:

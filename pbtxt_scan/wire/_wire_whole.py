@@ -31,7 +31,7 @@ from typing import Any, BinaryIO, Callable, Dict, FrozenSet, Iterator, List, Opt
 from .._model import Block
 from ._wire_check import Seen, message_ok, node_ok
 from ._wire_read import DEFAULT_CHUNK, _Reader
-from ._wire_walk import _INLINE_MAX, Site, _block, _graph, _kind_of, _sites, _want, _which
+from ._wire_walk import _INLINE_MAX, Site, Visits, _block, _graph, _kind_of, _sites, _want, _which
 
 _RUN = 4  # nodes a split point must start
 # A node's name (a short one) and then its op, an identifier: what a library's FunctionDef (its
@@ -172,10 +172,10 @@ def fold_wire(
     r.want = _want(heads)
     r.validate = fold.validate
     if not chunk:
-        which = _which([tuple(path)])
-        yield from _sites(r, _kind_of(r, kind), which + (fold.visit, fold.bulk), None, info)
+        nodes, functions = _which([tuple(path)])
+        yield from _sites(r, _kind_of(r, kind), Visits(nodes, functions, fold.visit, fold.bulk), None, info)
     else:
-        yield from _graph(r, end, (True, False, fold.visit, fold.bulk))
+        yield from _graph(r, end, Visits(True, False, fold.visit, fold.bulk))
 
 
 # --- split points --------------------------------------------------------------------------
