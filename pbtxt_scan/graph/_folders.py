@@ -85,6 +85,16 @@ def graph_in_folder(folder: str, *, events_only: bool = False) -> Tuple[str, str
     )
 
 
+def graph_in_run(logdir: str, run: str) -> Tuple[str, str]:
+    """``(path, why)``: the newest event file with a graph in the run ``run`` of the TensorBoard
+    logdir ``logdir`` (``_logdir.run_folder``: an error naming the runs there when it has none)."""
+    from ._logdir import run_folder, run_name
+
+    folder, files = run_folder(logdir, run)
+    newest = sorted((os.path.basename(f) for f in files), key=lambda n: _event_time(folder, n), reverse=True)
+    return _event_file_with_graph(folder, newest, in_run=run_name(run))
+
+
 _EVENTS = "events.out.tfevents."
 _LAST_SUBFOLDERS = ("validation", "eval", "test")
 _TIME = re.compile(r"^events\.out\.tfevents\.([0-9]+)")
@@ -116,7 +126,9 @@ def _event_time(folder: str, name: str) -> Tuple[int, float, str]:
     return (int(m.group(1)) if m else 0, mtime, name)
 
 
-def _event_file_with_graph(folder: str, events: List[str], *, record: bool = False) -> Tuple[str, str]:
+def _event_file_with_graph(
+    folder: str, events: List[str], *, record: bool = False, in_run: Optional[str] = None,
+) -> Tuple[str, str]:
     """The first of ``events`` that holds a graph; else the error of the first, naming the others.
     (``record``: for ``--record``, which needs an event file: a folder without one says so.)"""
     from ..wire import events as _events, events_pick as _pick
@@ -136,12 +148,13 @@ def _event_file_with_graph(folder: str, events: List[str], *, record: bool = Fal
         if found.graphs:
             tried = events.index(rel)
             return _chose(folder, rel, "the newest event file %s that holds a graph%s" % (
-                "in train/" if rel.startswith("train" + os.sep) else "here",
+                "of run %s" % in_run if in_run else "in train/" if rel.startswith("train" + os.sep) else "here",
                 "; the %d tried before it hold none" % tried if tried else ""))
         if first_error is None:
             first_error = "%s: %s" % (path, _pick.no_graph(found))
     raise PbtxtError(
-        "no event file in this folder holds a graph (%d looked at, train/ first); the first: %s" % (len(events), first_error),
+        "no event file in %s holds a graph (%d looked at%s); the first: %s" % (
+            "run %s" % in_run if in_run else "this folder", len(events), "" if in_run else ", train/ first", first_error),
         path=folder,
     )
 
