@@ -85,7 +85,7 @@ def report(
         raise usage_error("%s is the input: the report never writes over it" % target, "--output")
     try:
         page, found = _page(file, opts, ge=ge, context=context, common=common, argv=_argv(
-            file, output=output, ge=ge, context=context, rule=rule, source=source, train_op=train_op))
+            file, output=output, ge=ge, context=context, rule=rule, source=source, train_op=train_op, picked=common))
     except PbtxtError as e:
         raise common.console.fail(e) from None
     from ..report import render
@@ -110,9 +110,13 @@ def _write(target: Path, page: str) -> None:
 
 
 def _argv(file: str, *, output: Optional[str], ge: Optional[str], context: int, rule: str, source: Sequence[str],
-          train_op: Optional[str]) -> str:
-    """The command line that makes this page (the options that change it)."""
+          train_op: Optional[str], picked: Common) -> str:
+    """The command line that makes this page (the options that change it; ``picked``: --run, --record)."""
     words = ["pbtxt-scan", "report", file]
+    if picked.run is not None:
+        words += ["--run", picked.run]
+    if picked.record is not None:
+        words += ["--record", picked.record]
     if ge:
         words += ["--ge", ge]
     if rule != "auto":
