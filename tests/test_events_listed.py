@@ -243,3 +243,17 @@ def test_a_big_record_is_read_in_bounded_pieces_and_many_tags_are_counted():
     assert got[1].graphs[0].bytes > 3 << 20 and max(reads) <= (1 << 20) + 4
     assert got[2].value_count == 5000 and len(got[2].values) == events_list.TAGS_MAX and got[2].step == 3
     assert got[2].values[0].tag == "tag0" and got[2].values[0].plugin == ""
+
+
+def test_without_the_crc_library_pure_python_checks_its_budget_and_says_what_it_left(monkeypatch, tmp_path: Path):
+    from pbtxt_scan.wire import _events_list
+
+    monkeypatch.setattr(_events_list, "fast", lambda: False)
+    monkeypatch.setattr(_events_list, "PURE_BUDGET", 3000)  # (the summaries before the graph, not the graph)
+    f = tmp_path / NAME
+    f.write_bytes(ev.around([ev.graph_def(MLP)], summaries=2))
+    r = run("events", f)
+    assert r.exit_code == 0 and len(r.stdout.splitlines()) == 10
+    assert r.stderr.startswith("%s: 1 record's data CRC not checked" % f) or "records' data CRC not checked" in r.stderr
+    assert "pip install google-crc32c" in r.stderr
+    assert run("events", "--quiet", f).stderr == ""

@@ -133,7 +133,7 @@ def _file_events(path: str, run: Optional[str], on_note: Optional[Callable[[str]
     from ..source._kinds import is_event_file, not_a_graph
     from ..source._source import open_binary
     from ..source._store import store_of
-    from ..wire import events_list
+    from ..wire import binary as _binary, events_list
 
     raw, name = open_binary(path)
     store = store_of(raw, name, spool=True, head_bytes=64)
@@ -141,8 +141,11 @@ def _file_events(path: str, run: Optional[str], on_note: Optional[Callable[[str]
         head = store.read_at(0, 4096)
         size = store.size or 0
         if not is_event_file(head) and not is_event_name(os.path.basename(path)):
-            why = not_a_graph(head, complete=len(head) < 4096, name=name)
-            raise PbtxtError("not a TensorBoard event file%s" % (" (%s)" % why if why else ""), path=name)
+            kind = _binary.sniff(head)
+            why = "%s: fp, bp, nodes and show read it" % ("a " + _binary.describe(kind) if kind else "a graph")
+            if kind is None:
+                why = not_a_graph(head, complete=len(head) < 4096, name=name) or why
+            raise PbtxtError("not a TensorBoard event file (%s)" % why, path=name)
         read = _default_graph(store.read_at, size)
         lister = events_list.Lister(store.read_at, size)
         try:
@@ -151,9 +154,10 @@ def _file_events(path: str, run: Optional[str], on_note: Optional[Callable[[str]
         except PbtxtError as e:
             raise e.with_path(name) from None
         if lister.unchecked and on_note is not None:
-            on_note("%s: %d record%s' data CRC not checked: this Python has no CRC-32C library (pure Python checks "
-                    "the first %d MB); pip install google-crc32c" % (
-                        name, lister.unchecked, "s" if lister.unchecked > 1 else "", events_list.PURE_BUDGET >> 20))
+            on_note("%s: %d %s data CRC not checked: this Python has no CRC-32C library (pure Python checks the first "
+                    "%s bytes of data); pip install google-crc32c" % (
+                        name, lister.unchecked, "records'" if lister.unchecked > 1 else "record's",
+                        format(events_list.PURE_BUDGET, ",")))
     finally:
         store.close(path != "-")
 

@@ -89,16 +89,17 @@ class Lister:
         w = Window(self.read_at)
         data = Window(self.read_at)  # (the fields' own window: the headers' stays where it is)
         for rec in iter_records(self.read_at, self.size, window=w):
-            self._check(rec)
+            self._check(data, rec)
             yield _listed(data, rec)
 
-    def _check(self, rec: Record) -> None:
+    def _check(self, data: Window, rec: Record) -> None:
+        """The record's data CRC, read through the fields' window (a run of small records: one read)."""
         if self._budget is not None:
             if rec.length > self._budget:
                 self.unchecked += 1
                 return
             self._budget -= rec.length
-        check_data(self.read_at, rec, chunk=1 << 20)
+        check_data(data.get, rec, chunk=1 << 20)
 
 
 def listing(read_at: ReadAt, size: int) -> Iterator[Listed]:
