@@ -47,7 +47,8 @@ INPUTS.update({"events_data_flipped": _EVENTS[:_AT] + b"G" + _EVENTS[_AT + 1 :],
 # issue 38 (events): cut inside the graph's record, and a record whose CRCs hold around an Event that does not.
 INPUTS.update({"events_cut_short": _EVENTS[: _AT], "events_bad_event": _EVENTS + tfrecord([b"\x09" + b"\x00" * 8 + b"\x2a\xff\x7f"]),
                "events_nan_time": ev.event_file([ev.event([(3, "brain.Event:2")], wall=float("nan")),
-                                                 ev.event([(7, [(1, 99)])], step=-1, wall=1e300)])})
+                                                 ev.event([(7, [(1, 99)])], step=-1, wall=1e300)]),
+               "events_wrong_wire_types": ev.event_file([ev.event([(4, 5)]), ev.event([(5, 7)]), ev.event([(7, b"\xff")])])})
 
 
 @pytest.mark.parametrize("name", quick_first(sorted(INPUTS), 14))

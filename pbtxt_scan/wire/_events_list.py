@@ -58,8 +58,9 @@ class Value(NamedTuple):
 
 class Listed(NamedTuple):
     """One record: its number, header offset and Event bytes, ``wall_time`` (None: absent or not
-    finite), ``step``, ``what`` (the field of Event.what set: ``summary``...; ``empty`` for none), a summary's ``values`` (at most :data:`TAGS_MAX`; ``value_count`` counts
-    them all), ``text`` (a file_version, a status, a message, a tag, a writer) and its ``graphs``."""
+    finite), ``step``, ``what`` (the field of Event.what set: ``summary``...; ``empty`` for none),
+    a summary's ``values`` (at most :data:`TAGS_MAX`; ``value_count`` counts them all), ``text``
+    (a file_version, a session's status, a message, a tag) and its ``graphs``."""
 
     record: int
     offset: int
@@ -116,7 +117,7 @@ def _listed(w: Window, rec: Record) -> Listed:
             wall = t if math.isfinite(t) else None
         elif f == 2 and wt == 0:
             step = fa - (1 << 64) if fa >= 1 << 63 else fa
-        elif f in WHAT:
+        elif f in WHAT and wt == 2:
             field, a, b = f, fa, fb  # (the oneof: the last one set is the one)
     what = WHAT.get(field, "empty")
     head = Listed(rec.index, rec.offset, rec.length, wall, step, what)
