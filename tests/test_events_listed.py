@@ -257,3 +257,39 @@ def test_without_the_crc_library_pure_python_checks_its_budget_and_says_what_it_
     assert r.stderr.startswith("%s: 1 record's data CRC not checked" % f) or "records' data CRC not checked" in r.stderr
     assert "pip install google-crc32c" in r.stderr
     assert run("events", "--quiet", f).stderr == ""
+
+
+@pytest.mark.memory  # (opt-in: writes about 260 MB)
+def test_peak_memory_is_bounded_on_a_big_event_file(tmp_path: Path):
+    import struct
+
+    from support.hostile import run_measured
+
+    from support.wire_encoder import varint
+
+    from pbtxt_scan.source._crc32c import crc32c, masked, masked_crc32c
+
+    def frame(data: bytes) -> bytes:
+        n = struct.pack("<Q", len(data))
+        return n + struct.pack("<I", masked_crc32c(n)) + data + struct.pack("<I", masked_crc32c(data))
+
+    f = tmp_path / NAME
+    rng = random.Random(3)
+    summaries = b"".join(frame(ev.scalar("loss", rng.random(), s)) for s in range(20000))
+    blob = bytes(rng.getrandbits(8) for _ in range(1 << 20))
+    with f.open("wb") as w:
+        w.write(frame(ev.file_version()) + summaries)
+        graph = len(MLP) + 256 * len(blob)  # (a 256 MB graph_def record, written a MB at a time)
+        head = ev.event([]) + b"\x22" + varint(graph)
+        n = struct.pack("<Q", len(head) + graph)
+        w.write(n + struct.pack("<I", masked_crc32c(n)) + head + MLP)
+        crc = crc32c(MLP, crc32c(head))
+        for _ in range(256):
+            w.write(blob)
+            crc = crc32c(blob, crc)
+        w.write(struct.pack("<I", masked(crc)))
+        w.write(summaries)
+    p, seconds, rss_mb = run_measured(tmp_path, "events", "--json", str(f), timeout=600)
+    assert p.returncode == 0, p.stderr
+    assert len(p.stdout.splitlines()) == 40002
+    assert rss_mb <= 100, "peak %d MB in %.1f s" % (rss_mb, seconds)
