@@ -39,6 +39,7 @@ app = typer.Typer(
         "  pbtxt-scan nodes graph.pbtxt | head\n\n"
         "  pbtxt-scan show graph.pbtxt dense/MatMul\n\n"
         "  pbtxt-scan stats --top 5 graph.pbtxt\n\n"
+        "  pbtxt-scan events logs/\n\n"
         "  pbtxt-scan check graph.pbtxt ge_proto_00000042_graph_1_Build.txt\n\n"
         "  pbtxt-scan points graph.pbtxt --ge ge_dump_dir/ --format env"
     ),
@@ -231,7 +232,8 @@ RecordOpt = _shared("record", typer.Option(
 RunOpt = _shared("run", typer.Option(
     None, "--run", metavar="NAME", show_default=False,
     help="A TensorBoard logdir (a logs/ folder): read the run NAME in it, named as TensorBoard names runs, by its "
-    "folder under the logdir (train, validation; '.' for the logdir's own event files).",
+    "folder under the logdir (train, validation; '.' for the logdir's own event files; pbtxt-scan events lists them). "
+    "Example: pbtxt-scan points logs/ --run validation",
 ))
 
 
