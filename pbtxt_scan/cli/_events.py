@@ -24,7 +24,7 @@ def events(
 ) -> None:
     """List the records of an event file, one line each, numbered as --record numbers them:
     record, wall time (UTC), step, bytes, what the Event holds (file_version, graph_def,
-    meta_graph_def, summary, session_log, log_message, tagged_run_metadata, source_metadata), the
+    meta_graph_def, summary, session_log, log_message, tagged_run_metadata), the
     graphs --record R or R.G reads from it ('-': none), and what it says: a summary's tags with
     their plugins (a trace_export's graphs among them), a session's status, the file version.
     '(read)' marks the graph fp and bp read by default.
@@ -36,7 +36,7 @@ def events(
     Every record's CRCs are checked; a damaged or cut record stops the listing there (exit 2,
     after the records before it).
 
-    Example: pbtxt-scan events logs/train/events.out.tfevents.1700000000.host.1.0.v2
+    Example: pbtxt-scan events events.out.tfevents.1700000000.host.1.0.v2
 
     Example: pbtxt-scan events logs/ --run train --json
     """
