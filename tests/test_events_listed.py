@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import sys
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
@@ -293,3 +294,13 @@ def test_peak_memory_is_bounded_on_a_big_event_file(tmp_path: Path):
     assert p.returncode == 0, p.stderr
     assert len(p.stdout.splitlines()) == 40002
     assert rss_mb <= 100, "peak %d MB in %.1f s" % (rss_mb, seconds)
+
+
+@pytest.mark.skipif(sys.version_info < (3, 8), reason="sys.addaudithook is new in Python 3.8")
+@pytest.mark.parametrize("given", [TRAIN, LOGS], ids=["file", "logdir"])
+def test_each_event_file_is_opened_once(tmp_path: Path, given: Path) -> None:
+    from support.opens import opens
+
+    n, r = opens(TRAIN, "events", "--json", str(given), tmp_path=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert n == 1, "opened %d times" % n
