@@ -19,6 +19,9 @@ first; without that file, 2 to 4 above are tried in this folder; only then is th
 followed, and the note says so with the path resolved. (``events_only``: ``--record`` was given,
 which picks a record of an event file: only 4.)
 
+``--run NAME`` (:func:`graph_in_run`): the logdir's run of that name (``_logdir``: a folder under it
+holding event files, named by its path, as TensorBoard names runs), its newest event file with a graph.
+
 A folder with only GE dumps is refused with what to give instead.
 A GE dump folder is for the GE commands (``ge._dumps`` picks the training graph there).
 """
