@@ -304,3 +304,41 @@ def test_each_event_file_is_opened_once(tmp_path: Path, given: Path) -> None:
     n, r = opens(TRAIN, "events", "--json", str(given), tmp_path=tmp_path)
     assert r.returncode == 0, r.stderr
     assert n == 1, "opened %d times" % n
+
+
+def _outcome(data: bytes) -> Any:
+    """The listing of ``data`` (as far as it goes) and the error that stops it."""
+    from pbtxt_scan import PbtxtError
+    from pbtxt_scan.wire import events_list
+
+    got: List[Any] = []
+    try:
+        for r in events_list.listing(lambda pos, n: data[pos : pos + n], len(data)):
+            got.append(r)
+    except PbtxtError as e:
+        return got, (e.msg, e.offset)
+    return got, None
+
+
+def test_a_small_record_held_reads_as_a_big_one_walked(monkeypatch):
+    """The fast path (a record up to HELD_MAX read once and walked in memory) against the walk by
+    the length prefixes, on every fixture event file and on records mutated at random (their CRCs
+    made to hold): the same records, the same fields, the same errors."""
+    from pbtxt_scan.wire import _events_list
+
+    rng = random.Random(38)
+    files = [p.read_bytes() for p in sorted(EVENTS.rglob("events.out.tfevents.*"))]
+    cases = list(files)
+    for _ in range(1000):
+        payload = bytearray(rng.choice([ev.scalar("loss", 1.0, 3), ev.keras_model(), ev.trace_export([MLP[:300], MLP[:50]]),
+                                        ev.graph_def(MLP[:200]), ev.file_version(), ev.event([(7, [(1, 3)])])]))
+        for _ in range(rng.randrange(1, 4)):
+            i = rng.randrange(len(payload))
+            payload[i] = rng.choice([0x00, 0x08, 0x0A, 0x12, 0x22, 0x2A, 0x4A, 0x7F, 0x80, 0xFF, payload[i] ^ 1])
+        cases.append(tfrecord([ev.file_version(), bytes(payload), ev.scalar("loss", 2.0, 4)]))
+    for data in cases:
+        held = _outcome(data)
+        monkeypatch.setattr(_events_list, "HELD_MAX", -1)
+        walked = _outcome(data)
+        monkeypatch.setattr(_events_list, "HELD_MAX", 1 << 16)
+        assert held == walked
