@@ -122,7 +122,7 @@ def _shared(role: str, info: Any) -> Any:
 
 class Common(NamedTuple):
     """The shared options a command declares (``--json``, ``--format``, ``--quiet``, ``--input-kind``,
-    ``--jobs``, ``--record``), read once by :func:`command` and passed in as the command's first
+    ``--jobs``, ``--record``, ``--lenient``), read once by :func:`command` and passed in as the command's first
     argument. An option the command does not declare keeps its default here."""
 
     console: Console
@@ -131,6 +131,7 @@ class Common(NamedTuple):
     input_kind: str = "auto"
     jobs: Optional[int] = None
     record: Optional[str] = None
+    lenient: bool = False
 
     @staticmethod
     def of(roles: Dict[str, str], values: Dict[str, Any]) -> "Common":
@@ -140,7 +141,8 @@ class Common(NamedTuple):
         as_json = bool(v.get("json"))
         out_format = v.get("format") or ""
         console = Console(json=as_json or bool(v.get("jsonl")) or out_format == "json", quiet=bool(v.get("quiet")))
-        return Common(console, as_json, out_format, v.get("input_kind") or "auto", v.get("jobs"), v.get("record"))
+        return Common(console, as_json, out_format, v.get("input_kind") or "auto", v.get("jobs"), v.get("record"),
+                      bool(v.get("lenient")))
 
 
 class Command(PlainCommand):
@@ -287,13 +289,17 @@ def dialect(kind: str) -> Optional[str]:
 # --- the input ---------------------------------------------------------------------------------
 
 
-def open_graph(path: str, spool: bool = True, record: Optional[str] = None, kind: Optional[str] = None) -> Any:
-    """``GraphFile.open`` with ``--record`` (``record``) and ``--input-kind`` (``kind``: None for
-    auto, told by content); :meth:`Console.notes` says its notes once the command has its result."""
+def open_graph(
+    path: str, spool: bool = True, record: Optional[str] = None, kind: Optional[str] = None, *, lenient: bool = False
+) -> Any:
+    """``GraphFile.open`` with ``--record`` (``record``), ``--input-kind`` (``kind``: None for
+    auto, told by content) and ``--lenient``; :meth:`Console.notes` says its notes once the command
+    has its result (a lenient reading's skipped blocks among them)."""
     from .. import DIALECTS, GraphFile
 
     number, graph = record_of(record)
-    return GraphFile.open(path, spool=spool, record=number, graph=graph, dialect=None if kind is None else DIALECTS[kind])
+    return GraphFile.open(path, spool=spool, record=number, graph=graph, dialect=None if kind is None else DIALECTS[kind],
+                          lenient=lenient)
 
 
 _RECORD = re.compile(r"(-?[0-9]+)(?:\.([0-9]+))?")
@@ -309,6 +315,15 @@ def record_of(text: Optional[str]) -> Tuple[Optional[int], Optional[int]]:
     if m.group(1).startswith("-"):
         raise usage_error("%s is negative: records are counted from 0" % m.group(1), "--record")
     return int(m.group(1)), None if m.group(2) is None else int(m.group(2))
+
+LenientOpt = _shared("lenient", typer.Option(
+    False, "--lenient",
+    help="Skip a block read before the answer that is no valid node (a top-level field a GraphDef has not, such as "
+    "'nod {'; a node without a name or an op, or whose name is no string) rather than stop at it with check's "
+    "error; one stderr line says how many were skipped and where the first was. Binary graphs: protobuf keeps an "
+    "unknown field number, so there only a node without a name or an op counts. "
+    "Example: pbtxt-scan fp --lenient graph.pbtxt",
+))
 
 
 # --- progress bar ------------------------------------------------------------------------------

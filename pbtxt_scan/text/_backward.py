@@ -68,6 +68,7 @@ class _Reading(NamedTuple):
     field: str
     heads: FrozenSet[str]
     name: str
+    top: Any  # the check of the top-level fields (``_strict.TopFields``), or None
 
 
 def total_lines(f: BinaryIO, cache: Any) -> int:
@@ -103,7 +104,8 @@ def reverse_blocks(lane: Any, block_path: Tuple[str, ...], heads: FrozenSet[str]
         newlines = total_lines(f, cache)
         done = 0
         try:
-            for b in _canonical_reverse(_Reading(f, block_path[0], heads, store.name), size, newlines):
+            reading = _Reading(f, block_path[0], heads, store.name, lane.top_fields(block_path))
+            for b in _canonical_reverse(reading, size, newlines):
                 done += 1
                 yield b
             return
@@ -165,6 +167,7 @@ def _region(rd: _Reading, start: int, end: int, first: int) -> Iterator[Block]: 
     scanned = scan_canonical(
         cast(BinaryIO, _Slice(rd.f, start, end)), (rd.field,), rd.heads, chunk_size=_CHUNK, display=rd.name, start_offset=start, start_line=first,
         validate=False,  # (bp's reading: a long literal's escapes are check's, as on the forward lane)
+        top=rd.top,
     )
     try:
         # A region is held whole to be reversed: bounded by _REGION_BLOCKS.

@@ -49,6 +49,7 @@ class Batches(Window):
     last_name: bytes
     no_batch: int
     _head_names: Tuple[str, ...]
+    top: Any = None  # the walk's ``_strict.TopFields``, or None
     _name_of: Dict[bytes, str]
     _rxs: Dict[Tuple[int, bool], _Rx]  # (depth, on the path): the walk's own, made at first use
 
@@ -65,6 +66,7 @@ class Batches(Window):
         name_of, count, new, col = self._name_of, buf.count, tuple.__new__, 2 * d + 1
         base, line, after, big = self.base, self.line, self.after, self.big
         above = parents(stack) if d else ()
+        top_fields = None if d else self.top  # (a top-level field the graph has not: refused, or skipped)
         p = pos
         prev_str = None  # (pos, line, after, head taken) of a string scalar line just read
         capped = end - pos > big  # (a field longer than big is entered, as in _whole_block)
@@ -90,11 +92,15 @@ class Batches(Window):
             elif sc is None:
                 if fname == ancestor or fname == target:  # (a target named signature: line walk)
                     break
+                if top_fields is not None and fname not in top_fields.bnames:
+                    top_fields.met(fname.decode("ascii"), line, 1, base + p)
                 if fname == b"signature" and top is not None and top.label is None:
                     break
                 prev_str = None
             else:  # a scalar
                 taken = False
+                if top_fields is not None and fname not in top_fields.bnames:
+                    top_fields.met(fname.decode("ascii"), line, 1, base + p)
                 if block_heads is not None:
                     if fname == b"name" and in_sig:
                         break

@@ -1,0 +1,44 @@
+"""The fields a reader meets at the top of a graph, checked where it matches them already.
+
+A reader that looks for ``node`` blocks skips every other top-level field: ``versions`` and
+``library`` are the graph's, but ``nod {`` is a misspelt node that TensorFlow refuses, and skipping
+it would drop a node silently. :class:`TopFields` is what the walk asks at a top-level field that
+is not a block it yields (a name lookup, on the few lines that are not ``node``): a field the
+graph's message has not is refused in ``check``'s words, or, lenient, skipped and counted
+(``source._lane.Strict``).
+"""
+from __future__ import annotations
+
+from typing import Any, FrozenSet, Optional, Sequence
+
+from .._errors import PbtxtError
+from .._model import FUNCTION_NODES
+from ..schema import field_names, unknown_field
+
+GRAPH = "tensorflow.GraphDef"
+
+
+class TopFields:
+    """The top-level fields of ``message`` (``names`` as text, ``bnames`` as bytes) and what to do
+    with another one (``strict``: a ``source._lane.Strict``; ``display``: the input's name)."""
+
+    __slots__ = ("message", "names", "bnames", "strict", "display")
+
+    def __init__(self, message: str, strict: Any, display: Optional[str]) -> None:
+        self.message = message
+        self.names: FrozenSet[str] = field_names(message)
+        self.bnames: FrozenSet[bytes] = frozenset(n.encode("ascii") for n in self.names)
+        self.strict = strict
+        self.display = display
+
+    def met(self, name: str, line: int, column: int, at: int) -> None:
+        """A top-level field ``name`` the message has not, at ``line``, ``column`` (byte ``at``)."""
+        self.strict.refuse(PbtxtError(unknown_field(self.message, name), line, column, self.display), at)
+
+
+def top_fields(path: Sequence[str], strict: Any, display: Optional[str]) -> Optional[TopFields]:
+    """The check of a TensorFlow graph's top-level fields, for a reading of ``path`` (its nodes, or
+    its functions' nodes); None for another path (a GE dump's: no schema of its top level)."""
+    if tuple(path) in (("node",), FUNCTION_NODES):
+        return TopFields(GRAPH, strict, display)
+    return None
