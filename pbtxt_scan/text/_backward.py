@@ -25,6 +25,7 @@ from typing import Any, BinaryIO, FrozenSet, Generator, Iterator, NamedTuple, Op
 
 from .._errors import PbtxtError
 from .._model import Block
+from ._strict import Met, collecting, last_first
 
 OPENER = re.compile(rb"\n([A-Za-z_][A-Za-z0-9_]*) [{<]\n")  # a column-0 opener (graph._parallel splits at it too)
 _CHUNK = 1 << 20
@@ -163,11 +164,14 @@ def _region(rd: _Reading, start: int, end: int, first: int) -> Iterator[Block]: 
     from the end, since reading backward never counts the lines before ``start``)."""
     from ._canonical import scan_canonical
 
+    # A top-level field the graph has not is refused when the blocks after it are out (not when
+    # the region is scanned): bp, which stops at its answer, never meets one before it.
+    met = Met()
     # (a _Slice is a file-like, no BinaryIO: reading is all a walk of a slice does)
     scanned = scan_canonical(
         cast(BinaryIO, _Slice(rd.f, start, end)), (rd.field,), rd.heads, chunk_size=_CHUNK, display=rd.name, start_offset=start, start_line=first,
         validate=False,  # (bp's reading: a long literal's escapes are check's, as on the forward lane)
-        top=rd.top,
+        top=None if rd.top is None else collecting(rd.top, met),
     )
     try:
         # A region is held whole to be reversed: bounded by _REGION_BLOCKS.
@@ -176,6 +180,8 @@ def _region(rd: _Reading, start: int, end: int, first: int) -> Iterator[Block]: 
         raise _NotCanonical() from None
     if len(blocks) > _REGION_BLOCKS:
         raise _NotCanonical()
+    if met.found:
+        return last_first(reversed(blocks), met, rd.top.strict)
     return reversed(blocks)
 
 

@@ -9,10 +9,10 @@ graph's message has not is refused in ``check``'s words, or, lenient, skipped an
 """
 from __future__ import annotations
 
-from typing import Any, FrozenSet, Optional, Sequence
+from typing import Any, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from .._errors import PbtxtError
-from .._model import FUNCTION_NODES
+from .._model import FUNCTION_NODES, Block
 from ..schema import field_names, unknown_field
 
 GRAPH = "tensorflow.GraphDef"
@@ -34,6 +34,39 @@ class TopFields:
     def met(self, name: str, line: int, column: int, at: int) -> None:
         """A top-level field ``name`` the message has not, at ``line``, ``column`` (byte ``at``)."""
         self.strict.refuse(PbtxtError(unknown_field(self.message, name), line, column, self.display), at)
+
+
+class Met:
+    """A ``Strict`` that keeps what it is given, in file order, for a reading that hands out its
+    blocks in another (backward: a region is scanned first, then its blocks go last first)."""
+
+    __slots__ = ("found",)
+
+    def __init__(self) -> None:
+        self.found: List[Tuple[int, PbtxtError]] = []
+
+    def refuse(self, err: PbtxtError, at: int) -> None:
+        self.found.append((at, err))
+
+
+def collecting(top: TopFields, met: Met) -> TopFields:
+    """``top`` with ``met`` in place of its ``Strict``."""
+    return TopFields(top.message, met, top.display)
+
+
+def last_first(blocks: Iterable[Block], met: Met, strict: Any) -> Iterator[Block]:
+    """``blocks`` (last first), each top-level field ``met`` after one refused (or skipped) by
+    ``strict`` before it is handed out, the ones before them all once they are out: a reading
+    backward meets them where a forward one would, after the blocks that follow them."""
+    found = sorted(met.found, key=lambda f: f[0], reverse=True)
+    i = 0
+    for b in blocks:
+        while i < len(found) and found[i][0] > b.start:
+            strict.refuse(found[i][1], found[i][0])
+            i += 1
+        yield b
+    for at, err in found[i:]:
+        strict.refuse(err, at)
 
 
 def top_fields(path: Sequence[str], strict: Any, display: Optional[str]) -> Optional[TopFields]:
