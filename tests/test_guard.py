@@ -21,7 +21,7 @@ from support import events as ev
 from support.examples import fuzz_examples
 from support.marks import quick_first
 from support.hostile import (BIG_INT_GE, BIG_INT_TF, CASES, COMMANDS, DEEP_GE, DEEP_TF, HOSTILE_CHECKPOINTS, HOSTILE_RECORDS,
-                             PROF_CASES, PROF_COMMANDS, check_rules)
+                             PROF_CASES, PROF_COMMANDS, STRICT_BLOCKS, check_rules)
 
 DATA = Path(__file__).parent / "data"
 
@@ -37,6 +37,7 @@ INPUTS.update({
     "odd_names": b'node {\n  name: "a\\nb\\tc\\033[31m"\n  op: "Placeholder"\n}\nnode {\n  name: "d\\\\e"\n  op: "MatMul"\n'
                  b'  input: "a\\nb\\tc\\033[31m"\n}\n',
 })
+INPUTS.update(STRICT_BLOCKS)  # (issue 37: blocks that are no valid node)
 # An event file whose graph record has one flipped byte: in its data (a node's name), in its data CRC (issue 35).
 _GRAPH = ev.graph_def((DATA / "binary" / "mlp_sgd.pb").read_bytes())
 _EVENTS = ev.around([_GRAPH])

@@ -228,3 +228,31 @@ def test_an_unknown_field_number_in_a_binary_graph_is_kept_as_protobuf_keeps_it(
     f.write_bytes(data + b"\xa2\x06\x03abc")  # field 100 (GraphDef has none), 3 bytes long
     r = _run(["fp"], f)
     assert r.exit_code == 0 and r.stdout == FP + "\n", r.stderr
+
+
+# --- other layouts: the general scanner, bp's block index -------------------------------------------
+
+
+ONE_LINE = b'node { name: "x" op: "Placeholder" } nod { name: "a" op: "Const" } node { name: "w" op: "VarHandleOp" }\n'
+
+
+@pytest.mark.parametrize("command", ["fp", "bp"])
+def test_a_file_out_of_the_writer_layout_is_held_to_the_same(tmp_path: Path, command: str) -> None:
+    f = tmp_path / "graph.pbtxt"
+    f.write_bytes(ONE_LINE)
+    r = _run([command], f)
+    assert r.exit_code == 2
+    assert r.stderr.splitlines() == ["%s:1:38: %s" % (f, GRAPHDEF)]
+    assert _checker(ONE_LINE.decode()) == (1, 38, GRAPHDEF)  # (check's own)
+
+
+def test_bp_s_block_index_kept_by_a_lenient_reading_does_not_let_the_next_one_pass(tmp_path: Path) -> None:
+    """A file out of the writer layout is read backward through an index of its blocks, kept in
+    the cache; one built past a skipped block is not kept, so a reading without --lenient still
+    meets the block."""
+    f = tmp_path / "graph.pbtxt"
+    f.write_bytes(ONE_LINE)
+    r = _run(["bp"], f, "--lenient")
+    assert r.exit_code == 1 and "--lenient: skipped 1 block" in r.stderr, r.stderr  # (no gradients: exit 1)
+    r = _run(["bp"], f)
+    assert r.exit_code == 2 and GRAPHDEF in r.stderr

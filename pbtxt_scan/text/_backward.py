@@ -25,6 +25,7 @@ from typing import Any, BinaryIO, FrozenSet, Generator, Iterator, NamedTuple, Op
 
 from .._errors import PbtxtError
 from .._model import Block
+from ..source._lane import strict_of
 from ._strict import Met, collecting, last_first
 
 OPENER = re.compile(rb"\n([A-Za-z_][A-Za-z0-9_]*) [{<]\n")  # a column-0 opener (graph._parallel splits at it too)
@@ -208,9 +209,12 @@ def _indexed(lane: Any, block_path: Tuple[str, ...], heads: FrozenSet[str], cach
         if not _plausible(lane.store, idx, block_path[-1]):
             idx = array.array("q")  # (a stale index: build it again)
     if not idx:
+        strict = strict_of(lane.store)
+        skipped = strict.skipped
         for b in lane.blocks(block_path, frozenset()):
             idx.extend((b.start, b.end, b.line, b.column))
-        cache.write(kind, idx.tobytes())
+        if strict.skipped == skipped:  # (an index read past a top-level field the graph has not, lenient, is not kept)
+            cache.write(kind, idx.tobytes())
     for i in range(len(idx) // 4 - 1, -1, -1):
         start, end, line, col = idx[4 * i : 4 * i + 4]
         got = lane.rescan(Block(block_path, start, end, line, col, ()), heads)

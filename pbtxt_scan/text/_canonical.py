@@ -109,7 +109,7 @@ def scan_canonical(
         got = w.end_state
     else:
         lx = Lexer(f, chunk_size, start_offset=start_offset, start_line=start_line, path=display)
-        yield from scan_tokens(lx, tuple(path), heads)
+        yield from scan_tokens(lx, tuple(path), heads, top=top)
         got = end_of(lx)
     if end_state is not None:
         end_state.update(got)
