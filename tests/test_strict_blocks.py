@@ -256,3 +256,22 @@ def test_bp_s_block_index_kept_by_a_lenient_reading_does_not_let_the_next_one_pa
     assert r.exit_code == 1 and "--lenient: skipped 1 block" in r.stderr, r.stderr  # (no gradients: exit 1)
     r = _run(["bp"], f)
     assert r.exit_code == 2 and GRAPHDEF in r.stderr
+
+
+# --- GE dumps: an op without a name or a type ---------------------------------------------------
+
+GE_DUMP = DATA / "ge" / "mlp_sgd" / "ge_proto_00000003_graph_1_Build.txt"
+
+
+@pytest.mark.parametrize("args", [["fp"], ["bp"], ["ge-auto"], ["ge-auto", "--jobs", "2"], ["resolve", "dense/MatMul", "--ge"]],
+                         ids=lambda a: "-".join(a[:3]))
+def test_a_ge_op_without_its_type_stops_every_ge_reading(tmp_path: Path, args: List[str]) -> None:
+    lines = GE_DUMP.read_text(encoding="utf-8").split("\n")
+    assert lines[2] == "  op {" and lines[4] == '    type: "FrameworkOp"'
+    del lines[4]
+    f = tmp_path / "ge_proto_00000003_graph_1_Build.txt"
+    f.write_text("\n".join(lines), encoding="utf-8")
+    r = _run(args, f)
+    assert r.exit_code == 2, r.stdout
+    assert r.stderr.splitlines() == ['%s:3:3: Message type "ge.proto.OpDef" is missing required field "type": '
+                                     "a node needs a name and an op." % f]

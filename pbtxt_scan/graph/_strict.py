@@ -32,6 +32,12 @@ def op_head(heads: FrozenSet[str]) -> str:
     return "op"
 
 
+def is_node(b: Block, op: str) -> bool:
+    """Whether ``b`` (read with heads ``name`` and ``op``) is a valid node (what :func:`checked` lets pass)."""
+    name, kind = b.head("name"), b.head(op)
+    return bool(name and kind) and type(name) is not Bare and type(kind) is not Bare
+
+
 def checked(g: Any, blocks: Iterator[Block], op: str) -> Iterator[Block]:
     """``blocks`` (read with heads ``name`` and ``op``), each a valid node, else refused or skipped."""
     refuse = g.strict.refuse
@@ -54,8 +60,7 @@ def check_one(g: Any, b: Block, op: str = "op", *, recount: bool = False) -> Opt
     """One block read apart (a neighbourhood's, found by a byte search or read near a node): itself
     if a valid node; else refused, or (lenient) None. ``recount``: its line is not the file's (a
     search's block): counted for the error."""
-    name, kind = b.head("name"), b.head(op)
-    if name and kind and type(name) is not Bare and type(kind) is not Bare:
+    if is_node(b, op):
         return b
     if recount and b.line:
         b = b._replace(line=g.lane.lines_of([b.start]).get(b.start, b.line))
