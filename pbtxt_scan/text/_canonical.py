@@ -184,8 +184,7 @@ class _Walker(Batches, StringLines):
         if warm is None:
             warm = 0 if layout.warm() else _WARMUP_LINES
         while True:
-            buf = self.buf
-            pos = self.pos
+            buf, pos = self.buf, self.pos
             nl = buf.find(b"\n", pos, self.lim)
             if nl < 0:
                 if self._unended():
@@ -208,6 +207,8 @@ class _Walker(Batches, StringLines):
             if m is None or m.end() != nl + 1:
                 raise _HandOver(self.base + pos, self.line)
             ident, opener, scalar, closer = m.group(*groups)
+            if not d and self.top is not None and closer is None and ident not in self.top.bnames:
+                self.top.met(ident.decode("ascii"), self.line, 1, self.base + pos)  # (a field the graph has not: refused, or skipped)
             # Branches in order of frequency: block openers, scalars, closers.
             if opener is not None:
                 fname = ident.decode("ascii")
@@ -215,8 +216,6 @@ class _Walker(Batches, StringLines):
                     kind = TARGET if d == k - 1 else ANCESTOR
                 else:
                     kind = OTHER
-                    if not d and self.top is not None and fname not in self.top.names:
-                        self.top.met(fname, self.line, 1, self.base + pos)  # (refused, or skipped: lenient)
                 if kind != ANCESTOR and warm <= 0:
                     b = self._whole_block(d, fname, kind)
                     if b is not False:
@@ -245,8 +244,6 @@ class _Walker(Batches, StringLines):
                             top.block.heads.append(Head(fname, value, self.line))
                         if fname == "name":
                             take_label(stack, value)
-                elif self.top is not None and ident not in self.top.bnames:
-                    self.top.met(ident.decode("ascii"), self.line, 1, self.base + pos)
                 self.last_name = ident
             else:  # closer
                 if not d:

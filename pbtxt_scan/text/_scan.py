@@ -43,16 +43,14 @@ def scan(
 
 def scan_tokens(
     lx: Lexer, path: Sequence[str], heads: FrozenSet[str] = frozenset(), stack: Optional[List[Frame]] = None,
-    after: bool = False, last_field: str = "", top: Any = None,
+    after: bool = False, last_field: str = "", *, top: Any = None,
 ) -> Iterator[Block]:
     """``scan`` over the tokens of ``lx``, from inside the open messages ``stack`` (the fast
     path's, at a hand-over), ``after`` a complete field named ``last_field`` or not.
 
     The loop reads what every file is made of (field names, ``:``, scalars and strings, ``{`` and
-    closers) inline; the rest is :class:`_Scanner`'s (its docstring says what the locals hold).
-    ``top``: the check of the top-level messages that are not at the path (``_strict.TopFields``)."""
-    sc = _Scanner(lx, path, heads, [] if stack is None else stack)
-    sc.top = top
+    closers) inline; the rest is :class:`_Scanner`'s (its docstring says what the locals hold)."""
+    sc = _Scanner(lx, path, heads, [] if stack is None else stack, top=top)
     stack, names, target, lc_depths, tokens = sc.stack, sc.names, sc.target, sc.lc_depths, sc.tokens
     finish_scalar, open_msg, wanted = sc.finish_scalar, sc.open_msg, sc.wanted
     state = AFTER_FIELD if after else FIELD
@@ -138,7 +136,7 @@ class _Scanner:
 
     __slots__ = ("lx", "tokens", "target", "above", "depth_target", "heads", "stack", "names", "lc_depths", "scalars_ok", "top")
 
-    def __init__(self, lx: Lexer, path: Sequence[str], heads: FrozenSet[str], stack: List[Frame]) -> None:
+    def __init__(self, lx: Lexer, path: Sequence[str], heads: FrozenSet[str], stack: List[Frame], *, top: Any = None) -> None:
         self.lx = lx
         self.tokens = lx.tokens()
         self.target = tuple(path)
@@ -150,7 +148,7 @@ class _Scanner:
         # Depths at which a field name's position may be needed: a block's own name, or a head.
         self.lc_depths = (self.depth_target - 1, self.depth_target) if heads else (self.depth_target - 1,)
         self.scalars_ok = False  # the list being read may hold scalars (its field had ':', no Any name)
-        self.top: Any = None  # (scan_tokens's ``top``)
+        self.top = top  # the check of the top-level messages not at the path (``_strict.TopFields``), or None
 
     def open_msg(self, tok: Token, in_list: bool, field: str, field_start: int, field_lc: Tuple[int, int]) -> None:
         stack = self.stack
