@@ -303,15 +303,18 @@ class GraphFile:
         on_progress: Optional[Callable[[int], None]] = None,
         end_state: Optional[Dict[str, int]] = None,
         validate: bool = False,
+        *,
+        strict: bool = True,
     ) -> Iterator[Block]:
         """Every message at ``block_path`` in file order, validated as it is read. (A binary
         graph's containers and node fields are always checked; ``validate`` also checks every
         node's attr values, which listings skip: ``check`` and ``stats`` ask for it.) Without
         ``validate``, a block that is no valid node (no name, no op) is refused or, lenient,
-        skipped (``_strict``): validating, the schema's check words it instead."""
-        if validate:
+        skipped (``_strict``): validating, the schema's check words it instead; ``strict=False``:
+        every block as it is (a listing, the same on one process as on several)."""
+        if validate or not strict:
             return self.lane.blocks(
-                block_path, heads, chunk_size=chunk_size, on_progress=on_progress, end_state=end_state, validate=True
+                block_path, heads, chunk_size=chunk_size, on_progress=on_progress, end_state=end_state, validate=validate
             )
         op = op_head(self.dialect.heads)
         blocks = self.lane.blocks(
