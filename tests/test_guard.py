@@ -54,6 +54,24 @@ def test_every_command_on_every_hostile_input(tmp_path: Path, name: str) -> None
         check_rules([a.format(f=f) for a in args])
 
 
+@pytest.mark.parametrize("name", sorted(STRICT_BLOCKS))
+def test_no_command_answers_past_a_block_that_is_no_valid_node(tmp_path: Path, name: str) -> None:
+    """Issue 37: each of these files opens with a block that is no valid node, which fp and bp (no
+    compute op, no gradients: they read every block) and points meet before any answer."""
+    from pbtxt_scan.cli import app
+    from support.hostile import runner
+
+    f = tmp_path / (name + ".pbtxt")
+    f.write_bytes(STRICT_BLOCKS[name])
+    for args in (["fp", str(f)], ["bp", str(f)], ["points", str(f)], ["fp", "--lenient", str(f)]):
+        r = runner.invoke(app, args)
+        if "--lenient" in args:
+            assert r.exit_code in (0, 1) and "--lenient: skipped 1 block" in r.stderr, (args, r.stderr)  # (then the rest read)
+            continue
+        assert r.exit_code == 2, (args, r.stdout, r.stderr)
+        assert len(r.stderr.splitlines()) == 1 and ("Message type" in r.stderr or "Expected string" in r.stderr), (args, r.stderr)
+
+
 @pytest.mark.parametrize("checkpoint", HOSTILE_CHECKPOINTS, ids=range(len(HOSTILE_CHECKPOINTS)))
 def test_every_command_on_a_model_dir_with_a_hostile_checkpoint_file(tmp_path: Path, checkpoint: bytes) -> None:
     d = tmp_path / "model_dir"
