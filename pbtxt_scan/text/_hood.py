@@ -209,7 +209,7 @@ def read_near(g: Any, lo: int, hi: int, at: int, heads: FrozenSet[str], inside: 
     # the batch patterns already: building them (0.3 s) would cost more than they save here.
     warm_up = None if warm() else end - start
     blocks: List[Block] = []
-    top = top_fields(("node",), strict_of(g), g.name)
+    top = top_fields(("node",), g, None)
     met = Met()
     try:
         for b in scan_canonical(g.reader(start, end), ("node",), heads, start_offset=start, start_line=1, validate=False, warm_up=warm_up,

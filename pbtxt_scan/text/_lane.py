@@ -13,7 +13,7 @@ from typing import Any, BinaryIO, Callable, Dict, FrozenSet, Generator, Iterable
 
 from .._errors import PbtxtError
 from .._model import Block, Message
-from ..source._lane import PARSE_MAX, Ahead, Found, Lane, Near, strict_of
+from ..source._lane import PARSE_MAX, Ahead, Found, Lane, Near
 from ._strict import TopFields, top_fields
 from ..source._views import Prefixed
 
@@ -60,7 +60,7 @@ class TextLane(Lane):
 
     def top_fields(self, block_path: Sequence[str]) -> Optional[TopFields]:
         """The check of the top-level fields met reading ``block_path`` (``_strict``)."""
-        return top_fields(block_path, strict_of(self.store), self.store.name)
+        return top_fields(block_path, self.store, self.dialect)
 
     def read(self, block: Block) -> bytes:
         return self.store.read_at(block.start, block.end - block.start)

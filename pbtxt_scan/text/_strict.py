@@ -69,9 +69,15 @@ def last_first(blocks: Iterable[Block], met: Met, strict: Any) -> Iterator[Block
         strict.refuse(err, at)
 
 
-def top_fields(path: Sequence[str], strict: Any, display: Optional[str]) -> Optional[TopFields]:
+def top_fields(path: Sequence[str], store: Any, dialect: Any) -> Optional[TopFields]:
     """The check of a TensorFlow graph's top-level fields, for a reading of ``path`` (its nodes, or
-    its functions' nodes); None for another path (a GE dump's: no schema of its top level)."""
-    if tuple(path) in (("node",), FUNCTION_NODES):
+    its functions' nodes) in ``store`` (read as ``dialect``, unless the store says otherwise: an
+    input opened with ``--input-kind``); None for another path or a GE dump (whose top level the
+    TensorFlow rules may read too: no schema of it here)."""
+    kind = getattr(getattr(store, "dialect", None) or dialect, "name", "graphdef")
+    if kind in ("graphdef", "function") and tuple(path) in (("node",), FUNCTION_NODES):
+        from ..source._lane import strict_of
+
+        strict, display = strict_of(store), store.name
         return TopFields(GRAPH, strict, display)
     return None
