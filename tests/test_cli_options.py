@@ -35,7 +35,7 @@ def test_no_cli_module_reads_the_output_mode_back(pattern: str) -> None:
 
 # The shared options, by the flag the user types, and the role a command's declaration gives each.
 SHARED = {"--json": "json", "--jsonl": "jsonl", "--format": "format", "--quiet": "quiet", "--input-kind": "input_kind",
-          "--jobs": "jobs", "--record": "record", "--run": "run"}
+          "--jobs": "jobs", "--record": "record", "--run": "run", "--lenient": "lenient"}
 
 
 def test_every_shared_option_of_every_command_is_found_by_its_role() -> None:

@@ -22,7 +22,7 @@ from support.containers import tfrecord
 from support.examples import fuzz_examples
 from support.marks import quick_first
 from support.hostile import (BIG_INT_GE, BIG_INT_TF, CASES, COMMANDS, DEEP_GE, DEEP_TF, HOSTILE_CHECKPOINTS, HOSTILE_RECORDS,
-                             PROF_CASES, PROF_COMMANDS, check_rules)
+                             PROF_CASES, PROF_COMMANDS, STRICT_BLOCKS, check_rules)
 
 DATA = Path(__file__).parent / "data"
 
@@ -38,6 +38,7 @@ INPUTS.update({
     "odd_names": b'node {\n  name: "a\\nb\\tc\\033[31m"\n  op: "Placeholder"\n}\nnode {\n  name: "d\\\\e"\n  op: "MatMul"\n'
                  b'  input: "a\\nb\\tc\\033[31m"\n}\n',
 })
+INPUTS.update(STRICT_BLOCKS)  # (issue 37: blocks that are no valid node)
 # An event file whose graph record has one flipped byte: in its data (a node's name), in its data CRC (issue 35).
 _GRAPH = ev.graph_def((DATA / "binary" / "mlp_sgd.pb").read_bytes())
 _EVENTS = ev.around([_GRAPH])
@@ -57,6 +58,24 @@ def test_every_command_on_every_hostile_input(tmp_path: Path, name: str) -> None
     f.write_bytes(INPUTS[name])
     for args in COMMANDS:
         check_rules([a.format(f=f) for a in args])
+
+
+@pytest.mark.parametrize("name", sorted(STRICT_BLOCKS))
+def test_no_command_answers_past_a_block_that_is_no_valid_node(tmp_path: Path, name: str) -> None:
+    """Issue 37: each of these files opens with a block that is no valid node, which fp and bp (no
+    compute op, no gradients: they read every block) and points meet before any answer."""
+    from pbtxt_scan.cli import app
+    from support.hostile import runner
+
+    f = tmp_path / (name + ".pbtxt")
+    f.write_bytes(STRICT_BLOCKS[name])
+    for args in (["fp", str(f)], ["bp", str(f)], ["points", str(f)], ["fp", "--lenient", str(f)]):
+        r = runner.invoke(app, args)
+        if "--lenient" in args:
+            assert r.exit_code in (0, 1) and "--lenient: skipped 1 block" in r.stderr, (args, r.stderr)  # (then the rest read)
+            continue
+        assert r.exit_code == 2, (args, r.stdout, r.stderr)
+        assert len(r.stderr.splitlines()) == 1 and ("Message type" in r.stderr or "Expected string" in r.stderr), (args, r.stderr)
 
 
 @pytest.mark.parametrize("checkpoint", HOSTILE_CHECKPOINTS, ids=range(len(HOSTILE_CHECKPOINTS)))

@@ -10,7 +10,8 @@ import typer
 
 from .. import PbtxtError
 from ._app import (
-    Common, FileArg, InputKindOpt, JobsOpt, JsonlOpt, JsonOpt, RecordOpt, RunOpt, QuietOpt, bar, command, dialect, format_option, jobs_of,
+    Common, FileArg, InputKindOpt, JobsOpt, JsonlOpt, JsonOpt, LenientOpt, RecordOpt, RunOpt, QuietOpt, bar, command, dialect, format_option,
+    jobs_of,
     json_option, old_format, open_graph, output_format, quiet_option, renamed, usage_error,
 )
 from ._output import EXIT_BAD_INPUT, EXIT_NOT_FOUND, emit, out, plural
@@ -198,6 +199,7 @@ def show(
     record: Optional[str] = RecordOpt,
     run: Optional[str] = RunOpt,
     function: Optional[str] = typer.Option(None, "--function", metavar="NAME", help="Look in this library function only (as fp/bp name it)."),
+    lenient: bool = LenientOpt,
     quiet: bool = QuietOpt,
 ) -> None:
     """Print a node's own text with its line numbers (or, with --json, the parsed block), or with
@@ -236,7 +238,7 @@ def show(
     from ._show import show_hood, show_node
 
     try:
-        with open_graph(file, record=common.record, run=common.run) as g:
+        with open_graph(file, record=common.record, run=common.run, lenient=common.lenient) as g:
             if context is None:
                 show_node(g, name, as_json=shape == "json", f=f, function=function, con=con)
             else:

@@ -12,7 +12,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import typer
 
 from .. import PbtxtError, __version__
-from ._app import Common, FileArg, InputKindOpt, JsonOpt, RecordOpt, RunOpt, QuietOpt, command, format_option, output_format, usage_error
+from ._app import (
+    Common, FileArg, InputKindOpt, JsonOpt, LenientOpt, RecordOpt, RunOpt, QuietOpt, command, format_option, output_format, usage_error,
+)
 from ._output import EXIT_NOT_FOUND, emit, out
 from ._checks import say_unmatched_ops
 from ._pair import on_ge
@@ -49,6 +51,7 @@ def report(
     input_kind: str = InputKindOpt,
     record: Optional[str] = RecordOpt,
     run: Optional[str] = RunOpt,
+    lenient: bool = LenientOpt,
     quiet: bool = QuietOpt,
 ) -> None:
     """Write one self-contained HTML page that shows fp and bp, and why.
@@ -139,7 +142,7 @@ def _page(
     from ..report import Page
 
     con = common.console
-    with open_input(file, common.input_kind, common.record, common.run) as g:
+    with open_input(file, common.input_kind, common.record, common.run, lenient=common.lenient) as g:
         got = ge_points(g)  # a GE dump: GE's own choice
         fa, ba = got if got is not None else (fp_of(g, opts), find_bp(g, opts))
         if got is None and not con.quiet:
