@@ -5,7 +5,8 @@ Public API (everything else is private and may change):
 - :func:`iter_nodes` / :func:`iter_blocks`: blocks with byte offsets, lines and head fields
 - :func:`parse_block` / :func:`parse_text`: the Lark grammar's parse into plain data
 - :func:`iter_rows`: a text row per operator block, formatted on several cores where the file allows
-  (:func:`row_tsv`: the listing's usual row, made straight from a binary node's bytes)
+  (:func:`row_tsv`: the listing's usual row, made straight from a binary node's bytes;
+  :class:`NodeFilter`: only the blocks of these ops and names, tested in the scan)
 - :func:`check`, :func:`stats`: whole-file validation and statistics
 - :func:`points`, :func:`find_fp`, :func:`find_bp` with :class:`Options`: the profiler's fp_point and
   bp_point, each as an :class:`Answer` (a :class:`Point`, or why none; :func:`explain` gives its
@@ -31,6 +32,7 @@ from ._api import (
     NAME_AND_OP,
     Found,
     GraphFile,
+    NodeFilter,
     Stats,
     check,
     detect_dialect,
@@ -83,6 +85,7 @@ __all__ = [
     "HoodNode",
     "IncompleteInputError",
     "Message",
+    "NodeFilter",
     "Options",
     "PbtxtError",
     "Point",
