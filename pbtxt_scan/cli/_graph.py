@@ -123,7 +123,10 @@ def nodes(
     jsonl = output_format(out_format, common.as_json or jsonl, ("text",)) == "json"
     if null and (jsonl or count):
         raise usage_error("NUL-ended rows are text rows: not with %s" % ("--count" if count else "--json"), "-z")
-    where = NodeFilter(op, name) if op or name else None
+    try:
+        where = NodeFilter(op, name) if op or name else None
+    except ValueError as e:
+        raise usage_error(str(e), "--name")
     sink = _counted if count else _nul_ended if null else out
     how = _Listing(jsonl and not count, functions, where, jobs_of(common.jobs), sink)
     listed = 0

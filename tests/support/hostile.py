@@ -96,6 +96,9 @@ COMMANDS: List[List[str]] = [
     ["report", "-o", os.devnull, "{f}"],
     ["report", "-o", "-", "{f}"],  # (issue 35: the page on stdout)
     ["ge-auto", "--format", "env", "{f}"],  # (issue 35: points' formats)
+    ["nodes", "--op", "Const", "--name", "*a*a*a*a*a*b", "-z", "{f}"],  # (issue 38: filters, NUL-ended rows)
+    ["nodes", "--count", "--name", "[", "{f}"],
+    ["points", "-z", "{f}"],
 ]
 
 
