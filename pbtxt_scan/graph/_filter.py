@@ -3,6 +3,7 @@ node, on the heads it reads anyway (text), or on a binary node's name and op byt
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 from typing import Iterable, List, Optional
 
@@ -18,12 +19,16 @@ class NodeFilter:
     heads the scan reads anyway; a binary GraphDef's nodes are tested on their name and op bytes
     (:meth:`raw`), before any row is made. A glob ``re`` cannot read raises ``ValueError``."""
 
-    __slots__ = ("ops", "names", "_ops_raw", "_match")
+    __slots__ = ("ops", "names", "_ops_raw", "_match", "_prefix", "_prefix_raw")
 
     def __init__(self, ops: Iterable[str] = (), names: Iterable[str] = ()) -> None:
         self.ops = frozenset(ops)
         self.names = tuple(names)
         self._ops_raw = frozenset(op.encode("utf-8", "surrogateescape") for op in self.ops)
+        # The text every glob starts with (before its first * ? or [): most names fail on it alone,
+        # at the cost of a startswith.
+        self._prefix = os.path.commonprefix([re.split(r"[*?[]", g, 1)[0] for g in self.names]) if self.names else ""
+        self._prefix_raw = self._prefix.encode("utf-8", "surrogateescape")
         rx = "|".join("(?:%s)" % glob_re(g, k) for k, g in enumerate(self.names))
         try:
             self._match = re.compile(rx, re.S).match if self.names else None
@@ -34,13 +39,18 @@ class NodeFilter:
         """Whether a node of this name and op is kept."""
         if self.ops and (op or "") not in self.ops:
             return False
-        return self._match is None or self._match(name or "") is not None
+        if self._match is None:
+            return True
+        name = name or ""
+        return name.startswith(self._prefix) and self._match(name) is not None
 
     def raw(self, name: bytes, op: bytes) -> bool:
         """The same test on a binary node's name and op, as its bytes."""
         if self._ops_raw and op not in self._ops_raw:
             return False
-        return self._match is None or self._match(name.decode("utf-8", "surrogateescape")) is not None
+        if self._match is None:
+            return True
+        return name.startswith(self._prefix_raw) and self._match(name.decode("utf-8", "surrogateescape")) is not None
 
     def __repr__(self) -> str:
         return "NodeFilter(ops=%r, names=%r)" % (sorted(self.ops), self.names)
