@@ -5,7 +5,8 @@ Public API (everything else is private and may change):
 - :func:`iter_nodes` / :func:`iter_blocks`: blocks with byte offsets, lines and head fields
 - :func:`parse_block` / :func:`parse_text`: the Lark grammar's parse into plain data
 - :func:`iter_rows`: a text row per operator block, formatted on several cores where the file allows
-  (:func:`row_tsv`: the listing's usual row, made straight from a binary node's bytes)
+  (:func:`row_tsv`: the listing's usual row, made straight from a binary node's bytes;
+  :class:`NodeFilter`: only the blocks of these ops and names, tested in the scan)
 - :func:`check`, :func:`stats`: whole-file validation and statistics
 - :func:`iter_events`: a TensorBoard event file's records (or those of every event file under a
   logdir, with its run), each an :class:`Event`
@@ -34,6 +35,7 @@ from ._api import (
     Event,
     Found,
     GraphFile,
+    NodeFilter,
     Stats,
     check,
     detect_dialect,
@@ -88,6 +90,7 @@ __all__ = [
     "HoodNode",
     "IncompleteInputError",
     "Message",
+    "NodeFilter",
     "Options",
     "PbtxtError",
     "Point",

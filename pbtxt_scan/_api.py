@@ -7,6 +7,7 @@ parsed messages on demand (``_grammar``, Lark) -> rules (``_rules``) and GE (``g
 from __future__ import annotations
 
 from .graph._dialect import DIALECTS, NAME_AND_OP, Dialect, dialect_of_head
+from .graph._filter import NodeFilter
 from .graph._input import GraphFile, opened
 from .graph._logdir import Event, iter_events
 from .graph._paths import Found, detect_dialect, find_node, iter_blocks, iter_nodes, iter_rows, parse_block, read_block_bytes, row_tsv
@@ -19,6 +20,7 @@ __all__ = [
     "Event",
     "Found",
     "GraphFile",
+    "NodeFilter",
     "Stats",
     "check",
     "detect_dialect",

@@ -37,6 +37,8 @@ INPUTS.update({
     "long_then_bad": b'node { name: "n" op: "Const" attr { key: "v" value { s: "' + b"\\001" * (1 << 20) + b'" x: 1e } } }\n',
     "odd_names": b'node {\n  name: "a\\nb\\tc\\033[31m"\n  op: "Placeholder"\n}\nnode {\n  name: "d\\\\e"\n  op: "MatMul"\n'
                  b'  input: "a\\nb\\tc\\033[31m"\n}\n',
+    # issue 38: a long name under --name globs with many stars (fnmatch before 3.9 backtracks on it)
+    "long_name": b'node {\n  name: "' + b"a" * 400000 + b'"\n  op: "Const"\n}\n',
 })
 INPUTS.update(STRICT_BLOCKS)  # (issue 37: blocks that are no valid node)
 # An event file whose graph record has one flipped byte: in its data (a node's name), in its data CRC (issue 35).

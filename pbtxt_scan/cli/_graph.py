@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from typing import Any, Generator, Iterator, List, Optional, cast
+from typing import Any, Callable, Generator, Iterator, List, NamedTuple, Optional, cast
 
 import typer
 
@@ -15,7 +15,7 @@ from ._app import (
     json_option, old_format, open_graph, output_format, quiet_option, renamed, usage_error,
 )
 from ._output import EXIT_BAD_INPUT, EXIT_NOT_FOUND, emit, out, plural
-from ._escape import plain_rows, row_text, shown
+from ._escape import plain_rows, row_text, shown, unshown
 
 
 @command(short="Validate whole files against the grammar.")
@@ -89,6 +89,13 @@ def nodes(
         False, "--functions", help="Also list the nodes of library functions (tf.function bodies), after the graph's own, "
         "with a 4th column (JSON: function) naming the function ('-' / null for the graph's own nodes)."
     ),
+    op: List[str] = typer.Option([], "--op", metavar="OP", help="Only nodes of this op type, exactly (repeatable: any of them)."),
+    name: List[str] = typer.Option(
+        [], "--name", metavar="GLOB", help="Only nodes whose whole name matches this shell glob: * any characters, / included; "
+        "? one; [...] one of a set (repeatable: any of them; with --op, both must hold)."
+    ),
+    count: bool = typer.Option(False, "--count", "-c", help="Print only the number of nodes listed (0: exit 1)."),
+    null: bool = typer.Option(False, "--null", "-z", help="End each row with a NUL, not a newline, its names unescaped (for xargs -0)."),
     quiet: bool = QuietOpt,
 ) -> None:
     """List every node: its line, name and op, in file order.
@@ -99,58 +106,103 @@ def nodes(
     On a binary graph (.pb, .meta, saved_model.pb) the first column is the node's byte offset
     (binary has no lines): offset<TAB>name<TAB>op.
 
+    --op and --name are tested as the file is read (on every core), so a filtered listing costs
+    no more than the whole one.
+
     Example: pbtxt-scan nodes --json graph.pbtxt | grep MatMul
+
+    Example: pbtxt-scan nodes graph.pbtxt --op MatMul --op Conv2D
+
+    Example: pbtxt-scan nodes graph.pbtxt --name 'layer_1/*' --count
+
+    Example: pbtxt-scan nodes graph.pbtxt --op MatMul -z | cut -z -f2 | xargs -0 -n1 pbtxt-scan show graph.pbtxt
     """
-    from .. import DIALECTS, NAME_AND_OP, iter_rows, row_tsv
+    from .. import DIALECTS, NodeFilter
 
     if jsonl:
         renamed("--jsonl", "--json")
     con = common.console
     out_format, input_kind = old_format(common.out_format, common.input_kind)
     jsonl = output_format(out_format, common.as_json or jsonl, ("text",)) == "json"
-    n_jobs = jobs_of(common.jobs)
-    found = False
+    if null and (jsonl or count):
+        raise usage_error("NUL-ended rows are text rows: not with %s" % ("--count" if count else "--json"), "-z")
+    try:
+        where = NodeFilter(op, name) if op or name else None
+    except ValueError as e:
+        raise usage_error(str(e), "--name")
+    sink = _counted if count else _nul_ended if null else out
+    how = _Listing(jsonl and not count, functions, where, jobs_of(common.jobs), sink)
+    listed = 0
     try:
         f = dialect(input_kind)
         with open_graph(file, spool=functions, record=common.record, run=common.run) as g, bar(g) as on_progress:  # (--functions: two passes)
             d = g.dialect if f is None else DIALECTS[f]
-            places = [d, DIALECTS["function"]] if functions and d.name == "graphdef" else [d]
-            for place in places:
-                heads = place.heads if jsonl else NAME_AND_OP
-                row = (_row_json if jsonl else row_text) if not functions else (_row_json_fn if jsonl else _row_tsv_fn)
-                if row is row_text and g.binary and g.regular:
-                    row = row_tsv  # (made straight from the nodes' bytes; a run with a name to escape is made again)
-                printed = 0
-                texts = _closable(iter_rows(g, row, dialect=place, heads=heads, jobs=n_jobs, on_progress=on_progress))
-                with contextlib.closing(texts):  # (closed early, e.g. by `| head`: workers stop at once)
-                    for text in texts:  # (the rows of many nodes at a time, in file order)
-                        if row is row_tsv and not plain_rows(text):
-                            break
-                        found = True
-                        printed += text.count("\n") + 1
-                        out(text)
-                    else:
-                        continue
-                # A name to escape, in rows made from the bytes: the rest made again, escaped.
-                texts = _closable(iter_rows(g, row_text, dialect=place, heads=heads, jobs=1))
-                with contextlib.closing(texts):
-                    for text in texts:
-                        rows = text.split("\n")[printed:]
-                        printed = max(0, printed - text.count("\n") - 1)
-                        if rows:
-                            found = True
-                            out("\n".join(rows))
+            for place in [d, DIALECTS["function"]] if functions and d.name == "graphdef" else [d]:
+                listed += _list(g, place, how, on_progress)
     except PbtxtError as e:
         raise con.fail(e)
     con.notes(g)
-    if not found:
-        reason = "no nodes found"
+    if count:
+        out("%d" % listed)
+    if not listed:
+        asked = " ".join(["--op %s" % shown(o) for o in op] + ["--name %s" % shown(n) for n in name])
+        reason = "no nodes found" if where is None else "no node matches %s" % asked
         typer.echo("%s: %s" % (file, reason), err=True)
-        if jsonl:  # (a miss is one object, as fp's: name null, with the reason)
+        if jsonl and not count:  # (a miss is one object, as fp's: name null, with the reason)
             from ._json import node_miss
 
             emit(node_miss(reason))
         raise typer.Exit(EXIT_NOT_FOUND)
+
+
+class _Listing(NamedTuple):
+    """How ``nodes`` lists each place (the graph's nodes, its functions' nodes)."""
+
+    jsonl: bool
+    functions: bool
+    where: Any  # a NodeFilter, or None: every node
+    jobs: Optional[int]
+    sink: Callable[[str], None]  # prints a text of rows joined by newlines (or counts it)
+
+
+def _list(g: Any, place: Any, how: _Listing, on_progress: Any) -> int:
+    """The rows of one place's nodes handed to ``how.sink``, in file order; how many."""
+    from .. import NAME_AND_OP, iter_rows, row_tsv
+
+    heads = place.heads if how.jsonl else NAME_AND_OP
+    row = (_row_json if how.jsonl else row_text) if not how.functions else (_row_json_fn if how.jsonl else _row_tsv_fn)
+    if row is row_text and g.binary and g.regular:
+        row = row_tsv  # (made straight from the nodes' bytes; a run with a name to escape is made again)
+    listed = 0
+    texts = _closable(iter_rows(g, row, dialect=place, heads=heads, jobs=how.jobs, on_progress=on_progress, where=how.where))
+    with contextlib.closing(texts):  # (closed early, e.g. by `| head`: workers stop at once)
+        for text in texts:  # (the rows of many nodes at a time, in file order)
+            if row is row_tsv and not plain_rows(text):
+                break
+            listed += text.count("\n") + 1
+            how.sink(text)
+        else:
+            return listed
+    # A name to escape, in rows made from the bytes: the rest made again, escaped.
+    skip = listed
+    texts = _closable(iter_rows(g, row_text, dialect=place, heads=heads, jobs=1, where=how.where))
+    with contextlib.closing(texts):
+        for text in texts:
+            rows = text.split("\n")[skip:]
+            skip = max(0, skip - text.count("\n") - 1)
+            if rows:
+                listed += len(rows)
+                how.sink("\n".join(rows))
+    return listed
+
+
+def _counted(text: str) -> None:
+    """``--count``: the rows are counted, not printed."""
+
+
+def _nul_ended(text: str) -> None:
+    """``-z``: escaped rows (one a line, no raw newline in them) printed NUL-ended, unescaped."""
+    out(unshown(text.replace("\n", "\0")), end="\0")
 
 
 def _closable(texts: Iterator[str]) -> "Generator[str, None, None]":

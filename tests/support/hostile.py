@@ -111,6 +111,9 @@ COMMANDS: List[List[str]] = [
     ["ge-auto", "--format", "env", "{f}"],  # (issue 35: points' formats)
     ["events", "{f}"],  # (issue 38: an event file's records)
     ["events", "--json", "{f}"],
+    ["nodes", "--op", "Const", "--name", "*a*a*a*a*a*b", "-z", "{f}"],  # (issue 38: filters, NUL-ended rows)
+    ["nodes", "--count", "--name", "[", "{f}"],
+    ["points", "-z", "{f}"],
 ]
 
 
