@@ -16,6 +16,8 @@ Public API (everything else is private and may change):
 - :func:`neighbourhood`: a node's producers and consumers a few hops away, as a :class:`Hood` of
   :class:`HoodNode` and :class:`HoodEdge` (what ``show --context`` prints); :func:`neighbourhoods`:
   several at once, around names or answers' points, sharing their byte search (the report's)
+- :func:`look_up`: nodes by name in one byte search, with the names close to a missing one (a
+  :class:`Lookup`); :func:`iter_named`: every node whose name a filter keeps (a glob, a regex)
 - :class:`GraphFile`: one input opened once (a path, ``-``, a pipe or ``.gz``; text format, or a binary
   GraphDef, MetaGraphDef or SavedModel told by content), read through by every layer
 - :class:`PbtxtError`: the one error type (``line``, ``column``, ``path``)
@@ -31,13 +33,16 @@ from ._api import (
     NAME_AND_OP,
     Found,
     GraphFile,
+    Lookup,
     Stats,
     check,
     detect_dialect,
     find_node,
     iter_blocks,
+    iter_named,
     iter_nodes,
     iter_rows,
+    look_up,
     row_tsv,
     parse_block,
     read_block_bytes,
@@ -78,6 +83,7 @@ __all__ = [
     "Found",
     "GraphFile",
     "Head",
+    "Lookup",
     "Hood",
     "HoodEdge",
     "HoodNode",
@@ -96,6 +102,8 @@ __all__ = [
     "find_fp",
     "find_node",
     "iter_blocks",
+    "iter_named",
+    "look_up",
     "neighbourhood",
     "neighbourhoods",
     "iter_nodes",

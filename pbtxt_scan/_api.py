@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .graph._dialect import DIALECTS, NAME_AND_OP, Dialect, dialect_of_head
 from .graph._input import GraphFile, opened
+from .graph._named import Lookup, iter_named, look_up
 from .graph._paths import Found, detect_dialect, find_node, iter_blocks, iter_nodes, iter_rows, parse_block, read_block_bytes, row_tsv
 from .graph._stats import Stats, check, stats
 
@@ -17,15 +18,18 @@ __all__ = [
     "Dialect",
     "Found",
     "GraphFile",
+    "Lookup",
     "Stats",
     "check",
     "detect_dialect",
     "find_node",
     "dialect_of_head",
     "iter_blocks",
+    "iter_named",
     "iter_nodes",
     "iter_rows",
     "row_tsv",
+    "look_up",
     "opened",
     "parse_block",
     "read_block_bytes",

@@ -4,16 +4,17 @@ in several function bodies the copy ``points`` names. Loaded by ``show`` when it
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
+import re
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, NamedTuple, NoReturn, Optional, Sequence
 
 import typer
 
 from .. import PbtxtError
 if TYPE_CHECKING:
-    from .. import GraphFile
+    from .. import GraphFile, Lookup
 from ._output import EXIT_NOT_FOUND, Console, emit, listed, out, plural
 from ._checks import node_hint
-from ._suggest import tensor_node
+from ._suggest import Closest, tensor_node
 
 ANY_SIZE = 1 << 62  # show --json: no bound of its own on the block (the lane keeps Lark's)
 
@@ -23,11 +24,16 @@ def show_hood(
 ) -> None:
     """``show --context``: the neighbourhood of ``name``, ``hops`` each way, at most ``max_nodes``,
     as ``shape`` (text rows, json or dot); ``f``: the --input-kind dialect (None: told by content)."""
-    from .. import neighbourhood
+    from .. import neighbourhood, neighbourhoods
 
     also: Any = ()
+    lookup = _look_up(g, [name], f, function)
     try:  # (the node by one byte search where the file allows; the names close to it only when it is not there)
-        hood = neighbourhood(g, name, hops, hops, function=function, max_nodes=max_nodes)
+        if lookup is not None and not _elsewhere(lookup.found, name):
+            found = _looked_up(g, lookup, name, con=con, miss="hood" if shape == "json" else None)
+            hood = neighbourhoods(g, [(_At(found.block), hops, hops)], max_nodes=max_nodes)[0]  # (the search's node, read where it is)
+        else:
+            hood = neighbourhood(g, name, hops, hops, function=function, max_nodes=max_nodes)
     except LookupError:
         found = _found(g, name, f, function, con=con, miss="hood" if shape == "json" else None)  # (a tensor name: its node; else exit 1 with close names)
         also = found.also
@@ -121,17 +127,21 @@ def _found(g: "GraphFile", name: str, f: Optional[str], function: Optional[str],
             con.note("%s: %r names output %s of node %s: showing that node" % (g.name, name, name.rsplit(":", 1)[1], node))
     if found is None:
         d = g.dialect if f is None else DIALECTS[f]
-        hint = node_hint(g, d.path, name)
-        con.notes(g)
-        where = " in function %s" % function if function else ""
-        reason = "no node named %r%s%s" % (name, where, hint)
-        typer.echo("%s: %s" % (g.name, reason), err=True)
-        if miss is not None:
-            from ._json import miss_object
-
-            emit(miss_object(miss, g.name, function, reason))
-        raise typer.Exit(EXIT_NOT_FOUND)
+        _miss(g, name, function, node_hint(g, d.path, name), con=con, miss=miss)
     return found
+
+
+def _miss(g: "GraphFile", name: str, function: Optional[str], hint: str, *, con: Console, miss: Optional[str]) -> NoReturn:
+    """Say that no node is named ``name`` (``hint``: the close names), exit 1."""
+    con.notes(g)
+    where = " in function %s" % function if function else ""
+    reason = "no node named %r%s%s" % (name, where, hint)
+    typer.echo("%s: %s" % (g.name, reason), err=True)
+    if miss is not None:
+        from ._json import miss_object
+
+        emit(miss_object(miss, g.name, function, reason))
+    raise typer.Exit(EXIT_NOT_FOUND)
 
 
 def show_node(g: "GraphFile", name: str, *, as_json: bool, f: Optional[str], function: Optional[str], con: Console) -> None:
@@ -141,11 +151,21 @@ def show_node(g: "GraphFile", name: str, *, as_json: bool, f: Optional[str], fun
     why = ""
     if found.also:  # (in several function bodies: the copy the points name, if they name one)
         found, why = _points_copy(g, found, f)
+    print_node(g, found, why, as_json=as_json, con=con)
+
+
+def print_node(g: "GraphFile", found: Any, why: str, *, as_json: bool, con: Console, notes: bool = True) -> None:
+    """A node found (:class:`~pbtxt_scan.Found`) as ``show`` prints it (``why``: why this copy;
+    ``notes``: the input's notes too, before the first node)."""
     hit = found.block
     said: List[str] = []
     if found.function is not None:
         also = " (also in %s: --function NAME picks one)" % listed(found.also) if found.also else ""
         said.append("%s: %s is in library function %s%s%s" % (g.name, hit.name, found.function, why, also))
+    if not notes:
+        for text in said:
+            con.note(text)
+        said = []
     if as_json:
         # Any size, as the text: memory is bounded by the block (the writer layout's lines, or
         # Lark on all but its long strings, each parsed apart), never by Lark's tree of it.
@@ -158,11 +178,13 @@ def show_node(g: "GraphFile", name: str, *, as_json: bool, f: Optional[str], fun
         except RecursionError:
             raise PbtxtError("nested too deeply to print as JSON (use show without --json)", hit.line, hit.column, g.name) from None
         del msg, obj  # (a big block's values, before its JSON is written)
-        con.notes(g, said)
+        if notes:
+            con.notes(g, said)
         out(text)
         return
     text = g.read(hit).decode("utf-8", "replace")
-    con.notes(g, said)
+    if notes:
+        con.notes(g, said)
     if hit.binary:  # text format made from the NodeDef: no file lines to number
         out("# %s offset %d (%s, a %d-byte NodeDef)" % (g.name, hit.start, g.binary, hit.end - hit.start))
         out(text.rstrip("\n"))
@@ -194,3 +216,191 @@ def _points_copy(g: "GraphFile", found: Any, f: Optional[str]) -> Any:
         others = tuple(x for x in (found.function,) + tuple(found.also) if x != p.function)
         return hit._replace(also=others), ", the copy points names"
     return found, ""
+
+
+# --- names by one byte search, several names, globs and regexes ----------------------------
+
+
+def _look_up(g: "GraphFile", names: Sequence[str], f: Optional[str], function: Optional[str]) -> "Optional[_Looked]":
+    """``names`` (and the nodes their tensor names name) by the lane's one byte search, with the
+    close names of each met on the way; ``None`` where the search is not made (a --function, an
+    --input-kind, a lane without one, a name it cannot tell)."""
+    from .. import look_up
+
+    if function is not None or f is not None:
+        return None
+    near = {n: Closest(n) for n in names}
+    asked = set(names) | {t for t in map(tensor_node, names) if t is not None}
+
+    def offer(x: str) -> None:
+        for c in near.values():
+            c.offer(x)
+
+    got = look_up(g, sorted(asked), near=offer)
+    return None if got is None else _Looked(got, near)
+
+
+class _Looked(NamedTuple):
+    """What the search found (``found``: a :class:`~pbtxt_scan.Lookup`) and each name's close names."""
+
+    found: "Lookup"
+    near: Dict[str, Closest]
+
+
+def _elsewhere(lookup: "Lookup", name: str) -> bool:
+    """Whether ``name`` (or its tensor's node) may be a library function's: read for it."""
+    node = tensor_node(name)
+    return name not in lookup.found and (name in lookup.elsewhere or (node is not None and node in lookup.elsewhere))
+
+
+def _looked_up(g: "GraphFile", looked: Any, name: str, *, con: Console, miss: Optional[str]) -> Any:
+    """The graph's own node ``name`` the search found (a tensor name: its node), or exit 1 with
+    the close names the same search met."""
+    from .. import Found
+
+    lookup, near = looked if isinstance(looked, _Looked) else (looked, None)
+    hit = lookup.found.get(name)
+    node = tensor_node(name)
+    if hit is None and node is not None and node in lookup.found:
+        con.note("%s: %r names output %s of node %s: showing that node" % (g.name, name, name.rsplit(":", 1)[1], node))
+        hit = lookup.found[node]
+    if hit is None:
+        hint = near[name].hint() if near is not None else ""
+        _miss(g, name, None, " (%s)" % hint if hint else "", con=con, miss=miss)
+    return Found(hit, None)
+
+
+class _At(NamedTuple):
+    """A node found by the search, as a neighbourhood's centre is asked for (``neighbourhoods``)."""
+
+    block: Any
+
+    @property
+    def name(self) -> str:
+        return self.block.name or ""
+
+    @property
+    def offset(self) -> int:
+        return int(self.block.start)
+
+    @property
+    def line(self) -> Optional[int]:
+        return self.block.line or None
+
+    @property
+    def function(self) -> None:
+        return None
+
+
+def show_names(g: "GraphFile", names: Sequence[str], *, as_json: bool, f: Optional[str], function: Optional[str], con: Console) -> None:
+    """``show NAME...``: each node in turn, in the order given; exit 1 if any is missing (each miss
+    said on stderr, with its close names)."""
+    looked = _look_up(g, names, f, function)
+    missing = 0
+    for k, name in enumerate(names):
+        try:
+            if looked is None or _elsewhere(looked.found, name):
+                show_node(g, name, as_json=as_json, f=f, function=function, con=con)
+            else:
+                found = _looked_up(g, looked, name, con=con, miss="show" if as_json else None)
+                print_node(g, found, "", as_json=as_json, con=con, notes=k == 0)
+        except typer.Exit as e:
+            if e.exit_code != EXIT_NOT_FOUND:
+                raise
+            missing += 1
+    if missing:
+        raise typer.Exit(EXIT_NOT_FOUND)
+
+
+class Keep(NamedTuple):
+    """A filter on names (--glob, --regex): ``keep(name)``, a fixed string every name it keeps
+    holds (``""``: none known), and how stderr names it."""
+
+    keep: Callable[[str], bool]
+    needle: str
+    what: str
+
+
+def matcher(glob: Optional[str], regex: Optional[str]) -> Optional[Keep]:
+    """The filter --glob or --regex asks for (``None``: names were given); a regex that does
+    not compile is a usage error."""
+    import fnmatch
+
+    from ._app import usage_error
+
+    if glob is not None:
+        return Keep(lambda n: fnmatch.fnmatchcase(n, glob), _glob_needle(glob), "--glob %r" % glob)
+    if regex is not None:
+        try:
+            rx = re.compile(regex)
+        except re.error as e:
+            raise usage_error("%r: %s" % (regex, e), "--regex") from None
+        return Keep(lambda n: rx.search(n) is not None, _regex_needle(rx), "--regex %r" % regex)
+    return None
+
+
+def _glob_needle(glob: str) -> str:
+    """The longest run of ``glob`` that fnmatch matches literally (``*``, ``?`` and ``[...]`` end a run)."""
+    runs, run, i = [], "", 0
+    while i < len(glob):
+        c = glob[i]
+        j = -1
+        if c == "[":  # (a set, as fnmatch reads one: a first "!" negates, a "]" right after is in it)
+            k = i + 1 + (glob[i + 1:i + 2] == "!")
+            j = glob.find("]", k + (glob[k:k + 1] == "]"))
+        if c in "*?" or j > 0:
+            runs.append(run)
+            run = ""
+            i = j + 1 if c == "[" else i + 1
+            continue
+        run += c
+        i += 1
+    return max(runs + [run], key=len)
+
+
+def _regex_needle(rx: "re.Pattern[str]") -> str:
+    """The longest run of literal characters at the regex's top level (every match holds it);
+    ``""`` when there is none, or case is ignored."""
+    import importlib
+
+    parser: Any
+    try:
+        parser = importlib.import_module("re._parser")  # (Python 3.11 on; sre_parse before)
+    except ImportError:
+        parser = importlib.import_module("sre_parse")
+    if rx.flags & re.IGNORECASE:
+        return ""
+    runs, run = [], ""
+    for op, av in parser.parse(rx.pattern, rx.flags):
+        if op == parser.LITERAL and 32 < av < 127 and chr(av) not in '"\\':
+            run += chr(av)
+        else:
+            runs.append(run)
+            run = ""
+    return max(runs + [run], key=len)
+
+
+def show_matching(g: "GraphFile", keep: Keep, *, as_json: bool, f: Optional[str], function: Optional[str], con: Console) -> None:
+    """``show --glob/--regex``: every node whose name ``keep`` keeps, in file order (the graph's own
+    nodes, by one byte search where the file allows; ``function``: that function's, read)."""
+    from .. import DIALECTS, NAME_AND_OP, Found, iter_named
+
+    if function is not None:
+        blocks: Any = (b for b in g.blocks(DIALECTS["function"].path, NAME_AND_OP) if b.parents[-1:] == (function,) and keep.keep(b.name or ""))
+    elif f is not None:
+        blocks = (b for b in g.blocks(DIALECTS[f].path, NAME_AND_OP) if keep.keep(b.name or ""))
+    else:
+        blocks = iter_named(g, keep.keep, needles=[keep.needle] if keep.needle else [])
+    shown = 0
+    for b in blocks:
+        print_node(g, Found(b, function), "", as_json=as_json, con=con, notes=shown == 0)
+        shown += 1
+    if not shown:
+        reason = "no node matches %s%s" % (keep.what, " in function %s" % function if function else "")
+        con.notes(g)
+        typer.echo("%s: %s" % (g.name, reason), err=True)
+        if as_json:
+            from ._json import miss_object
+
+            emit(miss_object("show", g.name, function, reason))
+        raise typer.Exit(EXIT_NOT_FOUND)
