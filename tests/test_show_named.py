@@ -188,7 +188,7 @@ _NAME_CHARS = "ab/_.M1-"
     st.lists(st.text(alphabet=_NAME_CHARS + "[]!", min_size=1, max_size=10), max_size=12),
 )
 def test_a_glob_s_needle_is_in_every_name_it_matches(glob, names):
-    from pbtxt_scan.cli._show import matcher
+    from pbtxt_scan.cli._named import matcher
 
     keep = matcher(glob, None)
     for n in names + [glob]:
@@ -202,7 +202,7 @@ def test_a_glob_s_needle_is_in_every_name_it_matches(glob, names):
     st.lists(st.text(alphabet=_NAME_CHARS, min_size=1, max_size=10), max_size=12),
 )
 def test_a_regex_s_needle_is_in_every_name_it_matches(regex, names):
-    from pbtxt_scan.cli._show import matcher
+    from pbtxt_scan.cli._named import matcher
 
     try:
         re.compile(regex)

@@ -183,18 +183,11 @@ def show(
     common: Common,
     file: str = FileArg,
     names: Optional[List[str]] = typer.Argument(
-        None, help="The nodes' exact names (as in their name: field), each shown in turn, in the order given.", metavar="[NAME]...",
-        show_default=False,
-    ),
-    glob: Optional[str] = typer.Option(
-        None, "--glob", metavar="GLOB", show_default=False,
-        help="Show every node whose whole name GLOB matches (* ? [...], as fnmatch; quote it), in file order.",
-    ),
-    regex: Optional[str] = typer.Option(
-        None, "--regex", metavar="REGEX", show_default=False,
-        help="Show every node whose name REGEX matches (Python re, found anywhere in the name, as grep: ^...$ for the "
-        "whole name), in file order.",
-    ),
+        None, help="The nodes' exact names (as in their name: field), each shown in turn, in the order given.", metavar="NAME", show_default=False),
+    glob: Optional[str] = typer.Option(None, "--glob", metavar="GLOB", show_default=False, help=(
+        "Show every node whose whole name GLOB matches (* ? [...], as fnmatch; quote it), in file order.")),
+    regex: Optional[str] = typer.Option(None, "--regex", metavar="REGEX", show_default=False, help=(
+        "Show every node whose name REGEX matches (Python re, found anywhere in the name, as grep: ^...$ for the whole name), in file order.")),
     as_json: bool = json_option("Print the parsed block as JSON (every field a list, with lines), one line a node; with --context, the neighbourhood."),
     out_format: str = format_option(*SHOW_FORMATS),
     context: Optional[int] = typer.Option(
@@ -212,22 +205,21 @@ def show(
     """Print a node's own text with its line numbers (or, with --json, the parsed block), or with
     --context N its neighbourhood: what feeds it and what it feeds, N hops each way.
 
-    Several names are shown in turn (exit 1 if any is missing: stderr names it); --glob and
-    --regex show every node whose name matches, in file order (the graph's own nodes, as nodes
-    lists them). A name is found by one byte search for its name line (binary: its name field),
-    so a late node or a missing one costs about one grep of the file.
+    Several names are shown in turn (exit 1 if any is missing); --glob and --regex show every
+    node whose name matches, in file order (the graph's own, as nodes lists them). A name costs
+    one byte search of its name line (binary: its name field), however late or missing.
 
     A TensorFlow graph's own nodes are searched first, then the bodies of its library functions
     (a TF2 step in a tf.function); stderr then says which function holds the node. A name in
     several bodies shows the copy that points names (else the first), and stderr lists the others
-    (--function picks one). A tensor name
-    (dense/MatMul:0) shows the node that makes it; a name that matches nothing gets close names.
+    (--function picks one). A tensor name (dense/MatMul:0) shows the node that makes it; a name
+    that matches nothing gets close names.
 
     A node of a binary graph is printed as text format (as tf.io.write_graph writes it), after a
     '# FILE offset N' comment; --json gives line null, its offset, and lines counted in that text.
 
-    The neighbourhood is read near the node, then one byte search over the file finds what lies
-    elsewhere (never the whole graph in memory): producers are the nodes the inputs name (^x: a control input, x:1: an output of x), consumers
+    The neighbourhood is read near the node, then one byte search finds what lies elsewhere:
+    producers are the nodes the inputs name (^x: a control input, x:1: an output of x), consumers
     the nodes whose inputs name it. One row a node: hop, line (or offset), op, name, and the
     inputs it takes from the other rows.
 
@@ -243,24 +235,15 @@ def show(
 
     Example: pbtxt-scan show graph.pbtxt dense/MatMul --format dot | dot -Tsvg > hood.svg
     """
+    from ._named import asked, matcher, show_matching, show_names
+    from ._show import show_hood
+
     con = common.console
     out_format, input_kind = old_format(common.out_format, common.input_kind)
     shape = output_format(out_format, common.as_json, SHOW_FORMATS)
     names = list(names or ())
-    ways = (1 if names else 0) + (glob is not None) + (regex is not None)
-    if ways != 1:
-        raise usage_error("give NAMEs, --glob or --regex: one of them" if ways else "give a NAME, --glob or --regex", "NAME")
-    if context is not None and context < 0:
-        raise usage_error("%d is negative: give the hops to show, 0 or more" % context, "--context")
-    if max_nodes < 1:
-        raise usage_error("%d: give 1 or more nodes" % max_nodes, "--max-nodes")
-    if shape == "dot" and context is None:
-        context = 2
-    if context is not None and len(names) != 1:
-        raise usage_error("a neighbourhood is one node's: give one NAME", "--context" if shape != "dot" else "--format")
+    context = asked(names, (glob is not None) + (regex is not None), context=context, shape=shape, max_nodes=max_nodes)
     f = dialect(input_kind)
-    from ._show import matcher, show_hood, show_matching, show_names
-
     keep = matcher(glob, regex)
     try:
         with open_graph(file, record=common.record) as g:

@@ -4,8 +4,7 @@ in several function bodies the copy ``points`` names. Loaded by ``show`` when it
 from __future__ import annotations
 
 import json
-import re
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, NamedTuple, NoReturn, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, NoReturn, Optional, Sequence
 
 import typer
 
@@ -218,7 +217,7 @@ def _points_copy(g: "GraphFile", found: Any, f: Optional[str]) -> Any:
     return found, ""
 
 
-# --- names by one byte search, several names, globs and regexes ----------------------------
+# --- a name by one byte search (``_named``: several names, globs and regexes) ---------------
 
 
 def _look_up(g: "GraphFile", names: Sequence[str], f: Optional[str], function: Optional[str]) -> "Optional[_Looked]":
@@ -290,117 +289,3 @@ class _At(NamedTuple):
     @property
     def function(self) -> None:
         return None
-
-
-def show_names(g: "GraphFile", names: Sequence[str], *, as_json: bool, f: Optional[str], function: Optional[str], con: Console) -> None:
-    """``show NAME...``: each node in turn, in the order given; exit 1 if any is missing (each miss
-    said on stderr, with its close names)."""
-    looked = _look_up(g, names, f, function)
-    missing = 0
-    for k, name in enumerate(names):
-        try:
-            if looked is None or _elsewhere(looked.found, name):
-                show_node(g, name, as_json=as_json, f=f, function=function, con=con)
-            else:
-                found = _looked_up(g, looked, name, con=con, miss="show" if as_json else None)
-                print_node(g, found, "", as_json=as_json, con=con, notes=k == 0)
-        except typer.Exit as e:
-            if e.exit_code != EXIT_NOT_FOUND:
-                raise
-            missing += 1
-    if missing:
-        raise typer.Exit(EXIT_NOT_FOUND)
-
-
-class Keep(NamedTuple):
-    """A filter on names (--glob, --regex): ``keep(name)``, a fixed string every name it keeps
-    holds (``""``: none known), and how stderr names it."""
-
-    keep: Callable[[str], bool]
-    needle: str
-    what: str
-
-
-def matcher(glob: Optional[str], regex: Optional[str]) -> Optional[Keep]:
-    """The filter --glob or --regex asks for (``None``: names were given); a regex that does
-    not compile is a usage error."""
-    import fnmatch
-
-    from ._app import usage_error
-
-    if glob is not None:
-        return Keep(lambda n: fnmatch.fnmatchcase(n, glob), _glob_needle(glob), "--glob %r" % glob)
-    if regex is not None:
-        try:
-            rx = re.compile(regex)
-        except re.error as e:
-            raise usage_error("%r: %s" % (regex, e), "--regex") from None
-        return Keep(lambda n: rx.search(n) is not None, _regex_needle(rx), "--regex %r" % regex)
-    return None
-
-
-def _glob_needle(glob: str) -> str:
-    """The longest run of ``glob`` that fnmatch matches literally (``*``, ``?`` and ``[...]`` end a run)."""
-    runs, run, i = [], "", 0
-    while i < len(glob):
-        c = glob[i]
-        j = -1
-        if c == "[":  # (a set, as fnmatch reads one: a first "!" negates, a "]" right after is in it)
-            k = i + 1 + (glob[i + 1:i + 2] == "!")
-            j = glob.find("]", k + (glob[k:k + 1] == "]"))
-        if c in "*?" or j > 0:
-            runs.append(run)
-            run = ""
-            i = j + 1 if c == "[" else i + 1
-            continue
-        run += c
-        i += 1
-    return max(runs + [run], key=len)
-
-
-def _regex_needle(rx: "re.Pattern[str]") -> str:
-    """The longest run of literal characters at the regex's top level (every match holds it);
-    ``""`` when there is none, or case is ignored."""
-    import importlib
-
-    parser: Any
-    try:
-        parser = importlib.import_module("re._parser")  # (Python 3.11 on; sre_parse before)
-    except ImportError:
-        parser = importlib.import_module("sre_parse")
-    if rx.flags & re.IGNORECASE:
-        return ""
-    runs, run = [], ""
-    for op, av in parser.parse(rx.pattern, rx.flags):
-        if op == parser.LITERAL and 32 < av < 127 and chr(av) not in '"\\':
-            run += chr(av)
-        else:
-            runs.append(run)
-            run = ""
-    return max(runs + [run], key=len)
-
-
-def show_matching(g: "GraphFile", keep: Keep, *, as_json: bool, f: Optional[str], function: Optional[str], con: Console) -> None:
-    """``show --glob/--regex``: every node whose name ``keep`` keeps, in file order (the graph's own
-    nodes, by one byte search where the file allows; ``function``: that function's, read)."""
-    from .. import DIALECTS, NAME_AND_OP, Found, iter_named
-
-    if function is not None:
-        blocks: Any = (b for b in g.blocks(DIALECTS["function"].path, NAME_AND_OP) if b.parents[-1:] == (function,) and keep.keep(b.name or ""))
-    elif f is not None:
-        blocks = (b for b in g.blocks(DIALECTS[f].path, NAME_AND_OP) if keep.keep(b.name or ""))
-    else:
-        blocks = iter_named(g, keep.keep, needles=[keep.needle] if keep.needle else [])
-    shown = 0
-    for b in blocks:
-        print_node(g, Found(b, function), "", as_json=as_json, con=con, notes=shown == 0)
-        shown += 1
-    if not shown:
-        reason = "no node matches %s%s" % (keep.what, " in function %s" % function if function else "")
-        con.notes(g)
-        typer.echo("%s: %s" % (g.name, reason), err=True)
-        if as_json:
-            from ._json import miss_object
-
-            emit(miss_object("show", g.name, function, reason))
-        raise typer.Exit(EXIT_NOT_FOUND)
