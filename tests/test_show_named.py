@@ -212,3 +212,17 @@ def test_a_regex_s_needle_is_in_every_name_it_matches(regex, names):
     for n in names + [regex]:
         if keep.keep(n):
             assert keep.needle in n, (regex, n, keep.needle)
+
+
+@pytest.mark.parametrize("path", [MLP, MLP_PB], ids=lambda p: p.name)
+def test_close_names_are_bounded_and_the_search_goes_on(path, monkeypatch):
+    from pbtxt_scan.text import _named as text_named
+    from pbtxt_scan.wire import _hood as wire_named
+
+    monkeypatch.setattr(text_named, "NEAR_MAX", 2)
+    monkeypatch.setattr(wire_named, "NEAR_MAX", 2)
+    near: List[str] = []
+    last = "gradients/dense/MatMul_grad/tuple/control_dependency_1"  # (after many names holding "dense")
+    got = pbtxt_scan.look_up(str(path), [last, "dense/MatMl"], near=near.append)
+    assert got is not None and set(got.found) == {last}
+    assert len(near) == 3 and near[-1] == last  # (the first two close names, then the one found)

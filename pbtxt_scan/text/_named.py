@@ -62,36 +62,48 @@ def pattern(query: NameQuery) -> str:
     return "|".join(parts + list(_ODD))
 
 
+NEAR_MAX = 1 << 15  # close names read at most (then the search goes on without their pieces: a piece met in every name)
+
+
 def named_blocks(g: Any, grep: str, query: NameQuery) -> Iterator[Named]:
     """The search of :meth:`TextLane.find_named <pbtxt_scan.text._lane.TextLane.find_named>`:
     each node named as ``query`` keeps (its place: line and heads left to the reader), each
-    close name, and each exact name met in a library function, in file order."""
+    close name (the first :data:`NEAR_MAX`), and each exact name met in a library function, in
+    file order."""
     wanted = set(query.needles) if query.exact else None
     opts = ("-E", "--line-buffered") if query.exact else ("-E",)  # (an exact name: the search stops when all are met)
-    hits = _search._grep(grep, g, 0, pattern(query), opts=opts)
-    try:
-        for off, text in hits:
-            if text.startswith(_HEAD) and text.endswith(b'"') and len(text) > len(_HEAD):
-                value = text[len(_HEAD):-1]
-                if b'"' in value or b"\\" in value:
-                    raise Unplaced("a name line with more than one literal")
-                name = value.decode("ascii", "replace")
-                if not query.keep(name):
-                    yield Named("near", name)
-                    continue
-                yield Named("node", name, _placed(g, off))
-                if wanted is not None:
-                    wanted.discard(name)
-                    if not wanted:
-                        return
-            elif text.startswith(_FN_HEAD) and text.endswith(b'"') and query.exact:
-                yield Named("elsewhere", text[len(_FN_HEAD):-1].decode("ascii", "replace"))
+    start, near = 0, 0
+    while True:
+        hits = _search._grep(grep, g, start, pattern(query), opts=opts)
+        try:
+            for off, text in hits:
+                if text.startswith(_HEAD) and text.endswith(b'"') and len(text) > len(_HEAD):
+                    value = text[len(_HEAD):-1]
+                    if b'"' in value or b"\\" in value:
+                        raise Unplaced("a name line with more than one literal")
+                    name = value.decode("utf-8", "surrogateescape")
+                    if not query.keep(name):
+                        near += 1
+                        if near > NEAR_MAX and query.near:
+                            start, query = off + len(text) + 1, query._replace(near=())  # (the next line on, without them)
+                            break
+                        yield Named("near", name)
+                        continue
+                    yield Named("node", name, _placed(g, off))
+                    if wanted is not None:
+                        wanted.discard(name)
+                        if not wanted:
+                            return
+                elif text.startswith(_FN_HEAD) and text.endswith(b'"') and query.exact:
+                    yield Named("elsewhere", text[len(_FN_HEAD):-1].decode("utf-8", "surrogateescape"))
+                else:
+                    raise Unplaced("a name spelt otherwise than the writer's layout spells it")
             else:
-                raise Unplaced("a name spelt otherwise than the writer's layout spells it")
-    finally:
-        close = getattr(hits, "close", None)
-        if close is not None:
-            close()
+                return
+        finally:
+            close = getattr(hits, "close", None)
+            if close is not None:
+                close()
 
 
 def _placed(g: Any, off: int) -> Block:

@@ -125,48 +125,60 @@ def hood_blocks(
 LIBRARY = 2  # GraphDef.library
 
 
+NEAR_MAX = 1 << 15  # close names read at most (then the search goes on without their pieces)
+
+
 def named_blocks(g: Any, marks: Marks, grep: str, query: NameQuery) -> Iterator[Named]:
     """The search of :meth:`WireLane.find_named <pbtxt_scan.wire._lane.WireLane.find_named>`: one
     ``grep -E`` for the needles (and the pieces of the close names, in any case), each hit walked
     to the node field that holds it; a node's ``name`` field the query keeps is a node, another a
-    close name, and an exact name's bytes in the ``library`` are ``elsewhere`` (read for them)."""
+    close name (the first :data:`NEAR_MAX`), and an exact name's bytes in the ``library`` are
+    ``elsewhere`` (read for them)."""
     wanted = set(query.needles) if query.exact else None
     exact = frozenset(query.needles)
-    pats = [ere(n) for n in query.needles] + [folded(p) for p in query.near]
-    hits = _search._grep(grep, g, 0, "|".join(pats), opts=("-E", "--line-buffered") if query.exact else ("-E",))
     walk = _Tops(g, marks)
     seen: Optional[Field] = None
-    try:
-        for off, text in hits:
-            near = text.decode("utf-8", "surrogateescape") not in exact
-            if query.exact and not near and not _may_name(g, off, exact, frozenset()):
-                continue  # (an exact name's bytes that begin no name field)
-            top = walk.at(off)
-            if top is None or top == seen:
-                continue
-            if top.number != NODE:
-                if top.number == LIBRARY and not near and wanted is not None:
-                    yield Named("elsewhere", text.decode("utf-8", "surrogateescape"))
-                continue
-            f = node_field(g.read_at, top, off)
-            if f is None or f.number != NAME:
-                continue
-            seen = top
-            name = g.read_at(f.start, f.end - f.start).decode("utf-8", "surrogateescape")
-            if not query.keep(name):
-                yield Named("near", name)
-                continue
-            yield Named("node", name, Block(("node",), top.start, top.end, 0, 0, ()))
-            if wanted is not None:
-                wanted.discard(name)
-                if not wanted:
-                    return
-    except Malformed:
-        raise Unplaced("a binary graph whose fields do not chain") from None
-    finally:
-        close = getattr(hits, "close", None)
-        if close is not None:
-            close()
+    start, near = 0, 0
+    while True:
+        pats = [ere(n) for n in query.needles] + [folded(p) for p in query.near]
+        hits = _search._grep(grep, g, start, "|".join(pats), opts=("-E", "--line-buffered") if query.exact else ("-E",))
+        try:
+            for off, text in hits:
+                is_near = text.decode("utf-8", "surrogateescape") not in exact
+                if query.exact and not is_near and not _may_name(g, off, exact, frozenset()):
+                    continue  # (an exact name's bytes that begin no name field)
+                top = walk.at(off)
+                if top is None or top == seen:
+                    continue
+                if top.number != NODE:
+                    if top.number == LIBRARY and not is_near and wanted is not None:
+                        yield Named("elsewhere", text.decode("utf-8", "surrogateescape"))
+                    continue
+                f = node_field(g.read_at, top, off)
+                if f is None or f.number != NAME:
+                    continue
+                seen = top
+                name = g.read_at(f.start, f.end - f.start).decode("utf-8", "surrogateescape")
+                if not query.keep(name):
+                    near += 1
+                    if near > NEAR_MAX and query.near:
+                        start, query = top.end, query._replace(near=())  # (the next node on, without them)
+                        break
+                    yield Named("near", name)
+                    continue
+                yield Named("node", name, Block(("node",), top.start, top.end, 0, 0, ()))
+                if wanted is not None:
+                    wanted.discard(name)
+                    if not wanted:
+                        return
+            else:
+                return
+        except Malformed:
+            raise Unplaced("a binary graph whose fields do not chain") from None
+        finally:
+            close = getattr(hits, "close", None)
+            if close is not None:
+                close()
 
 
 _NAME_TAG, _INPUT_TAG = 0x0A, 0x1A  # NodeDef.name and NodeDef.input, length-delimited
