@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from support import events as ev
 from support.examples import fuzz_examples
 from support.marks import quick_first
-from support.hostile import (BIG_INT_GE, BIG_INT_TF, CASES, COMMANDS, DEEP_GE, DEEP_TF, HOSTILE_CHECKPOINTS, HOSTILE_RECORDS,
+from support.hostile import (BIG_INT_GE, BIG_INT_TF, CASES, COMMANDS, DEEP_GE, DEEP_TF, HOSTILE_CHECKPOINTS, HOSTILE_RECORDS, NODE,
                              PROF_CASES, PROF_COMMANDS, check_rules)
 
 DATA = Path(__file__).parent / "data"
@@ -43,6 +43,14 @@ _EVENTS = ev.around([_GRAPH])
 _AT, _CRC = _EVENTS.index(b"gradients/dense/MatMul_grad/MatMul_1"), _EVENTS.index(_GRAPH) + len(_GRAPH)
 INPUTS.update({"events_data_flipped": _EVENTS[:_AT] + b"G" + _EVENTS[_AT + 1 :],
                "events_crc_flipped": _EVENTS[:_CRC] + bytes([_EVENTS[_CRC] ^ 1]) + _EVENTS[_CRC + 1 :]})
+# issue 38: names the byte search must not believe (spelt otherwise: show reads the blocks), or meets
+# only in other fields' values, and a layout cut after a name line.
+INPUTS.update({
+    "name_spelt_otherwise": NODE + b'node {\n  name: "n" op: "NoOp"\n}\nnode {\n  name:"a"\n}\nnode {\n  name: "\\156"\n}\n',
+    "name_in_values_only": b'node {\n  name: "b"\n  op: "Identity"\n  input: "n"\n  attr {\n    key: "a"\n    value {\n      s: "n"\n'
+                           b'    }\n  }\n}\n',
+    "name_line_then_cut": NODE + b'node {\n  name: "n"\n  op: "NoOp"\n',
+})
 
 
 @pytest.mark.parametrize("name", quick_first(sorted(INPUTS), 14))

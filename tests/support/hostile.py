@@ -96,6 +96,9 @@ COMMANDS: List[List[str]] = [
     ["report", "-o", os.devnull, "{f}"],
     ["report", "-o", "-", "{f}"],  # (issue 35: the page on stdout)
     ["ge-auto", "--format", "env", "{f}"],  # (issue 35: points' formats)
+    ["show", "{f}", "n", "a", "no/such"],  # (issue 38: several names, by one byte search)
+    ["show", "--json", "{f}", "--glob", "*"],
+    ["show", "{f}", "--regex", "^(a|n)$"],
 ]
 
 
