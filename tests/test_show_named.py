@@ -226,3 +226,17 @@ def test_close_names_are_bounded_and_the_search_goes_on(path, monkeypatch):
     got = pbtxt_scan.look_up(str(path), [last, "dense/MatMl"], near=near.append)
     assert got is not None and set(got.found) == {last}
     assert len(near) == 3 and near[-1] == last  # (the first two close names, then the one found)
+
+
+@pytest.mark.parametrize("layout", [
+    'node {\n    name: "x"\n    op: "NoOp"\n}\n',  # four blanks a level
+    'node {\n  op: "NoOp"\n  name: "x"\n}\n',  # its name not first
+    'node {\n      name: "x"\n}\n',  # the indent of a function's node
+])
+def test_a_name_line_in_another_layout_is_read_for(tmp_path, layout):
+    p = tmp_path / "g.pbtxt"
+    p.write_text('node {\n  name: "first"\n  op: "NoOp"\n}\n' + layout)
+    assert pbtxt_scan.look_up(str(p), ["x"]) is None
+    assert [b.name for b in pbtxt_scan.iter_named(str(p), lambda n: n == "x", needles=["x"])] == ["x"]
+    r = run("show", p, "x")
+    assert r.exit_code == 0 and '"x"' in r.stdout, r.stderr

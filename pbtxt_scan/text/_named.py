@@ -1,25 +1,29 @@
 r"""The graph's own nodes by name on text (the text lane's ``find_named``): one ``grep -E`` over
 the file for the name lines that may matter, each placed at its block by the writer's layout.
 
-In the writer's layout (``tf.io.write_graph``) a node's name is the first line after its column-0
-``node {``: ``  name: "X"``, the value plain (a node name holds no quote, backslash or byte a
-writer escapes). The search's one regex has three parts:
+In the writer's layout (``tf.io.write_graph``) a message's ``name`` is the first line after its
+opener, one level (two blanks) in: a node's ``  name: "X"`` right after its column-0 ``node {``,
+the value plain (a node name holds no quote, backslash or byte a writer escapes). The search's
+one regex has three parts:
 
-1. the name lines at a node's indent whose value is a name asked for (or holds a needle, or a
-   piece of a name asked for, in any case: the close names);
-2. the same at a library function's node indent (6): an exact name there is ``elsewhere``;
+1. the name lines, at any indent, whose value is a name asked for (or holds a needle);
+2. the name lines at a node's indent that hold a piece of a name asked for, in any case (the
+   close names);
 3. every line where a ``name`` field, or a string value, is spelt otherwise than that: the
-   field after other text on its line, no space or two after its colon, a value that is not one
+   field after other text on its line, no blank or two after its colon, a value that is not one
    plain double-quoted literal ending the line, a line that begins with a quote (an adjacent
    literal). A TensorFlow writer never writes one (inside its literals every quote is escaped).
 
 A hit of the third kind raises :class:`Unplaced` (the rules read the blocks): so where the search
 says a name is not there, no node has it, however the file spells it. A name line of the first
-kind is a node's only right after a column-0 ``node {`` line; else the layout is another (raised
-too)."""
+kind is a node's only right after a column-0 ``node {`` line; one at another indent is a library
+function's node's right below a ``node_def {`` one level out, another message's (an attr's
+``func``, an arg) below another opener, and else of a layout the search does not read (raised too).
+"""
 from __future__ import annotations
 
-from typing import Any, Iterator, List
+import re
+from typing import Any, Iterator, List, Tuple
 
 from .._model import Block
 from ..parallel import _grep as _search
@@ -27,8 +31,8 @@ from ..parallel._grep import ere, folded
 from ..source._lane import Named, NameQuery, Unplaced
 from ._hood import _on_to
 
-_HEAD = b'  name: "'
-_FN_HEAD = b'      name: "'
+_ABOVE = 512  # (bytes read above a name line: its message's opener's line)
+_OPENS = re.compile(rb"( *)([A-Za-z_][A-Za-z0-9_]*) \{\Z")
 _OPENER = b"\nnode {\n"
 _CLOSER = b"\n}\n"
 _NOT_NAME = '[^"\\\\]*'  # (a plain value's bytes)
@@ -50,13 +54,11 @@ def pattern(query: NameQuery) -> str:
     """The search's one regex (see the module docstring)."""
     parts: List[str] = []
     if query.exact:
-        names = "|".join(ere(n) for n in query.needles)
-        parts.append('^  name: "(%s)"$' % names)
-        parts.append('^      name: "(%s)"$' % names)
+        parts.append('^ *name: "(%s)"$' % "|".join(ere(n) for n in query.needles))
     elif query.needles:
-        parts.append('^  name: "%s(%s)%s"$' % (_NOT_NAME, "|".join(ere(n) for n in query.needles), _NOT_NAME))
+        parts.append('^ *name: "%s(%s)%s"$' % (_NOT_NAME, "|".join(ere(n) for n in query.needles), _NOT_NAME))
     else:
-        parts.append('^  name: "%s"$' % _NOT_NAME)
+        parts.append('^ *name: "%s"$' % _NOT_NAME)
     if query.near:
         parts.append('^  name: "%s(%s)%s"$' % (_NOT_NAME, "|".join(folded(p) for p in query.near), _NOT_NAME))
     return "|".join(parts + list(_ODD))
@@ -77,33 +79,59 @@ def named_blocks(g: Any, grep: str, query: NameQuery) -> Iterator[Named]:
         hits = _search._grep(grep, g, start, pattern(query), opts=opts)
         try:
             for off, text in hits:
-                if text.startswith(_HEAD) and text.endswith(b'"') and len(text) > len(_HEAD):
-                    value = text[len(_HEAD):-1]
-                    if b'"' in value or b"\\" in value:
-                        raise Unplaced("a name line with more than one literal")
-                    name = value.decode("utf-8", "surrogateescape")
-                    if not query.keep(name):
-                        near += 1
-                        if near > NEAR_MAX and query.near:
-                            start, query = off + len(text) + 1, query._replace(near=())  # (the next line on, without them)
-                            break
-                        yield Named("near", name)
-                        continue
-                    yield Named("node", name, _placed(g, off))
-                    if wanted is not None:
-                        wanted.discard(name)
-                        if not wanted:
-                            return
-                elif text.startswith(_FN_HEAD) and text.endswith(b'"') and query.exact:
-                    yield Named("elsewhere", text[len(_FN_HEAD):-1].decode("utf-8", "surrogateescape"))
-                else:
-                    raise Unplaced("a name spelt otherwise than the writer's layout spells it")
+                value, indent = _value(text)
+                name = value.decode("utf-8", "surrogateescape")
+                if indent == 2 and not query.keep(name):
+                    near += 1
+                    if near > NEAR_MAX and query.near:
+                        start, query = off + len(text) + 1, query._replace(near=())  # (the next line on, without them)
+                        break
+                    yield Named("near", name)
+                    continue
+                if indent != 2:  # (a name kept there: a function's node, another message's name, or another layout)
+                    if query.keep(name) and _nested(g, off, indent) and query.exact:
+                        yield Named("elsewhere", name)
+                    continue
+                yield Named("node", name, _placed(g, off))
+                if wanted is not None:
+                    wanted.discard(name)
+                    if not wanted:
+                        return
             else:
                 return
         finally:
             close = getattr(hits, "close", None)
             if close is not None:
                 close()
+
+
+def _value(text: bytes) -> Tuple[bytes, int]:
+    """A hit's name value and its line's indent; :class:`Unplaced` if it is no name line in the
+    writer's layout (one of the third kind)."""
+    body = text.lstrip(b" ")
+    indent = len(text) - len(body)
+    if not (body.startswith(b'name: "') and body.endswith(b'"') and len(body) > 7):
+        raise Unplaced("a name spelt otherwise than the writer's layout spells it")
+    value = body[7:-1]
+    if b'"' in value or b"\\" in value:
+        raise Unplaced("a name line with more than one literal")
+    return value, indent
+
+
+def _nested(g: Any, off: int, indent: int) -> bool:
+    """Whether the name line at ``off``, indented ``indent`` (not 2), is a library function's node's
+    (True) or another message's (False), by the line above: its message's opener, one level out,
+    in the writer's layout; :class:`Unplaced` where it is not (another layout: a graph's node,
+    maybe)."""
+    above = g.read_at(max(0, off - _ABOVE), min(off, _ABOVE))
+    k = above.rfind(b"\n", 0, len(above) - 1)
+    line = above[k + 1:-1] if above.endswith(b"\n") else b""
+    m = _OPENS.match(line)
+    if (k < 0 and off > _ABOVE) or m is None or len(m.group(1)) != indent - 2:
+        raise Unplaced("a name line not right below its message's opener")
+    if m.group(2) == b"node":
+        raise Unplaced("a node's name in another layout")
+    return m.group(2) == b"node_def"
 
 
 def _placed(g: Any, off: int) -> Block:
