@@ -142,7 +142,9 @@ def _placed(g: Any, off: int) -> Block:
     before = g.read_at(off - len(_OPENER), len(_OPENER)) if off >= len(_OPENER) else b"\n" + g.read_at(0, off)
     if before != _OPENER:
         raise Unplaced("a name line that does not follow a node's opener")
-    end = _on_to(g, off, _CLOSER)
+    head = g.read_at(off, 4096)  # (most nodes end within it: 64 KiB read for each of thousands cost a second)
+    k = head.find(_CLOSER)
+    end = off + k if k >= 0 else _on_to(g, off, _CLOSER)
     if end is None:
         raise Unplaced("no closer below a node")
     return Block(("node",), off - len(_OPENER) + 1, end + 2, 0, 1, ())
