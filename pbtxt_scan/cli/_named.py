@@ -10,11 +10,10 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional, Sequence
 import typer
 
 from ._output import EXIT_NOT_FOUND, Console, emit
-from ._show import _elsewhere, _look_up, _looked_up, print_node, show_node
+from ._show import elsewhere, look_up_names, looked_up, print_node, show_node
 
 if TYPE_CHECKING:
     from .. import GraphFile
-
 
 
 def asked(names: Sequence[str], filters: int, *, context: Optional[int], shape: str, max_nodes: int) -> Optional[int]:
@@ -38,14 +37,14 @@ def asked(names: Sequence[str], filters: int, *, context: Optional[int], shape: 
 def show_names(g: "GraphFile", names: Sequence[str], *, as_json: bool, f: Optional[str], function: Optional[str], con: Console) -> None:
     """``show NAME...``: each node in turn, in the order given; exit 1 if any is missing (each miss
     said on stderr, with its close names)."""
-    looked = _look_up(g, names, f, function)
+    looked = look_up_names(g, names, f, function)
     missing = 0
     for k, name in enumerate(names):
         try:
-            if looked is None or _elsewhere(looked.found, name):
+            if looked is None or elsewhere(looked.found, name):
                 show_node(g, name, as_json=as_json, f=f, function=function, con=con)
             else:
-                found = _looked_up(g, looked, name, con=con, miss="show" if as_json else None)
+                found = looked_up(g, looked, name, con=con, miss="show" if as_json else None)
                 print_node(g, found, "", as_json=as_json, con=con, notes=k == 0)
         except typer.Exit as e:
             if e.exit_code != EXIT_NOT_FOUND:

@@ -26,10 +26,10 @@ def show_hood(
     from .. import neighbourhood, neighbourhoods
 
     also: Any = ()
-    lookup = _look_up(g, [name], f, function)
+    lookup = look_up_names(g, [name], f, function)
     try:  # (the node by one byte search where the file allows; the names close to it only when it is not there)
-        if lookup is not None and not _elsewhere(lookup.found, name):
-            found = _looked_up(g, lookup, name, con=con, miss="hood" if shape == "json" else None)
+        if lookup is not None and not elsewhere(lookup.found, name):
+            found = looked_up(g, lookup, name, con=con, miss="hood" if shape == "json" else None)
             hood = neighbourhoods(g, [(_At(found.block), hops, hops)], max_nodes=max_nodes)[0]  # (the search's node, read where it is)
         else:
             hood = neighbourhood(g, name, hops, hops, function=function, max_nodes=max_nodes)
@@ -220,7 +220,7 @@ def _points_copy(g: "GraphFile", found: Any, f: Optional[str]) -> Any:
 # --- a name by one byte search (``_named``: several names, globs and regexes) ---------------
 
 
-def _look_up(g: "GraphFile", names: Sequence[str], f: Optional[str], function: Optional[str]) -> "Optional[_Looked]":
+def look_up_names(g: "GraphFile", names: Sequence[str], f: Optional[str], function: Optional[str]) -> "Optional[_Looked]":
     """``names`` (and the nodes their tensor names name) by the lane's one byte search, with the
     close names of each met on the way; ``None`` where the search is not made (a --function, an
     --input-kind, a lane without one, a name it cannot tell)."""
@@ -246,13 +246,13 @@ class _Looked(NamedTuple):
     near: Dict[str, Closest]
 
 
-def _elsewhere(lookup: "Lookup", name: str) -> bool:
+def elsewhere(lookup: "Lookup", name: str) -> bool:
     """Whether ``name`` (or its tensor's node) may be a library function's: read for it."""
     node = tensor_node(name)
     return name not in lookup.found and (name in lookup.elsewhere or (node is not None and node in lookup.elsewhere))
 
 
-def _looked_up(g: "GraphFile", looked: Any, name: str, *, con: Console, miss: Optional[str]) -> Any:
+def looked_up(g: "GraphFile", looked: Any, name: str, *, con: Console, miss: Optional[str]) -> Any:
     """The graph's own node ``name`` the search found (a tensor name: its node), or exit 1 with
     the close names the same search met."""
     from .. import Found
