@@ -21,9 +21,7 @@ from pbtxt_scan.cli import app
 from pbtxt_scan.graph._input import GraphFile
 
 DATA = Path(__file__).resolve().parent / "data"
-FIXTURES = sorted((DATA / "graphs").glob("*.pbtxt")) + sorted(
-    p for p in (DATA / "binary").iterdir() if p.is_file()
-)
+FIXTURES = sorted((DATA / "graphs").glob("*.pbtxt")) + sorted((DATA / "binary").iterdir())  # (SavedModel folders too)
 MLP = DATA / "graphs" / "mlp_sgd.pbtxt"
 MLP_PB = DATA / "binary" / "mlp_sgd.pb"
 runner = CliRunner()
