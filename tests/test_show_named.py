@@ -238,3 +238,25 @@ def test_a_name_line_in_another_layout_is_read_for(tmp_path, layout):
     assert [b.name for b in pbtxt_scan.iter_named(str(p), lambda n: n == "x", needles=["x"])] == ["x"]
     r = run("show", p, "x")
     assert r.exit_code == 0 and '"x"' in r.stdout, r.stderr
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
+def test_look_up_agrees_with_reading_the_blocks(path):
+    """Twenty names spread over the file, names changed in case and cut short: found where
+    find_node finds the graph's own node, missing where it finds none, and read for where it finds
+    a function's."""
+    names = [row[1] for row in _listing(path)]
+    names = names[:: max(1, len(names) // 20)]
+    asked = names + [n.swapcase() for n in names[:3]] + [n[:-1] for n in names[:3] if len(n) > 1]
+    got = pbtxt_scan.look_up(str(path), asked)
+    if got is None:
+        return  # (no search on this input: read, as before)
+    for n in asked:
+        want = pbtxt_scan.find_node(str(path), n)
+        if n in got.found:
+            assert want is not None and want.function is None and want.block.start == got.found[n].start, n
+            assert (want.block.line, want.block.op) == (got.found[n].line, got.found[n].op), n
+        elif n in got.elsewhere:
+            assert want is None or want.function is not None, n
+        else:
+            assert want is None, n
