@@ -19,6 +19,8 @@ Public API (everything else is private and may change):
 - :func:`neighbourhood`: a node's producers and consumers a few hops away, as a :class:`Hood` of
   :class:`HoodNode` and :class:`HoodEdge` (what ``show --context`` prints); :func:`neighbourhoods`:
   several at once, around names or answers' points, sharing their byte search (the report's)
+- :func:`look_up`: nodes by name in one byte search, with the names close to a missing one (a
+  :class:`Lookup`); :func:`iter_named`: every node whose name a filter keeps (a glob, a regex)
 - :class:`GraphFile`: one input opened once (a path, ``-``, a pipe or ``.gz``; text format, or a binary
   GraphDef, MetaGraphDef or SavedModel told by content), read through by every layer
 - :class:`PbtxtError`: the one error type (``line``, ``column``, ``path``)
@@ -36,14 +38,17 @@ from ._api import (
     Found,
     GraphFile,
     NodeFilter,
+    Lookup,
     Stats,
     check,
     detect_dialect,
     find_node,
     iter_blocks,
     iter_events,
+    iter_named,
     iter_nodes,
     iter_rows,
+    look_up,
     row_tsv,
     parse_block,
     read_block_bytes,
@@ -85,6 +90,7 @@ __all__ = [
     "Found",
     "GraphFile",
     "Head",
+    "Lookup",
     "Hood",
     "HoodEdge",
     "HoodNode",
@@ -105,6 +111,8 @@ __all__ = [
     "find_node",
     "iter_blocks",
     "iter_events",
+    "iter_named",
+    "look_up",
     "neighbourhood",
     "neighbourhoods",
     "iter_nodes",

@@ -10,6 +10,7 @@ from .graph._dialect import DIALECTS, NAME_AND_OP, Dialect, dialect_of_head
 from .graph._filter import NodeFilter
 from .graph._input import GraphFile, opened
 from .graph._logdir import Event, iter_events
+from .graph._named import Lookup, iter_named, look_up
 from .graph._paths import Found, detect_dialect, find_node, iter_blocks, iter_nodes, iter_rows, parse_block, read_block_bytes, row_tsv
 from .graph._stats import Stats, check, stats
 
@@ -21,6 +22,7 @@ __all__ = [
     "Found",
     "GraphFile",
     "NodeFilter",
+    "Lookup",
     "Stats",
     "check",
     "detect_dialect",
@@ -28,9 +30,11 @@ __all__ = [
     "dialect_of_head",
     "iter_blocks",
     "iter_events",
+    "iter_named",
     "iter_nodes",
     "iter_rows",
     "row_tsv",
+    "look_up",
     "opened",
     "parse_block",
     "read_block_bytes",

@@ -21,7 +21,7 @@ from support import events as ev
 from support.containers import tfrecord
 from support.examples import fuzz_examples
 from support.marks import quick_first
-from support.hostile import (BIG_INT_GE, BIG_INT_TF, CASES, COMMANDS, DEEP_GE, DEEP_TF, HOSTILE_CHECKPOINTS, HOSTILE_RECORDS,
+from support.hostile import (BIG_INT_GE, BIG_INT_TF, CASES, COMMANDS, DEEP_GE, DEEP_TF, HOSTILE_CHECKPOINTS, HOSTILE_RECORDS, NODE,
                              PROF_CASES, PROF_COMMANDS, STRICT_BLOCKS, check_rules)
 
 DATA = Path(__file__).parent / "data"
@@ -52,6 +52,14 @@ INPUTS.update({"events_cut_short": _EVENTS[: _AT], "events_bad_event": _EVENTS +
                "events_nan_time": ev.event_file([ev.event([(3, "brain.Event:2")], wall=float("nan")),
                                                  ev.event([(7, [(1, 99)])], step=-1, wall=1e300)]),
                "events_wrong_wire_types": ev.event_file([ev.event([(4, 5)]), ev.event([(5, 7)]), ev.event([(7, b"\xff")])])})
+# issue 38: names the byte search must not believe (spelt otherwise: show reads the blocks), or meets
+# only in other fields' values, and a layout cut after a name line.
+INPUTS.update({
+    "name_spelt_otherwise": NODE + b'node {\n  name: "n" op: "NoOp"\n}\nnode {\n  name:"a"\n}\nnode {\n  name: "\\156"\n}\n',
+    "name_in_values_only": b'node {\n  name: "b"\n  op: "Identity"\n  input: "n"\n  attr {\n    key: "a"\n    value {\n      s: "n"\n'
+                           b'    }\n  }\n}\n',
+    "name_line_then_cut": NODE + b'node {\n  name: "n"\n  op: "NoOp"\n',
+})
 
 
 @pytest.mark.parametrize("name", quick_first(sorted(INPUTS), 14))

@@ -28,7 +28,7 @@ USAGE = {
     "bp": "[OPTIONS] [FILE]...",
     "points": "[OPTIONS] [FILE]...",
     "nodes": "[OPTIONS] FILE",
-    "show": "[OPTIONS] FILE NAME",
+    "show": "[OPTIONS] FILE [NAME]...",  # (several names, or none with --glob or --regex)
     "stats": "[OPTIONS] FILE",
     "events": "[OPTIONS] FILE_OR_LOGDIR",
     "check": "[OPTIONS] FILE...",
@@ -114,4 +114,4 @@ def test_main_help_lists_commands_in_their_order():
 def test_usage_errors_use_the_same_usage_line():
     r = runner.invoke(app, ["show", "x.pbtxt"])
     assert r.exit_code == 2
-    assert "[OPTIONS] FILE NAME" in r.stderr
+    assert "[OPTIONS] FILE [NAME]..." in r.stderr

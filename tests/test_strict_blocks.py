@@ -74,10 +74,15 @@ COMMANDS: List[Tuple[List[str], int, bool]] = [
     (["bp"], LATE, True), (["bp"], EARLY, False),
     (["points"], EARLY, True), (["points"], LATE, True),
     (["report", "-o", "-"], EARLY, True),
-    (["show", "{f}", FP], EARLY, True), (["show", "{f}", "dense/MatMul/ReadVariableOp"], LATE, False),
+    # (show NAME finds its node by one byte search and reads that block alone: issue 38)
+    (["show", "{f}", FP], EARLY, False), (["show", "{f}", "dense/MatMul/ReadVariableOp"], LATE, False),
     (["show", "--context", "1", "{f}", FP], NEIGHBOUR, True),  # (its window, 256 KiB each way, reads this whole fixture)
 ]
-CASES = [(args, d, reads) for args, line, reads in COMMANDS for d in damages(line)]
+# show NAME reads blocks after all where a name line is written otherwise than the writer writes it
+# (``name: 5``): its byte search cannot vouch for such a file, and falls back to reading it, up to
+# its node.
+CASES = [(args, d, reads or (args[0] == "show" and d.kind == "name_a_number" and line < LATE))
+         for args, line, reads in COMMANDS for d in damages(line)]
 
 
 def _run(args: List[str], f: Path, *more: str) -> "object":

@@ -233,12 +233,17 @@ def _row_json_fn(b: Any) -> str:
 SHOW_FORMATS = ("text", "dot")
 
 
-@command(short="Print one node's own text, with its lines, or its neighbourhood.")
+@command(short="Print nodes' own text, with their lines, or a node's neighbourhood.")
 def show(
     common: Common,
     file: str = FileArg,
-    name: str = typer.Argument(..., help="The node's exact name (as in its name: field).", metavar="NAME", show_default=False),
-    as_json: bool = json_option("Print the parsed block as JSON (every field a list, with lines); with --context, the neighbourhood."),
+    names: Optional[List[str]] = typer.Argument(
+        None, help="The nodes' exact names (as in their name: field), each shown in turn, in the order given.", metavar="NAME", show_default=False),
+    glob: Optional[str] = typer.Option(None, "--glob", metavar="GLOB", show_default=False, help=(
+        "Show every node whose whole name GLOB matches (* ? [...], as fnmatch; quote it), in file order.")),
+    regex: Optional[str] = typer.Option(None, "--regex", metavar="REGEX", show_default=False, help=(
+        "Show every node whose name REGEX matches (Python re, found anywhere in the name, as grep: ^...$ for the whole name), in file order.")),
+    as_json: bool = json_option("Print the parsed block as JSON (every field a list, with lines), one line a node; with --context, the neighbourhood."),
     out_format: str = format_option(*SHOW_FORMATS),
     context: Optional[int] = typer.Option(
         None, "--context", "-C", metavar="N", show_default=False,
@@ -257,44 +262,54 @@ def show(
     """Print a node's own text with its line numbers (or, with --json, the parsed block), or with
     --context N its neighbourhood: what feeds it and what it feeds, N hops each way.
 
+    Several names are shown in turn (exit 1 if any is missing); --glob and --regex show every
+    node whose name matches, in file order (the graph's own, as nodes lists them). A name costs
+    one byte search of its name line (binary: its name field), however late or missing.
+
     A TensorFlow graph's own nodes are searched first, then the bodies of its library functions
     (a TF2 step in a tf.function); stderr then says which function holds the node. A name in
     several bodies shows the copy that points names (else the first), and stderr lists the others
-    (--function picks one). A tensor name
-    (dense/MatMul:0) shows the node that makes it; a name that matches nothing gets close names.
+    (--function picks one). A tensor name (dense/MatMul:0) shows the node that makes it; a name
+    that matches nothing gets close names.
 
     A node of a binary graph is printed as text format (as tf.io.write_graph writes it), after a
     '# FILE offset N' comment; --json gives line null, its offset, and lines counted in that text.
 
-    The neighbourhood is read near the node, then one byte search over the file finds what lies
-    elsewhere (never the whole graph in memory): producers are the nodes the inputs name (^x: a control input, x:1: an output of x), consumers
+    The neighbourhood is read near the node, then one byte search finds what lies elsewhere:
+    producers are the nodes the inputs name (^x: a control input, x:1: an output of x), consumers
     the nodes whose inputs name it. One row a node: hop, line (or offset), op, name, and the
     inputs it takes from the other rows.
 
     Example: pbtxt-scan show graph.pbtxt dense/MatMul
 
+    Example: pbtxt-scan show graph.pbtxt dense/MatMul dense_1/MatMul
+
+    Example: pbtxt-scan show graph.pbtxt --glob 'layer_*/MatMul'
+
+    Example: pbtxt-scan show graph.pbtxt --regex '^gradients/.*/MatMul_1$'
+
     Example: pbtxt-scan show graph.pbtxt dense/MatMul --context 2
 
     Example: pbtxt-scan show graph.pbtxt dense/MatMul --format dot | dot -Tsvg > hood.svg
     """
+    from ._named import asked, matcher, show_matching, show_names
+    from ._show import show_hood
+
     con = common.console
     out_format, input_kind = old_format(common.out_format, common.input_kind)
     shape = output_format(out_format, common.as_json, SHOW_FORMATS)
-    if context is not None and context < 0:
-        raise usage_error("%d is negative: give the hops to show, 0 or more" % context, "--context")
-    if max_nodes < 1:
-        raise usage_error("%d: give 1 or more nodes" % max_nodes, "--max-nodes")
-    if shape == "dot" and context is None:
-        context = 2
+    names = list(names or ())
+    context = asked(names, (glob is not None) + (regex is not None), context=context, shape=shape, max_nodes=max_nodes)
     f = dialect(input_kind)
-    from ._show import show_hood, show_node
-
+    keep = matcher(glob, regex)
     try:
         with open_graph(file, record=common.record, run=common.run, lenient=common.lenient) as g:
-            if context is None:
-                show_node(g, name, as_json=shape == "json", f=f, function=function, con=con)
+            if context is not None:
+                show_hood(g, names[0], hops=context, max_nodes=max_nodes, shape=shape, f=f, function=function, con=con)
+            elif keep is not None:
+                show_matching(g, keep, as_json=shape == "json", f=f, function=function, con=con)
             else:
-                show_hood(g, name, hops=context, max_nodes=max_nodes, shape=shape, f=f, function=function, con=con)
+                show_names(g, names, as_json=shape == "json", f=f, function=function, con=con)
     except PbtxtError as e:
         raise con.fail(e)
 

@@ -36,6 +36,8 @@ needs only the methods above:
                             neighbourhood's hop; fp's copies told apart): a byte search
 ``read_near``               the blocks of a window near an offset (a neighbourhood read near
                             its centre, then proved complete by ``find_blocks``)
+``find_named``              the graph's own nodes by their names (``show``: names, globs,
+                            regexes) and the names close to them: one byte search
 ==========================  ===============================================================
 """
 from __future__ import annotations
@@ -164,6 +166,29 @@ class Unplaced(Exception):
 Found = Callable[[FrozenSet[str], FrozenSet[str]], Iterator[Block]]
 
 
+class NameQuery(NamedTuple):
+    """What :meth:`Lane.find_named` looks for: the names ``keep`` keeps, each holding one of
+    ``needles`` (fixed strings; none: every name is read); ``exact``: ``needles`` are the names
+    themselves (each wanted once: the search ends when all are met); ``near``: pieces of a name
+    looked for, in any case (the names that hold one are the close ones)."""
+
+    needles: Tuple[str, ...]
+    keep: Callable[[str], bool]
+    exact: bool = False
+    near: Tuple[str, ...] = ()
+
+
+class Named(NamedTuple):
+    """A name :meth:`Lane.find_named` met, in file order: ``kind`` ``"node"`` (a graph's own node
+    the query keeps, at ``block``: its place, heads not read), ``"near"`` (a graph's own node's
+    name, for close names only) or ``"elsewhere"`` (an exact name met in a library function: the
+    rules read for it)."""
+
+    kind: str
+    name: str
+    block: Optional[Block] = None
+
+
 class Near(NamedTuple):
     """What :meth:`Lane.read_near` read: the bytes ``span`` read whole (``(start, end)``, or
     ``None``: none), and the blocks in it with their heads (a lane with lines counts them from the
@@ -289,6 +314,14 @@ class Lane:
         lies in a block read already (left alone); ``first``: each hit as soon as found (the
         search is stopped at its first block). ``cache`` as for :meth:`backward` (hints only).
         ``None`` where the lane offers none (the rules read the blocks instead)."""
+        return None
+
+    def find_named(self, query: NameQuery, *, cache: Any = None) -> Optional[Iterator[Named]]:
+        """One byte search for the graph's own nodes whose names ``query`` keeps, and the names
+        close to it (:class:`Named`, in file order; a generator: closing it ends the search). It
+        finds every such node, or raises :class:`Unplaced` where it cannot tell (a name spelt
+        otherwise than the search reads: another layout, an escape). ``None`` where the lane
+        offers none (the rules read the blocks instead)."""
         return None
 
     def read_near(

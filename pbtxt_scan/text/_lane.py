@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any, BinaryIO, Callable, Dict, FrozenSet, Generator, Iterable, List, Optional, Sequence, cast
+from typing import Any, BinaryIO, Callable, Dict, FrozenSet, Generator, Iterable, Iterator, List, Optional, Sequence, cast
 
 from .._errors import PbtxtError
 from .._model import Block, Message
-from ..source._lane import PARSE_MAX, Ahead, Found, Lane, Near
+from ..source._lane import PARSE_MAX, Ahead, Found, Lane, Named, NameQuery, Near
 from ._strict import TopFields, top_fields
 from ..source._views import Prefixed
 
@@ -212,6 +212,20 @@ class TextLane(Lane):
         # (``first``: each hit as it is found: the search stops at the node, not at the file's end)
         opts = ("-F", "--line-buffered") if first else ("-F",)
         return hood_blocks(self.store, grep, tuple(path), centre, upto=upto, known=known, opts=opts, since=since)
+
+    def find_named(self, query: NameQuery, *, cache: Any = None) -> Optional[Iterator[Named]]:
+        """One ``grep -E`` for the name lines that matter and every name spelt otherwise, each
+        node placed by the writer's layout (``_named``); none in a stream, a nested graph, a GE dump."""
+        import shutil
+
+        from ._named import named_blocks
+
+        if not self.searchable or not self.store.regular or tuple(self.dialect.path) != ("node",):
+            return None
+        grep = shutil.which("grep")
+        if grep is None:
+            return None
+        return named_blocks(self.store, grep, query)
 
     def read_near(
         self, lo: int, hi: int, at: int, heads: FrozenSet[str], *, inside: Callable[[int, int], bool], cache: Any = None,

@@ -114,6 +114,9 @@ COMMANDS: List[List[str]] = [
     ["nodes", "--op", "Const", "--name", "*a*a*a*a*a*b", "-z", "{f}"],  # (issue 38: filters, NUL-ended rows)
     ["nodes", "--count", "--name", "[", "{f}"],
     ["points", "-z", "{f}"],
+    ["show", "{f}", "n", "a", "no/such"],  # (issue 38: several names, by one byte search)
+    ["show", "--json", "{f}", "--glob", "*"],
+    ["show", "{f}", "--regex", "^(a|n)$"],
 ]
 
 
