@@ -60,6 +60,11 @@ def installed(*args: str) -> "subprocess.CompletedProcess[str]":
                           stderr=subprocess.PIPE, universal_newlines=True)
 
 
+def test_the_readme_gives_the_build_and_the_run_under_install() -> None:
+    install = (ROOT / "README.md").read_text(encoding="utf-8").split("\n## Install", 1)[1].split("\n## ", 1)[0]
+    assert "`python3 -m tools.build_pyz`" in install and "`python3 pbtxt-scan.pyz points graph.pbtxt`" in install
+
+
 @pytest.fixture(scope="module")
 def offline_pyz(tmp_path_factory: pytest.TempPathFactory) -> Path:
     target = tmp_path_factory.mktemp("pyz") / "pbtxt-scan.pyz"
