@@ -5,7 +5,8 @@
 A small answer is mostly start-up, and a shell loop over a model zoo pays it once a graph. Each run
 is its own process, the commands interleaved (typer, fp, then the pyz if given) so that a change of
 load hits them alike; the table gives each one's median, its spread (the middle half) and the
-median less typer's: issue 38's target is fp within 30 ms of it. The console script beside this
+median less typer's, in wall time and in CPU time (user + system, with its children: steadier on a
+busy machine): issue 38's target is fp within 30 ms of it. The console script beside this
 Python (``bin/pbtxt-scan``, as a user runs it) is timed, else ``python -m pbtxt_scan``; GRAPH is
 ``tests/data/graphs/mlp_sgd.pbtxt`` (93 KB) by default. Run ``python -m compileall pbtxt_scan``
 first where ``PYTHONDONTWRITEBYTECODE`` is set: every run would compile the package otherwise.
@@ -14,12 +15,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shlex
 import statistics
 import subprocess
 import sys
 import time
-from typing import Dict, List
+from typing import Dict, List, Tuple
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -33,10 +35,14 @@ def commands(graph: str, pyz: str, tool_line: str) -> Dict[str, List[str]]:
     return runs
 
 
-def timed(argv: List[str]) -> float:
+def timed(argv: List[str]) -> Tuple[float, float]:
+    """Wall time and CPU time (user + system, the process and its children: grep) of one run."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-    return time.perf_counter() - t
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main() -> None:
@@ -47,23 +53,23 @@ def main() -> None:
     ap.add_argument("--pyz", default="", help="also time this pbtxt-scan.pyz (python3 -m tools.build_pyz)")
     a = ap.parse_args()
     runs = commands(a.graph, a.pyz, a.tool)
-    times: Dict[str, List[float]] = {k: [] for k in runs}
+    times: Dict[str, List[Tuple[float, float]]] = {k: [] for k in runs}
     for k, argv in runs.items():  # (one run each first, untimed: the page cache, the bytecode)
         timed(argv)
     for _ in range(a.runs):
         for k, argv in runs.items():
             times[k].append(timed(argv))
-    base = statistics.median(times["python -c 'import typer'"])
-    print("| command | median | middle half | less typer's |")
-    print("|---|---:|---:|---:|")
+    base = [statistics.median(t[i] for t in times["python -c 'import typer'"]) for i in (0, 1)]
+    print("| command | median | middle half | less typer's | CPU median | less typer's |")
+    print("|---|---:|---:|---:|---:|---:|")
     for k, ts in times.items():
-        q = sorted(ts)
+        q = sorted(t[0] for t in ts)
         lo, hi = q[len(q) // 4], q[(3 * len(q)) // 4]
-        med = statistics.median(ts)
-        print("| `%s` | %.0f ms | %.0f-%.0f ms | %+.0f ms |" % (k, med * 1e3, lo * 1e3, hi * 1e3, (med - base) * 1e3))
+        med = [statistics.median(t[i] for t in ts) for i in (0, 1)]
+        print("| `%s` | %.0f ms | %.0f-%.0f ms | %+.0f ms | %.0f ms | %+.0f ms |" % (
+            k, med[0] * 1e3, lo * 1e3, hi * 1e3, (med[0] - base[0]) * 1e3, med[1] * 1e3, (med[1] - base[1]) * 1e3))
     print("\n(%d runs each, interleaved; Python %s; load average %.1f)" % (
         a.runs, sys.version.split()[0], os.getloadavg()[0]))
-
 
 if __name__ == "__main__":
     main()

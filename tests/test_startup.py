@@ -73,7 +73,8 @@ def test_fp_imports_the_modules_it_uses_and_no_other() -> None:
     mods = imported("fp", str(GRAPH))
     mine = {m for m in mods if m == "pbtxt_scan" or m.startswith("pbtxt_scan.")}
     assert mine == set(FP_MODULES), budget_message(mine - set(FP_MODULES), set(FP_MODULES) - mine)
-    assert not [m for m in mods if m.split(".")[0] in ("lark", "rich")], "fp needs neither the Lark parser nor rich"
+    assert not [m for m in mods if m.split(".")[0] in ("lark", "rich", "gzip", "tempfile", "pkgutil")], (
+        "fp on a regular text file needs neither the Lark parser, rich, gzip, a spool nor a package's data")
 
 
 def test_the_budget_message_says_what_to_do() -> None:

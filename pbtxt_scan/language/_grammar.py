@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import os
-import pkgutil
 import re
 from typing import Any, Callable, Dict, List, Tuple, cast
 
@@ -22,6 +21,8 @@ from ._values import _number, decode, string_value, unescape
 def grammar_text() -> str:
     """The grammar's text: the copy inside the package, read through its loader (a wheel's file, or a
     member of ``pbtxt-scan.pyz``: never by path), else ``grammar/`` beside the package (a checkout)."""
+    import pkgutil
+
     try:
         data = pkgutil.get_data(__name__.rpartition(".")[0], "pbtxt.lark")
     except OSError:
