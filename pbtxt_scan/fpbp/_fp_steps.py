@@ -20,7 +20,7 @@ from its end, so this one reads the whole file (back, then forward to the answer
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Set
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Set, Tuple
 
 from ._answers import Alternative, Answer, Options, Point, Step, _at, _point, _producer
 from ._catalog import VARIABLE_PASS, VARIABLES, in_gradients_scope
@@ -70,8 +70,6 @@ def other_optimizers(g: "GraphFile", opts: Options, ans: Answer, best: Optional[
         others = _other_meets(g, best, opts)
         if not others:
             return ans
-        from ._bp import optimizer_points
-
         points = optimizer_points(g, opts._replace(train_op=None))
     except PbtxtError:  # (damage past the answer, a file still being written: the answer stands, as fp's pass has it)
         return ans
@@ -97,6 +95,13 @@ def other_optimizers(g: "GraphFile", opts: Options, ans: Answer, best: Optional[
     doubt = "%d optimizers (%s) train models on this data in separate train ops: this is %s's fp, the first in the file; choose one with --train-op" % (
         len(names), shown, mine)
     return ans._replace(confidence="ambiguous", doubt=doubt, alternatives=ans.alternatives + tuple(a for _o, a in alts))
+
+
+def optimizer_points(g: "GraphFile", opts: Options) -> List[Tuple[str, Point]]:
+    """bp's point for each optimizer (step 2), its modules loaded when it is asked."""
+    from ._bp import optimizer_points as points
+
+    return points(g, opts)
 
 
 def step_fp(g: "GraphFile", opts: Options, ans: Answer) -> Answer:
