@@ -19,8 +19,8 @@ Where the dependencies come from (stderr says which):
   each wheel's ``Requires-Dist`` is read again here with every Python of its set (3.7, 3.8, 3.9;
   3.10 to 3.13), and what is missing is downloaded too;
 - ``--offline``, or when pip cannot download: the packages installed in the Python that runs this
-  (its site-packages, file by file as each package's RECORD lists them), for that Python's set only;
-  the file then says so, in one line, when another Python runs it.
+  (its site-packages, file by file as each package's RECORD lists them), for that Python and the
+  later ones of its set only; the file then says so, in one line, when another Python runs it.
 
 Nothing is imported from ``pbtxt_scan``: the builder reads the checkout's files.
 """
@@ -263,6 +263,7 @@ def build(target: str, offline: bool = False) -> List[Range]:
         if not deps:
             mine = sys.version_info[:2]
             r = next(r for r in RANGES if r.lo <= mine and (r.hi is None or mine < r.hi))
+            r = r._replace(lo=max(r.lo, mine))  # (installed for this Python: maybe not for an older one)
             deps = [(r, list(installed_members(requires)))]
             origin = "offline, from Python %d.%d's site-packages" % mine
             say("%s: this Python's installed packages (%s)" % (r.name, sys.prefix))
