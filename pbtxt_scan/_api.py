@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Dict
 if TYPE_CHECKING:
     from .graph._dialect import DIALECTS, NAME_AND_OP, Dialect, dialect_of_head
     from .graph._input import GraphFile, opened
+    from .graph._logdir import Event, iter_events
     from .graph._paths import Found, detect_dialect, find_node, iter_blocks, iter_nodes, iter_rows, parse_block, read_block_bytes, row_tsv
     from .graph._stats import Stats, check, stats
 
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
 HOMES: Dict[str, str] = dict(
     [(n, ".graph._dialect") for n in ("DIALECTS", "NAME_AND_OP", "Dialect", "dialect_of_head")]
     + [(n, ".graph._input") for n in ("GraphFile", "opened")]
+    + [(n, ".graph._logdir") for n in ("Event", "iter_events")]
     + [(n, ".graph._paths") for n in (
         "Found", "detect_dialect", "find_node", "iter_blocks", "iter_nodes", "iter_rows", "parse_block",
         "read_block_bytes", "row_tsv")]
@@ -30,6 +32,7 @@ __all__ = [
     "DIALECTS",
     "NAME_AND_OP",
     "Dialect",
+    "Event",
     "Found",
     "GraphFile",
     "Stats",
@@ -38,6 +41,7 @@ __all__ = [
     "find_node",
     "dialect_of_head",
     "iter_blocks",
+    "iter_events",
     "iter_nodes",
     "iter_rows",
     "row_tsv",

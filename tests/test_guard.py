@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support import events as ev
+from support.containers import tfrecord
 from support.examples import fuzz_examples
 from support.marks import quick_first
 from support.hostile import (BIG_INT_GE, BIG_INT_TF, CASES, COMMANDS, DEEP_GE, DEEP_TF, HOSTILE_CHECKPOINTS, HOSTILE_RECORDS,
@@ -43,6 +44,11 @@ _EVENTS = ev.around([_GRAPH])
 _AT, _CRC = _EVENTS.index(b"gradients/dense/MatMul_grad/MatMul_1"), _EVENTS.index(_GRAPH) + len(_GRAPH)
 INPUTS.update({"events_data_flipped": _EVENTS[:_AT] + b"G" + _EVENTS[_AT + 1 :],
                "events_crc_flipped": _EVENTS[:_CRC] + bytes([_EVENTS[_CRC] ^ 1]) + _EVENTS[_CRC + 1 :]})
+# issue 38 (events): cut inside the graph's record, and a record whose CRCs hold around an Event that does not.
+INPUTS.update({"events_cut_short": _EVENTS[: _AT], "events_bad_event": _EVENTS + tfrecord([b"\x09" + b"\x00" * 8 + b"\x2a\xff\x7f"]),
+               "events_nan_time": ev.event_file([ev.event([(3, "brain.Event:2")], wall=float("nan")),
+                                                 ev.event([(7, [(1, 99)])], step=-1, wall=1e300)]),
+               "events_wrong_wire_types": ev.event_file([ev.event([(4, 5)]), ev.event([(5, 7)]), ev.event([(7, b"\xff")])])})
 
 
 @pytest.mark.parametrize("name", quick_first(sorted(INPUTS), 14))
@@ -73,6 +79,17 @@ def test_every_record_command_on_a_hostile_record(value: str) -> None:
     for args in [a for a in COMMANDS if a[0] in RECORD_COMMANDS]:
         for f in (trace, trace / "events.out.tfevents.1700000000.fixture.1.0.v2"):
             check_rules([a.format(f=f) for a in args] + ["--record", value])
+
+
+# ``--run`` values (issue 38): none of these is a run of the logdir; each is one line, exit 2.
+HOSTILE_RUNS = ["", "..", "../..", "/", "/etc", "train/../../x", "a\nb\x1b[31m", "x" * 5000, "\x00"]
+
+
+@pytest.mark.parametrize("value", HOSTILE_RUNS, ids=range(len(HOSTILE_RUNS)))
+def test_every_run_command_on_a_hostile_run(value: str) -> None:
+    logs = DATA / "events" / "logs_runs" / "logs"
+    for args in [a for a in COMMANDS if a[0] in RECORD_COMMANDS or a[0] == "events"]:
+        check_rules([a.format(f=logs) for a in args] + ["--run", value])
 
 
 @pytest.mark.parametrize("name", sorted(PROF_CASES))

@@ -39,6 +39,7 @@ app = typer.Typer(
         "  pbtxt-scan nodes graph.pbtxt | head\n\n"
         "  pbtxt-scan show graph.pbtxt dense/MatMul\n\n"
         "  pbtxt-scan stats --top 5 graph.pbtxt\n\n"
+        "  pbtxt-scan events logs/\n\n"
         "  pbtxt-scan check graph.pbtxt ge_proto_00000042_graph_1_Build.txt\n\n"
         "  pbtxt-scan points graph.pbtxt --ge ge_dump_dir/ --format env"
     ),
@@ -127,7 +128,7 @@ def _shared(role: str, info: Any) -> Any:
 
 class Common(NamedTuple):
     """The shared options a command declares (``--json``, ``--format``, ``--quiet``, ``--input-kind``,
-    ``--jobs``, ``--record``), read once by :func:`command` and passed in as the command's first
+    ``--jobs``, ``--record``, ``--run``), read once by :func:`command` and passed in as the command's first
     argument. An option the command does not declare keeps its default here."""
 
     console: Console
@@ -136,6 +137,7 @@ class Common(NamedTuple):
     input_kind: str = "auto"
     jobs: Optional[int] = None
     record: Optional[str] = None
+    run: Optional[str] = None
 
     @staticmethod
     def of(roles: Dict[str, str], values: Dict[str, Any]) -> "Common":
@@ -145,7 +147,7 @@ class Common(NamedTuple):
         as_json = bool(v.get("json"))
         out_format = v.get("format") or ""
         console = Console(json=as_json or bool(v.get("jsonl")) or out_format == "json", quiet=bool(v.get("quiet")))
-        return Common(console, as_json, out_format, v.get("input_kind") or "auto", v.get("jobs"), v.get("record"))
+        return Common(console, as_json, out_format, v.get("input_kind") or "auto", v.get("jobs"), v.get("record"), v.get("run"))
 
 
 class Command(PlainCommand):
@@ -232,6 +234,14 @@ RecordOpt = _shared("record", typer.Option(
 ))
 
 
+RunOpt = _shared("run", typer.Option(
+    None, "--run", metavar="NAME", show_default=False,
+    help="A TensorBoard logdir (a logs/ folder): read the run NAME in it, named as TensorBoard names runs, by its "
+    "folder under the logdir (train, validation; '.' for the logdir's own event files; pbtxt-scan events lists them). "
+    "Example: pbtxt-scan points logs/ --run validation",
+))
+
+
 def format_option(*choices: str) -> Any:
     """``--format``: which output, among ``choices`` (json: the same as --json)."""
     return _shared("format", typer.Option(choices[0], "--format", metavar="FORMAT", help="Output: %s." % ", ".join(choices + ("json",))))
@@ -292,13 +302,17 @@ def dialect(kind: str) -> Optional[str]:
 # --- the input ---------------------------------------------------------------------------------
 
 
-def open_graph(path: str, spool: bool = True, record: Optional[str] = None, kind: Optional[str] = None) -> Any:
-    """``GraphFile.open`` with ``--record`` (``record``) and ``--input-kind`` (``kind``: None for
-    auto, told by content); :meth:`Console.notes` says its notes once the command has its result."""
+def open_graph(
+    path: str, spool: bool = True, record: Optional[str] = None, kind: Optional[str] = None, run: Optional[str] = None,
+) -> Any:
+    """``GraphFile.open`` with ``--record`` (``record``), ``--input-kind`` (``kind``: None for
+    auto, told by content) and ``--run`` (``run``); :meth:`Console.notes` says its notes once the
+    command has its result."""
     from .. import DIALECTS, GraphFile
 
     number, graph = record_of(record)
-    return GraphFile.open(path, spool=spool, record=number, graph=graph, dialect=None if kind is None else DIALECTS[kind])
+    return GraphFile.open(path, spool=spool, record=number, graph=graph, dialect=None if kind is None else DIALECTS[kind],
+                          run=run)
 
 
 _RECORD = re.compile(r"(-?[0-9]+)(?:\.([0-9]+))?")

@@ -44,7 +44,7 @@ import io
 import os
 from typing import Any, BinaryIO, Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple, Union
 
-from ._folders import graph_in_folder
+from ._folders import graph_in_folder, graph_in_run
 from ._dialect import HEAD_BYTES, TF_HEADS, Dialect
 from ._sniff import Provenance, lane_and_store, text_lane
 from ..source._store import store_of
@@ -150,7 +150,7 @@ class GraphFile:
     @classmethod
     def open(
         cls, path: PathLike, spool: bool = True, record: Optional[int] = None, *, graph: Optional[int] = None,
-        lane: Optional[LaneOf] = None, dialect: Optional[Dialect] = None,
+        lane: Optional[LaneOf] = None, dialect: Optional[Dialect] = None, run: Optional[str] = None,
     ) -> "GraphFile":
         """Open ``path`` (``-`` for stdin; gzip is unpacked): protobuf text format, a binary
         GraphDef, MetaGraphDef or SavedModel, or a TensorBoard event file (told by content); other
@@ -159,10 +159,14 @@ class GraphFile:
         trace's summary holds several; default: its last training graph); both count from 0. A
         folder with ``record``: the event file the folder gives. ``lane``: the caller's lane,
         ``lane(store)``, reads the bytes instead of the one their content picks (a format of its own).
-        ``dialect``: read it as that (the CLI's --input-kind) rather than as its content is taken."""
+        ``dialect``: read it as that (the CLI's --input-kind) rather than as its content is taken.
+        ``run``: ``path`` is a TensorBoard logdir, and the graph is read from that run's event files
+        (a run is named by its folder under the logdir, as TensorBoard names it)."""
         picked = None
         asked = str(path)
-        if asked != "-" and os.path.isdir(path):  # a SavedModel, model_dir or logs folder: its graph file
+        if run is not None:
+            path, picked = graph_in_run(asked, run)
+        elif asked != "-" and os.path.isdir(path):  # a SavedModel, model_dir or logs folder: its graph file
             path, picked = graph_in_folder(asked, events_only=record is not None)
         raw, name = open_binary(path)
         return cls._opened(raw, name, Provenance(asked, record, graph, picked), spool=spool, owned=str(path) != "-",

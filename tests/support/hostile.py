@@ -96,6 +96,8 @@ COMMANDS: List[List[str]] = [
     ["report", "-o", os.devnull, "{f}"],
     ["report", "-o", "-", "{f}"],  # (issue 35: the page on stdout)
     ["ge-auto", "--format", "env", "{f}"],  # (issue 35: points' formats)
+    ["events", "{f}"],  # (issue 38: an event file's records)
+    ["events", "--json", "{f}"],
 ]
 
 
