@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import Any, Callable, Dict, NamedTuple, Optional, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 import typer
 
@@ -59,6 +59,11 @@ def command(name: Optional[str] = None, *, short: str) -> Callable[[Callable[...
         return app.command(name, cls=cls, epilog=EPILOG, short_help=short)(run)
 
     return register
+
+
+def registered() -> List[str]:
+    """The commands registered on ``app`` so far, by name (typer's: the function's, ``_`` as ``-``)."""
+    return [info.name or info.callback.__name__.lower().replace("_", "-") for info in app.registered_commands if info.callback]
 
 
 def _version(value: bool) -> None:

@@ -32,7 +32,7 @@ import re
 from typing import List, Optional, Tuple
 
 from .._errors import PbtxtError
-from ..language._grammar import decode, unescape
+from ..language._values import decode, unescape
 
 _CKPT_PATH = re.compile(r'^\s*model_checkpoint_path\s*:\s*"((?:[^"\\]|\\.)*)"', re.M)
 _STEP = re.compile(r"-([0-9]+)\.meta$")
