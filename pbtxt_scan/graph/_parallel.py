@@ -249,12 +249,12 @@ class _Job:
             raise
         yield Chunk(start, end, n, dict(ops), "\n".join(rows), end_state["lines"] - line + 1, end_state["bytes"])
 
-    def wire_fold(self, start: int, end: Optional[int]) -> Iterator[Chunk]:
+    def wire_fold(self, start: int, end: Optional[int], index: int = 0) -> Iterator[Chunk]:
         """A binary GraphDef's top-level fields from the split point ``start`` to ``end`` (None: the
         end of the file) folded (``wire._wire_whole``): the whole chunk as one result, or (``end``
         None, the parent's) a result per run of nodes. Lines: none (binary); a split file's size is known."""
         row = self.row
-        fold = Fold(row=row, tsv=row is None or self.tsv, validate=row is None)
+        fold = Fold(row=row, tsv=row is None or self.tsv, validate=row is None, index=index)
         f = self.g.reader(0, end)
         f.seek(start)
         at = start
@@ -266,15 +266,15 @@ class _Job:
 
     # In the parent.
 
-    def sequential(self, start: int, line: int) -> Iterator[Chunk]:
-        """The file from ``start`` (at depth 0, line ``line``) to its end in this process, as
-        results of at most 512 rows each (the single-process path's batches)."""
+    def sequential(self, start: int, line: int, nodes: int = 0) -> Iterator[Chunk]:
+        """The file from ``start`` (at depth 0, line ``line``, after ``nodes`` blocks) to its end
+        in this process, as results of at most 512 rows each (the single-process path's batches)."""
         from ..text import scan_canonical
 
         g = self.g
         if self.wire:
             try:
-                for c in self.wire_fold(start, None):
+                for c in self.wire_fold(start, None, nodes):
                     yield c
                     if self.on_progress is not None and c.end > 0:
                         self.on_progress(c.end)
@@ -319,6 +319,7 @@ def chunks(job: _Job, bounds: List[int], jobs: int, *, profile: Optional[Dict[st
     ranges = list(zip(bounds, bounds[1:]))
     lines: Optional[List[int]] = None
     done = 0  # chunks whose results are out
+    nodes = 0  # the blocks in them (a binary graph's errors name a node by its index)
     try:
         with Pool(min(jobs, len(ranges)), [job.count, job.scan]) as pool:
             prof["fork"] = time.perf_counter() - t0
@@ -336,6 +337,7 @@ def chunks(job: _Job, bounds: List[int], jobs: int, *, profile: Optional[Dict[st
                 t0 = time.perf_counter()
                 yield got
                 done += 1
+                nodes += got.nodes
                 if job.on_progress is not None:
                     job.on_progress(got.end)
                 merge += time.perf_counter() - t0
@@ -348,7 +350,7 @@ def chunks(job: _Job, bounds: List[int], jobs: int, *, profile: Optional[Dict[st
         # (the same error, or the rest of the file when the split was wrong).
         start = ranges[done][0]
         prof["sequential_from"] = start
-        yield from job.sequential(start, lines[done] if lines else 0 if job.wire else job.line_at(start))
+        yield from job.sequential(start, lines[done] if lines else 0 if job.wire else job.line_at(start), nodes)
     err = job.g.changed()
     if err is not None:
         raise err

@@ -80,7 +80,8 @@ from ._wire_read import DEFAULT_CHUNK, FUNCTION_PATH, GRAPHDEF, HEADS, KINDS, ME
 from ._wire_sniff import sniff
 from ._wire_text import check_node, node_to_text
 from ._wire_index import WireIndex, build_index, iter_wire_blocks_reversed
-from ._wire_walk import iter_wire_blocks, reread_block
+from ._wire_node import reread_block
+from ._wire_walk import iter_wire_blocks
 
 __all__ = [
     "DEFAULT_CHUNK", "FUNCTION_PATH", "GRAPHDEF", "HEADS", "KINDS", "METAGRAPH", "NODE_PATH", "SAVEDMODEL",

@@ -178,9 +178,7 @@ def _varint_slow(buf: bytes, i: int, start: int) -> Tuple[int, int]:
             raise _error("truncated: the file ends inside a varint", start) from None
         v |= (b & 0x7F) << shift
         if b < 0x80:
-            if k == 9 and b > 1:
-                raise _error("bad varint: more than 64 bits", start)
-            return v, i + k + 1
+            return v & 0xFFFFFFFFFFFFFFFF, i + k + 1  # (protobuf keeps a 10th byte's low bit only)
         shift += 7
     raise _error("bad varint: more than 10 bytes", start)
 
@@ -191,6 +189,8 @@ def _tag(r: _Reader) -> Tuple[int, int, int]:
     t = r.varint()
     fn = t >> 3
     wt = t & 7
+    if t > 0x7F and (t >> 32 or r.tell() - off > 5):
+        raise _error("bad tag: more than 5 bytes or 32 bits", off)
     if fn == 0:
         raise _error("field number 0 is not valid", off)
     if wt > 5:

@@ -31,7 +31,8 @@ from typing import Any, BinaryIO, Callable, Dict, FrozenSet, Iterator, List, Opt
 from .._model import Block
 from ._wire_check import Seen, message_ok, node_ok
 from ._wire_read import DEFAULT_CHUNK, _Reader
-from ._wire_walk import _INLINE_MAX, Site, Visits, _block, _graph, _kind_of, _sites, _want, _which
+from ._wire_node import _INLINE_MAX, Site, _block, _want
+from ._wire_walk import Visits, _graph, _kind_of, _sites, _which
 
 _RUN = 4  # nodes a split point must start
 # A node's name (a short one) and then its op, an identifier: what a library's FunctionDef (its
@@ -51,9 +52,9 @@ class Fold:
     every node is read the usual way); ``None``: count. ``validate``: check every node down to
     its attr values (``check``, ``stats``)."""
 
-    __slots__ = ("nodes", "ops", "rows", "row", "tsv", "validate", "seen", "last")
+    __slots__ = ("nodes", "ops", "rows", "row", "tsv", "validate", "seen", "last", "index")
 
-    def __init__(self, *, row: Optional[Callable[[Block], str]] = None, tsv: bool = True, validate: bool = False) -> None:
+    def __init__(self, *, row: Optional[Callable[[Block], str]] = None, tsv: bool = True, validate: bool = False, index: int = 0) -> None:
         self.tsv = tsv  # (False: ``row`` is another format; every node is read the usual way)
         self.nodes = 0
         self.ops: Dict[bytes, int] = {}
@@ -62,6 +63,7 @@ class Fold:
         self.validate = validate
         self.seen = Seen()
         self.last = 0
+        self.index = index  # the next node's index in its GraphDef (for the errors' paths)
 
     def histogram(self) -> Dict[str, int]:
         """The op histogram as ``stats`` has it (``?`` for a node without an op), first seen first."""
@@ -80,12 +82,17 @@ class Fold:
     def visit(self, r: _Reader, site: Site, off: int, p: int, q: int) -> None:
         """A node :meth:`bulk` left: read the usual way (``_wire_walk._block``)."""
         if self.validate:
-            # check_node (in _block) only where node_ok does not pass the node: it says what is
-            # wrong; nodes too big to hold are not checked inside, as for every listing
+            # _block walks the node again only where node_ok does not pass it (to say what is
+            # wrong, and where), and checks a node too big to hold as it reads it
             n = q - p
             held = n <= len(r.buf) - r.i or (n <= _INLINE_MAX and r.fill(n) >= n)
-            r.validate = held and not node_ok(r.buf, r.i, r.i, r.i + n, self.seen)
-        b = _block(r, site, off, p, q)
+            r.validate = not held or not node_ok(r.buf, r.i, r.i, r.i + n, self.seen, site.depth)
+            site.index = self.index
+            b = _block(r, site, off, p, q)
+            r.validate = True
+        else:
+            b = _block(r, site, off, p, q)
+        self.index += 1
         if self.row is None:
             op = b.op
             key = op.encode("utf-8", "surrogateescape") if op else b""
@@ -95,7 +102,7 @@ class Fold:
         self.nodes += 1
         self.last = q
 
-    def bulk(self, buf: bytes, i: int, lim: int, base: int) -> int:
+    def bulk(self, buf: bytes, i: int, lim: int, base: int, site: Site) -> int:
         """The nodes held whole in ``buf[i:lim]`` from the first, up to one it leaves; returns
         where it stopped. (One loop per command, written out: it runs once per node.)"""
         if not self.tsv:
@@ -105,6 +112,7 @@ class Fold:
         ops = self.ops
         validate = self.validate
         seen = self.seen
+        depth = site.depth
         while i + 1 < lim:
             # 1. the node field's tag and length (up to three bytes: nodes under 2 MB)
             if buf[i] != 0x0A:
@@ -134,7 +142,7 @@ class Fold:
             if t > q:
                 break
             # 3. the command's part
-            if validate and not node_ok(buf, p, t, q, seen):
+            if validate and not node_ok(buf, p, t, q, seen, depth):
                 break
             if rows is None:
                 op = buf[s:t]
@@ -145,6 +153,8 @@ class Fold:
             i = q
         if n:
             self.nodes += n
+            self.index += n
+            site.index = self.index  # (the next node's, for the walk's errors)
             self.last = base + i
         return i
 
