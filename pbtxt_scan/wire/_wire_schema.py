@@ -265,6 +265,20 @@ def field_path(buf: bytes, e: Err, message: str) -> str:
         if f.kind != "message":
             break
         message = f.type
+    return _runs(out)
+
+
+def _runs(segments: List[str]) -> str:
+    """The segments joined, a run of more than three alike written once with its count
+    (``.args[0](x98)``: a path as deep as protobuf allows stays one readable line)."""
+    out: List[str] = []
+    k = 0
+    while k < len(segments):
+        n = 1
+        while k + n < len(segments) and segments[k + n] == segments[k]:
+            n += 1
+        out.append(segments[k] * n if n <= 3 else "%s(x%d)" % (segments[k], n))
+        k += n
     return "".join(out)
 
 

@@ -110,9 +110,9 @@ def _graph(r: _Reader, end: Optional[int], which: Visits, site: Optional[Site] =
             p = r.base + i
             q = p + n
             if end is not None and q > end:
-                raise _error("%s[%d]: %s" % (site.prefix, site.index, TRUNCATED_MSG), off)
+                raise _error(TRUNCATED_MSG, off)
             if r.size is not None and q > r.size:
-                raise _error("%s[%d]: %s" % (site.prefix, site.index, TRUNCATED_FILE), off)
+                raise _error(TRUNCATED_FILE, off)
             r.i = i
             if want_nodes:
                 got = visit(r, site, off, p, q)
