@@ -318,8 +318,7 @@ def chunks(job: _Job, bounds: List[int], jobs: int, *, profile: Optional[Dict[st
     t0 = time.perf_counter()
     ranges = list(zip(bounds, bounds[1:]))
     lines: Optional[List[int]] = None
-    done = 0  # chunks whose results are out
-    nodes = 0  # the blocks in them (a binary graph's errors name a node by its index)
+    done = nodes = 0  # chunks whose results are out, and their blocks (an error names a binary node by its index)
     try:
         with Pool(min(jobs, len(ranges)), [job.count, job.scan]) as pool:
             prof["fork"] = time.perf_counter() - t0
@@ -336,8 +335,7 @@ def chunks(job: _Job, bounds: List[int], jobs: int, *, profile: Optional[Dict[st
                     break
                 t0 = time.perf_counter()
                 yield got
-                done += 1
-                nodes += got.nodes
+                done, nodes = done + 1, nodes + got.nodes
                 if job.on_progress is not None:
                     job.on_progress(got.end)
                 merge += time.perf_counter() - t0
