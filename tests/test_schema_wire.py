@@ -11,6 +11,7 @@ are no UTF-8. No protobuf is needed here.
 """
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any, Dict, List
@@ -23,6 +24,7 @@ from support.wire_encoder import encode, graph, node, tag, varint
 
 import pbtxt_scan as ps
 from pbtxt_scan.cli import app
+from pbtxt_scan.graph import _parallel
 from pbtxt_scan.wire._wire_check import Seen, node_ok
 from pbtxt_scan.wire._wire_schema import spec, walk
 
@@ -80,17 +82,20 @@ def test_the_cli_says_offset_and_path(tmp_path: Path, jobs: str):
             path, case["offset"], case["path"])
 
 
-def test_an_error_late_in_a_big_graph_names_its_node_on_every_core(tmp_path: Path):
+def test_an_error_late_in_a_graph_names_its_node_on_every_core(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """--jobs 2 hands the chunk with the error to the parent, which counts the nodes before it."""
-    nodes = [node("n%d" % k, "Const", attrs=[("T", [(6, 1)])]) for k in range(30000)]
-    bad = 25000
+    nodes = [node("n%d" % k, "Const", attrs=[("T", [(6, 1)])]) for k in range(3000)]
+    bad = 2500
     nodes[bad] = node("n%d" % bad, "Const", attrs=[("T", [(9, b"\xff")])])
     path = tmp_path / "big.pb"
     path.write_bytes(encode(graph(nodes)))
+    profile: Dict[str, float] = {}
+    monkeypatch.setattr(_parallel, "stats", functools.partial(_parallel.stats, split_bytes=4096, profile=profile))
     for jobs in ("1", "2"):
         r = runner.invoke(app, ["check", str(path), "--jobs", jobs])
         assert r.exit_code == 2
         assert ': node[%d].attr["T"].placeholder: invalid UTF-8' % bad in r.stderr, r.stderr
+    assert profile["sequential_from"] > 4096  # (chunks before the error's were taken from the workers)
 
 
 # --- a random NodeDef with one random change: the fast verdict is the careful one -----------------
