@@ -16,11 +16,12 @@ from __future__ import annotations
 
 from typing import Set
 
+from ._wire_read import T_ATTR, T_HEADS
 from ._wire_schema import length, spec, walk
 
 _NODE = "tensorflow.NodeDef"
-_STRINGS = frozenset((0x0A, 0x12, 0x1A, 0x22))  # NodeDef name, op, input, device
-_ATTR = 0x2A  # NodeDef attr (an entry of map<string, AttrValue>)
+_STRINGS = T_HEADS  # NodeDef name, op, input, device
+_ATTR = T_ATTR  # NodeDef attr (an entry of map<string, AttrValue>)
 _MEMO_MAX = 1 << 12  # attr runs up to this size are remembered ...
 _MEMO_BYTES = 16 << 20  # ... up to about this many bytes at a time (then all forgotten)
 

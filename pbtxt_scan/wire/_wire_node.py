@@ -9,7 +9,7 @@ from typing import BinaryIO, Dict, FrozenSet, List, Optional, Tuple
 from .._errors import PbtxtError
 from .._model import Block, Head
 from ._wire_schema import error, spec, walk
-from ._wire_read import _HEAD_FIELD, DEFAULT_CHUNK, FUNCTION_PATH, HEADS, NODE_PATH, _Bad, _fields, _Reader, _seekable, _text, _varint_slow
+from ._wire_read import T_ATTR, _HEAD_FIELD, DEFAULT_CHUNK, FUNCTION_PATH, HEADS, NODE_PATH, _Bad, _fields, _Reader, _seekable, _text, _varint_slow
 
 NODE = "tensorflow.NodeDef"
 _INLINE_MAX = 8 << 20  # nodes up to this size are read whole; bigger ones field by field
@@ -48,7 +48,7 @@ def _node_fast(buf: bytes, i: int, end: int, want: Dict[int, str]) -> List[Head]
                 n, s = _varint_slow(buf, i + 1, 0)
             j = s + n
             # 2. attr (0x2a), the most common field, is skipped; then the heads
-            if t == 0x2A:
+            if t == T_ATTR:
                 if j > end:
                     raise _Bad
                 i = j

@@ -6,7 +6,7 @@ from typing import Any, BinaryIO, Callable, Dict, FrozenSet, Iterator, List, Nam
 
 from .._errors import PbtxtError
 from .._model import Block
-from ._wire_read import DEFAULT_CHUNK, FUNCTION_PATH, GRAPHDEF, HEADS, KINDS, METAGRAPH, NODE_PATH, SAVEDMODEL, SNIFF_BYTES, TRUNCATED_FILE, TRUNCATED_MSG, WireInfo, _check_end, _error, _fields, _Reader, _skip_value, _tag, _text
+from ._wire_read import F_FUNCTION, F_GRAPH_DEF, F_LIBRARY, F_META_GRAPHS, F_META_INFO, F_NODE, F_NODE_DEF, F_OP_NAME, F_SIGNATURE, F_TAGS, T_LIBRARY, T_NODE, DEFAULT_CHUNK, FUNCTION_PATH, GRAPHDEF, HEADS, KINDS, METAGRAPH, NODE_PATH, SAVEDMODEL, SNIFF_BYTES, TRUNCATED_FILE, TRUNCATED_MSG, WireInfo, _check_end, _error, _fields, _Reader, _skip_value, _tag, _text
 from ._wire_node import _PATHS, Site, _block, _want
 from ._wire_stream import check_field, fields, join, named, segment
 from ._wire_sniff import sniff
@@ -90,7 +90,7 @@ def _graph(r: _Reader, end: Optional[int], which: Visits, site: Optional[Site] =
             return
         t = buf[i]
         # 2. node (field 1, length-delimited), by far the most common: its length, then yield
-        if t == 0x0A:
+        if t == T_NODE:
             if bulk is not None:
                 # 2a. a whole-file fold takes every node it can read straight from the buffer
                 # (``_wire_whole``), and stops before any other: that one is read below
@@ -109,8 +109,8 @@ def _graph(r: _Reader, end: Optional[int], which: Visits, site: Optional[Site] =
                 i = r.i
             p = r.base + i
             q = p + n
-            if end is not None and q > end:
-                raise _error(TRUNCATED_MSG, off)
+            if end is not None and q > end:  # (checking: named, inside a MetaGraphDef)
+                raise named(_error(TRUNCATED_MSG, off), "%s[%d]" % (site.prefix, site.index) if r.validate else "")
             if r.size is not None and q > r.size:
                 raise _error(TRUNCATED_FILE, off)
             r.i = i
@@ -127,11 +127,11 @@ def _graph(r: _Reader, end: Optional[int], which: Visits, site: Optional[Site] =
             continue
         # 3. anything else: library (descend when function nodes are wanted) or skip
         r.i = i
-        if r.validate and not (want_lib and buf[i] == 0x12):
+        if r.validate and not (want_lib and buf[i] == T_LIBRARY):
             _graph_field(r, end, site)
             continue
         fn, wt, off = _tag(r)
-        if fn == 2 and wt == 2 and want_lib:
+        if fn == F_LIBRARY and wt == 2 and want_lib:
             n = r.varint()
             p = r.tell()
             _check_end(p + n, end, off, r)
@@ -149,7 +149,7 @@ def _graph_field(r: _Reader, end: Optional[int], site: Site) -> None:
         fn, wt, off = _tag(r)
     except PbtxtError as e:
         raise named(e, path) from None
-    here = path + segment(_GRAPH, fn, site.index if fn == 1 else 0)
+    here = path + segment(_GRAPH, fn, site.index if fn == F_NODE else 0)
     if wt == 4:
         raise named(_error("end-group tag without a group", off), path)
     try:
@@ -161,26 +161,26 @@ def _graph_field(r: _Reader, end: Optional[int], site: Site) -> None:
         _check_end(p + n, end, off, r)
     except PbtxtError as e:
         raise named(e, here) from None
-    check_field(r, (_GRAPH, fn, site.index if fn == 1 else 0), p + n, off, path, site.depth - 1)
+    check_field(r, (_GRAPH, fn, site.index if fn == F_NODE else 0), p + n, off, path, site.depth - 1)
     r.skip_to(p + n, off)
 
 
 def _library(r: _Reader, end: int, visit: Any) -> Iterator[Any]:
     for fn, _off, p, q in _fields(r, end):
-        if fn == 1:
+        if fn == F_FUNCTION:
             yield from _function(r, q, visit)
 
 
 def _function(r: _Reader, end: int, visit: Any) -> Iterator[Any]:
     site = Site(1, end)
     for fn, off, p, q in _fields(r, end):
-        if fn == 3:
+        if fn == F_NODE_DEF:
             got = visit(r, site, off, p, q)  # (the visit reads the site now: the name as read so far)
             if got is not None:
                 yield got
-        elif fn == 1:  # signature (OpDef): its name = 1
+        elif fn == F_SIGNATURE:  # (an OpDef: its name)
             for fn2, off2, p2, q2 in _fields(r, q):
-                if fn2 == 1:
+                if fn2 == F_OP_NAME:
                     site.fname = _text(r.take(q2 - p2, off2))
 
 
@@ -189,11 +189,11 @@ def _meta(r: _Reader, end: Optional[int], which: Visits, path: str = "", depth: 
     validating walk checks its other fields too."""
     if not r.validate:
         for fn, _off, p, q in _fields(r, end):
-            if fn == 2:  # graph_def
+            if fn == F_GRAPH_DEF:
                 yield from _graph(r, q, which)
         return
     for fn, k, off, p, q in fields(r, end, _META, path):
-        if fn == 2:
+        if fn == F_GRAPH_DEF:
             yield from _graph(r, q, which, Site(0, q, prefix=join(path, "graph_def.node"), depth=depth + 2))
         else:
             check_field(r, (_META, fn, k), q, off, path, depth)
@@ -202,9 +202,9 @@ def _meta(r: _Reader, end: Optional[int], which: Visits, path: str = "", depth: 
 def _tags_of_meta(r: _Reader, end: int, path: str) -> Tuple[str, ...]:
     tags: List[str] = []
     for fn, _k, _off, p, q in fields(r, end, _META, path):
-        if fn == 1:  # meta_info_def
+        if fn == F_META_INFO:
             for fn2, _k2, off2, p2, q2 in fields(r, q, _META + ".MetaInfoDef", path + ".meta_info_def"):
-                if fn2 == 4:
+                if fn2 == F_TAGS:
                     tags.append(_text(r.take(q2 - p2, off2)))
     return tuple(tags)
 
@@ -215,7 +215,7 @@ def _saved(r: _Reader, end: Optional[int], which: Visits, meta_graph: Optional[i
         start = r.tell()
         metas: List[Tuple[int, int, Tuple[str, ...]]] = []
         for fn, k, _off, p, q in fields(r, end, "tensorflow.SavedModel", ""):
-            if fn == 2:
+            if fn == F_META_GRAPHS:
                 metas.append((p, q, _tags_of_meta(r, q, "meta_graphs[%d]" % k)))
         if not metas:
             raise _error("this SavedModel has no MetaGraph", start)
@@ -239,7 +239,7 @@ def _saved(r: _Reader, end: Optional[int], which: Visits, meta_graph: Optional[i
     k = -1
     want = 0 if meta_graph is None else meta_graph
     for fn, off, p, q in _fields(r, end):
-        if fn != 2:
+        if fn != F_META_GRAPHS:
             continue
         k += 1
         if k != want:
@@ -248,13 +248,13 @@ def _saved(r: _Reader, end: Optional[int], which: Visits, meta_graph: Optional[i
         tags: List[str] = []
         _note(info, WireInfo(SAVEDMODEL, k, (), None, why))
         for fn2, off2, p2, q2 in _fields(r, q):
-            if fn2 == 1:
+            if fn2 == F_META_INFO:
                 for fn3, off3, p3, q3 in _fields(r, q2):
-                    if fn3 == 4:
+                    if fn3 == F_TAGS:
                         tags.append(_text(r.take(q3 - p3, off3)))
                 if info is not None:
                     info["tags"] = tuple(tags)
-            elif fn2 == 2:
+            elif fn2 == F_GRAPH_DEF:
                 yield from _graph(r, q2, which)
     if k < want:
         raise _error("this SavedModel has %d MetaGraphs, no MetaGraph %d" % (k + 1, want), r.tell())
@@ -268,7 +268,7 @@ def _saved_checked(r: _Reader, start: int, end: Optional[int], which: Visits, ch
     graph walked (``check``: protobuf parses every MetaGraph)."""
     r.seek(start)
     for fn, k, off, p, q in fields(r, end, "tensorflow.SavedModel", ""):
-        if fn == 2 and k == chosen:
+        if fn == F_META_GRAPHS and k == chosen:
             yield from _meta(r, q, which, "meta_graphs[%d]" % k, 1)
         else:
             check_field(r, ("tensorflow.SavedModel", fn, k), q, off, "", 0)

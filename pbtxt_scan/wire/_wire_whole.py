@@ -30,7 +30,7 @@ from typing import Any, BinaryIO, Callable, Dict, FrozenSet, Iterator, List, Opt
 
 from .._model import Block
 from ._wire_check import Seen, message_ok, node_ok
-from ._wire_read import DEFAULT_CHUNK, _Reader
+from ._wire_read import DEFAULT_CHUNK, T_NAME, T_NODE, T_OP, _Reader
 from ._wire_node import _INLINE_MAX, Site, _block, _want
 from ._wire_walk import Visits, _graph, _kind_of, _sites, _which
 
@@ -113,9 +113,10 @@ class Fold:
         validate = self.validate
         seen = self.seen
         depth = site.depth
+        node, name, op_ = T_NODE, T_NAME, T_OP  # (locals: the loop runs once per node)
         while i + 1 < lim:
             # 1. the node field's tag and length (up to three bytes: nodes under 2 MB)
-            if buf[i] != 0x0A:
+            if buf[i] != node:
                 break
             size = buf[i + 1]
             if size < 0x80:
@@ -132,10 +133,10 @@ class Fold:
             if q > lim or size < 4:
                 break
             # 2. name (0x0a) then op (0x12), each with a one-byte length, inside the node
-            if buf[p] != 0x0A or buf[p + 1] >= 0x80:
+            if buf[p] != name or buf[p + 1] >= 0x80:
                 break
             e = p + 2 + buf[p + 1]
-            if e + 2 > q or buf[e] != 0x12 or buf[e + 1] >= 0x80:
+            if e + 2 > q or buf[e] != op_ or buf[e + 1] >= 0x80:
                 break
             s = e + 2
             t = s + buf[e + 1]
