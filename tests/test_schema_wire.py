@@ -133,3 +133,20 @@ def test_the_memo_walk_agrees_with_the_plain_walk(data: bytes):
     seen = Seen()
     assert node_ok(data, 0, 0, len(data), seen) == plain
     assert node_ok(data, 0, 0, len(data), seen) == plain  # (again, from the memo)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c["protobuf"] == "reject" and c["offset"] >= 4][::6], ids=lambda c: c["case"])
+def test_messages_too_big_to_hold_give_the_same_error(case: Dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A node or a container field over the size read whole (8 MB) is read a field at a time
+    (``_wire_stream``): the same verdict, offset and path (here with that size made 64 bytes)."""
+    from pbtxt_scan.wire import _wire_node, _wire_stream, _wire_whole
+
+    path = tmp_path / Path(case["fixture"]).name
+    path.write_bytes(_patched(case))
+    with pytest.raises(ps.PbtxtError) as held:
+        ps.check(path)
+    for module, name in ((_wire_node, "_INLINE_MAX"), (_wire_whole, "_INLINE_MAX"), (_wire_stream, "HOLD")):
+        monkeypatch.setattr(module, name, 64)
+    with pytest.raises(ps.PbtxtError) as streamed:
+        ps.check(path)
+    assert (streamed.value.offset, streamed.value.msg) == (held.value.offset, held.value.msg)

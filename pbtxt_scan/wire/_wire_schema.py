@@ -39,6 +39,7 @@ _BYTES = frozenset(("bytes", "string"))
 
 TRUNCATED = "truncated: a field runs past the end of its enclosing message"
 BAD_UTF8 = "invalid UTF-8 in a string field (protobuf refuses it in a proto3 string)"
+BAD_VARINT = "bad varint: more than 10 bytes, or past the end of its message"
 TOO_DEEP = "messages nested more than %d deep (protobuf's limit)" % MAX_DEPTH
 
 Spec = Dict[int, Tuple[int, Any]]  # field number -> (what its payload is, the message's Spec)
@@ -146,7 +147,7 @@ def walk(buf: bytes, i: int, end: int, sp: Spec, depth: int) -> Optional[Err]:
         elif wt == 0:
             i = varint_end(buf, i, end)
             if i < 0:
-                return _at(Err(at, "bad varint: more than 10 bytes, or past the end of its message"), first, fn, at)
+                return _at(Err(at, BAD_VARINT), first, fn, at)
         elif wt == 5 or wt == 1:
             i += 4 if wt == 5 else 8
             if i > end:

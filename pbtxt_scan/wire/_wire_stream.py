@@ -13,7 +13,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 from .._errors import PbtxtError
 from .._model import Head
 from ._wire_read import TRUNCATED_MSG, _check_end, _error, _Reader, _skip_value, _tag, _text
-from ._wire_schema import BAD_UTF8, FIXED32, MAX_DEPTH, MSG, TOO_DEEP, UTF8, VARINTS, Err, _payload, entry_key, field_path, spec, utf8_ok, varint_end
+from ._wire_schema import BAD_UTF8, BAD_VARINT, FIXED32, MAX_DEPTH, MSG, TOO_DEEP, UTF8, VARINTS, Err, _payload, entry_key, field_path, spec, utf8_ok, varint_end
 from ..schema import default_schema
 
 HOLD = 8 << 20  # payloads up to this size are walked whole
@@ -74,7 +74,8 @@ def fields(r: _Reader, end: Optional[int], message: str, path: str) -> Iterator[
             p = r.tell()
             _check_end(p + n, end, off, r)
         except PbtxtError as e:
-            raise named(e, path + segment(message, fn, k)) from None
+            bad = _error(BAD_VARINT, off) if wt == 0 else e  # (a varint: as the walk says it, at the tag)
+            raise named(bad, path + segment(message, fn, k)) from None
         yield fn, k, off, p, p + n
         if r.tell() != p + n:
             r.skip_to(p + n, off)

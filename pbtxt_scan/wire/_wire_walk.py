@@ -135,7 +135,7 @@ def _graph(r: _Reader, end: Optional[int], which: Visits, site: Optional[Site] =
             n = r.varint()
             p = r.tell()
             _check_end(p + n, end, off, r)
-            yield from _library(r, p + n, visit)
+            yield from _library(r, p + n, visit, join(site.prefix.rpartition(".")[0], "library"), site.depth)
             r.skip_to(p + n, off)
         else:
             _skip_value(r, fn, wt, off, end)
@@ -165,17 +165,19 @@ def _graph_field(r: _Reader, end: Optional[int], site: Site) -> None:
     r.skip_to(p + n, off)
 
 
-def _library(r: _Reader, end: int, visit: Any) -> Iterator[Any]:
+def _library(r: _Reader, end: int, visit: Any, path: str = "library", depth: int = 1) -> Iterator[Any]:
+    k = 0
     for fn, _off, p, q in _fields(r, end):
         if fn == F_FUNCTION:
-            yield from _function(r, q, visit)
+            yield from _function(r, q, visit, Site(1, q, prefix="%s.function[%d].node_def" % (path, k), depth=depth + 2))
+            k += 1
 
 
-def _function(r: _Reader, end: int, visit: Any) -> Iterator[Any]:
-    site = Site(1, end)
+def _function(r: _Reader, end: int, visit: Any, site: Site) -> Iterator[Any]:
     for fn, off, p, q in _fields(r, end):
         if fn == F_NODE_DEF:
             got = visit(r, site, off, p, q)  # (the visit reads the site now: the name as read so far)
+            site.index += 1
             if got is not None:
                 yield got
         elif fn == F_SIGNATURE:  # (an OpDef: its name)
@@ -243,6 +245,8 @@ def _saved(r: _Reader, end: Optional[int], which: Visits, meta_graph: Optional[i
             continue
         k += 1
         if k != want:
+            if r.validate:  # (checking: every MetaGraph, as protobuf parses them)
+                check_field(r, ("tensorflow.SavedModel", F_META_GRAPHS, k), q, off, "", 0)
             continue
         why = "as asked" if meta_graph is not None else "the first (the input is not seekable: later ones were not checked for a train tag)"
         tags: List[str] = []
@@ -255,7 +259,7 @@ def _saved(r: _Reader, end: Optional[int], which: Visits, meta_graph: Optional[i
                 if info is not None:
                     info["tags"] = tuple(tags)
             elif fn2 == F_GRAPH_DEF:
-                yield from _graph(r, q2, which)
+                yield from _graph(r, q2, which, Site(0, q2, prefix="meta_graphs[%d].graph_def.node" % k, depth=3))
     if k < want:
         raise _error("this SavedModel has %d MetaGraphs, no MetaGraph %d" % (k + 1, want), r.tell())
     if info is not None:
