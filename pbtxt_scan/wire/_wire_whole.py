@@ -12,9 +12,10 @@ read, the same errors). So:
 - ``nodes`` (``row`` given): ``offset<TAB>name<TAB>op`` rows formatted as bytes, decoded once per
   run. The node's other fields are not read (a listing needs name and op only); ``check`` reads them.
 - ``stats``/``check`` (``validate``): the node count and the op histogram (keyed by the op's
-  bytes, in first-seen order), and each node validated as ``check_node`` validates it, by
-  ``_wire_check.node_ok`` (tags and lengths only; a node it does not pass goes the usual way,
-  where ``check_node`` says what is wrong and where).
+  bytes, in first-seen order), and each node checked as protobuf parses it, by
+  ``_wire_check.node_ok`` (tags, lengths, strings as ASCII at once, attr entries remembered; a
+  node it does not pass goes the usual way, where ``_wire_schema`` says what is wrong, where, and
+  in which field). The walk checks the GraphDef's other fields (``_wire_stream``).
 
 Split points (``graph._parallel``): a GraphDef's top level is a sequence of fields, almost all of
 them ``node`` (field 1, length-delimited, tag ``0x0a``). :func:`split_finder` looks for a ``0x0a``
