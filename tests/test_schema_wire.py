@@ -150,3 +150,12 @@ def test_messages_too_big_to_hold_give_the_same_error(case: Dict[str, Any], tmp_
     with pytest.raises(ps.PbtxtError) as streamed:
         ps.check(path)
     assert (streamed.value.offset, streamed.value.msg) == (held.value.offset, held.value.msg)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c["kind"] != "graphdef"][::5], ids=lambda c: c["fixture"] + ": " + c["case"])
+def test_stdin_agrees_with_protobuf(case: Dict[str, Any]):
+    """A stream (read once, never seeked back: a SavedModel's MetaGraphs in file order) agrees too."""
+    r = runner.invoke(app, ["check", "-", "--jobs", "1"], input=_patched(case))
+    assert r.exit_code == (0 if case["protobuf"] == "accept" else 2), r.stderr
+    if case["protobuf"] == "reject" and case["offset"] >= 4 and case["path"]:
+        assert ": %s: " % case["path"] in r.stderr or ":offset %d: %s: " % (case["offset"], case["path"]) in r.stderr, r.stderr
