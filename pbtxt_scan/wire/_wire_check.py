@@ -91,7 +91,11 @@ def _attrs_ok(buf: bytes, start: int, i: int, end: int, seen: Seen, depth: int) 
         t = buf[i]
         if t != _ATTR:
             return walk(buf, start, end, spec(_NODE), depth) is None  # not the usual node
-        n, s = length(buf, i + 1, end)
+        n = buf[i + 1] if i + 1 < end else 0x80
+        if n < 0x80:
+            s = i + 2
+        else:
+            n, s = length(buf, i + 1, end)
         j = s + n
         if n < 0 or j > end:
             return False

@@ -86,7 +86,9 @@ class Err:
 def varint_end(buf: bytes, i: int, end: int) -> int:
     """The index after the varint at ``buf[i]``; -1 past ``end`` or over 10 bytes."""
     k = i
-    stop = min(end, i + 10)
+    stop = i + 10
+    if stop > end:
+        stop = end
     while k < stop:
         if buf[k] < 0x80:
             return k + 1
@@ -96,6 +98,10 @@ def varint_end(buf: bytes, i: int, end: int) -> int:
 
 def length(buf: bytes, i: int, end: int) -> Tuple[int, int]:
     """The varint at ``buf[i]`` (a length or a tag) and the index after it; ``(-1, -1)`` if bad."""
+    if i < end:
+        b = buf[i]
+        if b < 0x80:
+            return b, i + 1
     k = varint_end(buf, i, end)
     if k < 0:
         return -1, -1
@@ -132,7 +138,12 @@ def walk(buf: bytes, i: int, end: int, sp: Spec, depth: int) -> Optional[Err]:
         if fn == 0:
             return Err(at, "field number 0 is not valid")
         if wt == 2:
-            n, i = length(buf, i, end)
+            # (most fields are length-delimited, with a one-byte length: read here)
+            n = buf[i] if i < end else 0x80
+            if n < 0x80:
+                i += 1
+            else:
+                n, i = length(buf, i, end)
             j = i + n
             if n < 0 or j > end:
                 return _at(Err(at, TRUNCATED), first, fn, at)
@@ -145,6 +156,9 @@ def walk(buf: bytes, i: int, end: int, sp: Spec, depth: int) -> Optional[Err]:
                     return _at(e, first, fn, at)
             i = j
         elif wt == 0:
+            if i < end and buf[i] < 0x80:
+                i += 1
+                continue
             i = varint_end(buf, i, end)
             if i < 0:
                 return _at(Err(at, BAD_VARINT), first, fn, at)
