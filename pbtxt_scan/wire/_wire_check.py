@@ -22,6 +22,8 @@ from ._wire_schema import length, spec, walk
 _NODE = "tensorflow.NodeDef"
 _STRINGS = T_HEADS  # NodeDef name, op, input, device
 _ATTR = T_ATTR  # NodeDef attr (an entry of map<string, AttrValue>)
+_NODE_SPEC = spec(_NODE)  # (looked up once: the walks below run once per node)
+_ENTRY_SPEC = _NODE_SPEC[T_ATTR >> 3][1]  # attr's entries
 _MEMO_MAX = 1 << 12  # attr runs up to this size are remembered ...
 _MEMO_BYTES = 16 << 20  # ... up to about this many bytes at a time (then all forgotten)
 
@@ -60,7 +62,7 @@ def node_ok(buf: bytes, start: int, i: int, end: int, seen: Seen, depth: int = 1
         while i < end:
             t = buf[i]
             if t != _ATTR and t not in _STRINGS:
-                return walk(buf, start, end, spec(_NODE), depth) is None
+                return walk(buf, start, end, _NODE_SPEC, depth) is None
             n = buf[i + 1]
             if n < 0x80:
                 s = i + 2
@@ -78,7 +80,7 @@ def node_ok(buf: bytes, start: int, i: int, end: int, seen: Seen, depth: int = 1
             i = j
     except IndexError:
         return False
-    return buf[start:end].isascii() or walk(buf, start, end, spec(_NODE), depth) is None
+    return buf[start:end].isascii() or walk(buf, start, end, _NODE_SPEC, depth) is None
 
 
 def _attrs_ok(buf: bytes, start: int, i: int, end: int, seen: Seen, depth: int) -> bool:
@@ -86,11 +88,11 @@ def _attrs_ok(buf: bytes, start: int, i: int, end: int, seen: Seen, depth: int) 
     ``end``; remembered when valid (and small)."""
     first = i
     entries = seen.entries
-    entry = spec(_NODE)[5][1]
+    entry = _ENTRY_SPEC
     while i < end:
         t = buf[i]
         if t != _ATTR:
-            return walk(buf, start, end, spec(_NODE), depth) is None  # not the usual node
+            return walk(buf, start, end, _NODE_SPEC, depth) is None  # not the usual node
         n = buf[i + 1] if i + 1 < end else 0x80
         if n < 0x80:
             s = i + 2
