@@ -7,6 +7,8 @@ Public API (everything else is private and may change):
 - :func:`iter_rows`: a text row per operator block, formatted on several cores where the file allows
   (:func:`row_tsv`: the listing's usual row, made straight from a binary node's bytes)
 - :func:`check`, :func:`stats`: whole-file validation and statistics
+- :func:`iter_events`: a TensorBoard event file's records (or those of every event file under a
+  logdir, with its run), each an :class:`Event`
 - :func:`points`, :func:`find_fp`, :func:`find_bp` with :class:`Options`: the profiler's fp_point and
   bp_point, each as an :class:`Answer` (a :class:`Point`, or why none; :func:`explain` gives its
   trail as lines), both at once as :class:`Points`. They take a path, the bytes of a serialized
@@ -29,6 +31,7 @@ from typing import Any
 from ._api import (
     DIALECTS,
     NAME_AND_OP,
+    Event,
     Found,
     GraphFile,
     Stats,
@@ -36,6 +39,7 @@ from ._api import (
     detect_dialect,
     find_node,
     iter_blocks,
+    iter_events,
     iter_nodes,
     iter_rows,
     row_tsv,
@@ -74,6 +78,7 @@ __all__ = [
     "RULES",
     "Answer",
     "Block",
+    "Event",
     "Field",
     "Found",
     "GraphFile",
@@ -96,6 +101,7 @@ __all__ = [
     "find_fp",
     "find_node",
     "iter_blocks",
+    "iter_events",
     "neighbourhood",
     "neighbourhoods",
     "iter_nodes",

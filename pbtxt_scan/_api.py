@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .graph._dialect import DIALECTS, NAME_AND_OP, Dialect, dialect_of_head
 from .graph._input import GraphFile, opened
+from .graph._logdir import Event, iter_events
 from .graph._paths import Found, detect_dialect, find_node, iter_blocks, iter_nodes, iter_rows, parse_block, read_block_bytes, row_tsv
 from .graph._stats import Stats, check, stats
 
@@ -15,6 +16,7 @@ __all__ = [
     "DIALECTS",
     "NAME_AND_OP",
     "Dialect",
+    "Event",
     "Found",
     "GraphFile",
     "Stats",
@@ -23,6 +25,7 @@ __all__ = [
     "find_node",
     "dialect_of_head",
     "iter_blocks",
+    "iter_events",
     "iter_nodes",
     "iter_rows",
     "row_tsv",

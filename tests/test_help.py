@@ -30,6 +30,7 @@ USAGE = {
     "nodes": "[OPTIONS] FILE",
     "show": "[OPTIONS] FILE NAME",
     "stats": "[OPTIONS] FILE",
+    "events": "[OPTIONS] FILE_OR_LOGDIR",
     "check": "[OPTIONS] FILE...",
     "resolve": "[OPTIONS] NAME...",
     "ge-auto": "[OPTIONS] PATH",
@@ -106,7 +107,7 @@ def test_main_help_lists_commands_in_their_order():
     text = help_text()
     assert text.splitlines()[0].endswith(" [OPTIONS] COMMAND [ARGS]...")
     s = sections(text)
-    assert [c for c, _ in s["Commands"]] == ["fp", "bp", "points", "check", "nodes", "show", "stats", "resolve", "ge-auto", "report", "verify"]
+    assert [c for c, _ in s["Commands"]] == ["fp", "bp", "points", "check", "nodes", "show", "stats", "events", "resolve", "ge-auto", "report", "verify"]
     assert "--install-completion" in [o.split()[0] for o, _ in s["Options"]]
 
 

@@ -13,6 +13,7 @@
 - ``_pair``: points: both answers, with --ge the names GE uses (a point GE will not find is left
   ``""``), and the options to paste.
 - ``_graph``: check, nodes, show, stats: whole-file commands on graphs and GE dumps.
+- ``_events``: events: an event file's records (or a logdir's), a line each.
 - ``_show``: show's printing: a node's text or parsed block, its neighbourhood (rows, JSON, DOT).
 - ``_ge``: resolve, ge-auto: the commands on GE Build dumps.
 - ``_report``: report: one self-contained HTML page of both answers, drawn with their neighbourhoods.
@@ -29,6 +30,7 @@ from __future__ import annotations
 from . import _points  # noqa: F401  # isort: skip
 from . import _pair  # noqa: F401  # isort: skip
 from . import _graph  # noqa: F401  # isort: skip
+from . import _events  # noqa: F401  # isort: skip
 from . import _ge  # noqa: F401  # isort: skip
 from . import _report  # noqa: F401  # isort: skip
 from . import _verify  # noqa: F401  # isort: skip

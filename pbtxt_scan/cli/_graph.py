@@ -10,7 +10,8 @@ import typer
 
 from .. import PbtxtError
 from ._app import (
-    Common, FileArg, InputKindOpt, JobsOpt, JsonlOpt, JsonOpt, RecordOpt, QuietOpt, bar, command, dialect, format_option, jobs_of,
+    Common, FileArg, InputKindOpt, JobsOpt, JsonlOpt, JsonOpt, LenientOpt, RecordOpt, RunOpt, QuietOpt, bar, command, dialect, format_option,
+    jobs_of,
     json_option, old_format, open_graph, output_format, quiet_option, renamed, usage_error,
 )
 from ._output import EXIT_BAD_INPUT, EXIT_NOT_FOUND, emit, out, plural
@@ -26,6 +27,7 @@ def check(
     quiet: bool = quiet_option("Print nothing on success, and no notes on stderr (errors still get their line)."),
     jobs: Optional[int] = JobsOpt,
     record: Optional[str] = RecordOpt,
+    run: Optional[str] = RunOpt,
 ) -> None:
     """Validate whole files against the protobuf text format grammar (binary graphs: the wire format).
 
@@ -46,7 +48,7 @@ def check(
     bad = False
     for path in files:
         try:
-            with open_graph(path, spool=False, record=common.record) as g, bar(g) as on_progress:
+            with open_graph(path, spool=False, record=common.record, run=common.run) as g, bar(g) as on_progress:
                 st = _check(g, on_progress=on_progress, jobs=n_jobs)
         except PbtxtError as e:
             con.error(e)
@@ -81,6 +83,7 @@ def nodes(
     out_format: str = format_option("text"),
     input_kind: str = InputKindOpt,
     record: Optional[str] = RecordOpt,
+    run: Optional[str] = RunOpt,
     jobs: Optional[int] = JobsOpt,
     functions: bool = typer.Option(
         False, "--functions", help="Also list the nodes of library functions (tf.function bodies), after the graph's own, "
@@ -109,7 +112,7 @@ def nodes(
     found = False
     try:
         f = dialect(input_kind)
-        with open_graph(file, spool=functions, record=common.record) as g, bar(g) as on_progress:  # (--functions: two passes)
+        with open_graph(file, spool=functions, record=common.record, run=common.run) as g, bar(g) as on_progress:  # (--functions: two passes)
             d = g.dialect if f is None else DIALECTS[f]
             places = [d, DIALECTS["function"]] if functions and d.name == "graphdef" else [d]
             for place in places:
@@ -194,7 +197,9 @@ def show(
     max_nodes: int = typer.Option(64, "--max-nodes", metavar="N", help="With --context or --format dot: at most N nodes (a note says when cut)."),
     input_kind: str = InputKindOpt,
     record: Optional[str] = RecordOpt,
+    run: Optional[str] = RunOpt,
     function: Optional[str] = typer.Option(None, "--function", metavar="NAME", help="Look in this library function only (as fp/bp name it)."),
+    lenient: bool = LenientOpt,
     quiet: bool = QuietOpt,
 ) -> None:
     """Print a node's own text with its line numbers (or, with --json, the parsed block), or with
@@ -233,7 +238,7 @@ def show(
     from ._show import show_hood, show_node
 
     try:
-        with open_graph(file, record=common.record) as g:
+        with open_graph(file, record=common.record, run=common.run, lenient=common.lenient) as g:
             if context is None:
                 show_node(g, name, as_json=shape == "json", f=f, function=function, con=con)
             else:
@@ -251,6 +256,7 @@ def stats(
     out_format: str = format_option("text"),
     input_kind: str = InputKindOpt,
     record: Optional[str] = RecordOpt,
+    run: Optional[str] = RunOpt,
     jobs: Optional[int] = JobsOpt,
     quiet: bool = QuietOpt,
 ) -> None:
@@ -270,18 +276,21 @@ def stats(
     n_jobs = jobs_of(common.jobs)
     f = dialect(input_kind)
     try:
-        with open_graph(file, spool=False, record=common.record) as g, bar(g) as on_progress:
+        with open_graph(file, spool=False, record=common.record, run=common.run) as g, bar(g) as on_progress:
             st = _stats(g, f, on_progress=on_progress, jobs=n_jobs)
     except PbtxtError as e:
         raise con.fail(e)
     con.notes(g)
-    obj = stats_object(st, top or None)  # (the text lists the same ops, in the same order)
+    found = g.events[0] if g.events is not None else None  # (an event file: its graph's bytes, and its own)
+    obj = stats_object(st, top or None, found.size if found else None)  # (the text lists the same ops, in the same order)
     if as_json:
         emit(obj)
         return
     out("file     %s" % st.path)
     out("format   %s" % (st.format if st.binary is None else "%s (%s)" % (st.format, st.kind)))
-    out("bytes    %d" % st.bytes)
+    out("bytes    %d%s" % (st.bytes, " (the graph: record %s)" % g.record_read if found else ""))
+    if found:
+        out("file_bytes %d (the event file: %s)" % (found.size, plural(found.records, "record")))
     out("lines    %s" % ("-" if st.lines is None else st.lines))
     out("nodes    %d" % st.nodes)
     out("seconds  %.3f" % st.seconds)

@@ -13,7 +13,9 @@ import typer
 
 from .. import PbtxtError
 from ._escape import shown
-from ._app import Common, InputKindOpt, JsonOpt, RecordOpt, QuietOpt, command, output_format, renamed, shared_format, usage_error
+from ._app import (
+    Common, InputKindOpt, JsonOpt, LenientOpt, RecordOpt, RunOpt, QuietOpt, command, output_format, renamed, shared_format, usage_error,
+)
 from ._output import EXIT_NOT_FOUND, Console, emit, out
 from ._checks import check_choice, inputs_of, say_ignored_filters, say_unmatched_ops
 from ._points import (
@@ -98,6 +100,8 @@ def points(
     train_op: Optional[str] = TrainOpOpt,
     input_kind: str = InputKindOpt,
     record: Optional[str] = RecordOpt,
+    log_run: Optional[str] = RunOpt,
+    lenient: bool = LenientOpt,
     quiet: bool = QuietOpt,
 ) -> None:
     """Print both fp_point and bp_point (and, with --ge, the names GE uses).
@@ -144,7 +148,7 @@ def _points_of(file: str, run: _PointsRun, *, prefix: bool) -> int:
     opts, con = run.opts, run.common.console
     bp_error: Optional[PbtxtError] = None
     try:
-        with open_input(file, run.common.input_kind, run.common.record) as g:  # one input for both searches (stdin and pipes are spooled)
+        with open_input(file, run.common.input_kind, run.common.record, run.common.run, lenient=run.common.lenient) as g:  # one input for both searches (stdin and pipes are spooled)
             got = ge_points(g)  # a GE dump: GE's own choice, the dump read once
             if got is not None:
                 fa, ba = got

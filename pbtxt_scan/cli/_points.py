@@ -11,7 +11,8 @@ import typer
 from .. import PbtxtError
 from ._escape import shown, terminal_safe
 from ._app import (
-    Common, InputKindOpt, JsonOpt, RecordOpt, QuietOpt, command, dialect, format_option, open_graph, output_format, usage_error,
+    Common, InputKindOpt, JsonOpt, LenientOpt, RecordOpt, RunOpt, QuietOpt, command, dialect, format_option, open_graph, output_format,
+    usage_error,
 )
 from ._output import EXIT_NOT_FOUND, Console, emit, out
 from ._checks import inputs_of, say_ignored_filters, say_unmatched_ops, with_source_hint
@@ -179,10 +180,11 @@ def say_ge_rule(con: Console, file: str, g: Any, opts: Any, answers: Sequence[An
     return True
 
 
-def open_input(file: str, input_kind: str, record: Optional[str] = None) -> Any:
+def open_input(file: str, input_kind: str, record: Optional[str] = None, run: Optional[str] = None, *, lenient: bool = False) -> Any:
     """The input, read as ``--input-kind`` says (auto: as its content says); ``record``: an event
-    file's record to read the graph from (``--record``)."""
-    return open_graph(file, record=record, kind=dialect(input_kind))
+    file's record to read the graph from (``--record``); ``run``: a logdir's run (``--run``);
+    ``lenient``: ``--lenient``."""
+    return open_graph(file, record=record, kind=dialect(input_kind), run=run, lenient=lenient)
 
 
 class _Asked(NamedTuple):
@@ -201,7 +203,7 @@ def _one_point(kind: str, file: str, asked: _Asked) -> int:
 
     opts, con = asked.opts, asked.common.console
     try:
-        with open_input(file, asked.common.input_kind, asked.common.record) as g:
+        with open_input(file, asked.common.input_kind, asked.common.record, asked.common.run, lenient=asked.common.lenient) as g:
             try:
                 ans = (find_fp if kind == "fp" else find_bp)(g, opts)  # (a GE dump: GE's own choice)
             except PbtxtError as e:
@@ -268,6 +270,8 @@ def _fp_command(
     train_op: Optional[str] = TrainOpOpt,
     input_kind: str = InputKindOpt,
     record: Optional[str] = RecordOpt,
+    run: Optional[str] = RunOpt,
+    lenient: bool = LenientOpt,
     quiet: bool = QuietOpt,
 ) -> None:
     as_json = output_format(common.out_format, common.as_json, ("text",)) == "json"
@@ -289,6 +293,8 @@ def _bp_command(
     train_op: Optional[str] = TrainOpOpt,
     input_kind: str = InputKindOpt,
     record: Optional[str] = RecordOpt,
+    run: Optional[str] = RunOpt,
+    lenient: bool = LenientOpt,
     quiet: bool = QuietOpt,
 ) -> None:
     as_json = output_format(common.out_format, common.as_json, ("text",)) == "json"

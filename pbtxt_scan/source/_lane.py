@@ -108,6 +108,51 @@ class Ahead(NamedTuple):
     ops_in: Optional[OpsIn]
 
 
+class Strict:
+    """What a reader does with a block it reads that is not a valid node (a top-level field the
+    graph's message has not, a node without a name or an op, a name that is no string): refuse
+    it (the error ``check`` gives), or, ``lenient``, skip it and count it (``skipped``, and
+    ``first``, the first one's error). One per open input; a block read twice is counted once."""
+
+    __slots__ = ("lenient", "skipped", "first", "_seen")
+
+    _SEEN_MAX = 1 << 16  # (the places remembered to count a block once: bounded)
+
+    def __init__(self, lenient: bool = False) -> None:
+        self.lenient = lenient
+        self.skipped = 0
+        self.first: Optional[PbtxtError] = None
+        self._seen: "set[int]" = set()
+
+    def refuse(self, err: PbtxtError, at: int) -> None:
+        """``err`` for the block at byte ``at``: raised, or (``lenient``) counted and skipped."""
+        if not self.lenient:
+            raise err
+        if at in self._seen:
+            return
+        if len(self._seen) < self._SEEN_MAX:
+            self._seen.add(at)
+        self.skipped += 1
+        if self.first is None or (err.offset or 0, err.line or 0) < (self.first.offset or 0, self.first.line or 0):
+            self.first = err
+
+    def note(self) -> Optional[str]:
+        """The one warning line of a lenient reading that skipped blocks, else None."""
+        first = self.first
+        if not self.skipped or first is None:
+            return None
+        where = "line %d" % first.line if first.line is not None else "offset %d" % (first.offset or 0)
+        return "%s: --lenient: skipped %d block%s that %s no valid node; the first at %s: %s" % (
+            first.path or "<input>", self.skipped, "" if self.skipped == 1 else "s", "is" if self.skipped == 1 else "are",
+            where, first.msg)
+
+
+def strict_of(store: Any) -> Strict:
+    """The input's :class:`Strict` (a store of a lane made apart, as tests make them: a refusing one)."""
+    got = getattr(store, "strict", None)
+    return got if isinstance(got, Strict) else Strict()
+
+
 class Unplaced(Exception):
     """A hit a lane's :meth:`Lane.find_blocks` cannot place at a block (a layout it does not read):
     the rules read the blocks instead."""

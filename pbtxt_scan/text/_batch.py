@@ -49,6 +49,7 @@ class Batches(Window):
     last_name: bytes
     no_batch: int
     _head_names: Tuple[str, ...]
+    top: Any = None  # the walk's ``_strict.TopFields``, or None
     _name_of: Dict[bytes, str]
     _rxs: Dict[Tuple[int, bool], _Rx]  # (depth, on the path): the walk's own, made at first use
 
@@ -63,7 +64,7 @@ class Batches(Window):
         block_heads = top.block.heads if top is not None and top.block is not None else None  # (in a block to yield)
         in_sig = block_heads is not None and top is not None and top.name == "signature"
         name_of, count, new, col = self._name_of, buf.count, tuple.__new__, 2 * d + 1
-        base, line, after, big = self.base, self.line, self.after, self.big
+        base, line, after, big, top_fields = self.base, self.line, self.after, self.big, None if d else self.top
         above = parents(stack) if d else ()
         p = pos
         prev_str = None  # (pos, line, after, head taken) of a string scalar line just read
@@ -88,8 +89,8 @@ class Batches(Window):
                     yield new(Block, (path, base + p + 2 * d, base + e - 1, line, col, (), above))
                 prev_str = None
             elif sc is None:
-                if fname == ancestor or fname == target:  # (a target named signature: line walk)
-                    break
+                if fname == ancestor or fname == target or top_fields is not None:  # (a target named signature, or
+                    break  # a top-level field the graph may not have: the line walk, which checks it)
                 if fname == b"signature" and top is not None and top.label is None:
                     break
                 prev_str = None
@@ -103,7 +104,7 @@ class Batches(Window):
                             break
                         block_heads.append(new(Head, (name_of[fname], scalar_value(sc), line)))
                         taken = True
-                elif fname == b"name" and top is not None:
+                elif (fname == b"name" and top is not None) or top_fields is not None:  # (a top-level one: as above)
                     break
                 prev_str = (p, line, after, taken) if sc[:1] in b"\"'" else None
                 p = e

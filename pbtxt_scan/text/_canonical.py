@@ -52,6 +52,7 @@ from ._scan import scan_tokens
 from ._handover import _HandOver, end_of, general_from
 from ._batch import Batches
 from ._strings import StringLines
+from ._strict import TopFields
 from ..source._source import DEFAULT_CHUNK
 
 # A block longer than this is entered (walked line by line), not matched whole. Before 3.11 the
@@ -89,6 +90,7 @@ def scan_canonical(
     fast: bool = True,
     warm_up: Optional[int] = None,
     validate: bool = True,
+    top: Optional[TopFields] = None,
 ) -> Generator[Block, None, None]:
     """The blocks ``scan(f, path, heads)`` yields, validated as strictly, mostly at C speed.
 
@@ -97,15 +99,17 @@ def scan_canonical(
     backward by ``_reverse``), so positions come out as the file's own. ``fast=False``: the
     general scanner alone (the same blocks, errors and end state). ``warm_up``: see ``_Walker``.
     ``validate=False``: a string literal on a line of its own over ``_SKIP_FROM`` (a ``tensor_content``)
-    is checked for where it ends, not escape by escape (``_strings.StringLines._body_ends``)."""
+    is checked for where it ends, not escape by escape (``_strings.StringLines._body_ends``).
+    ``top``: the check of the top-level fields met that are not at the path (``_strict``; in the
+    writer layout only)."""
     if fast:
         w = _Walker(f, path, heads, chunk_size=chunk_size, display=display, start_offset=start_offset,
-                    start_line=start_line, warm_up=warm_up, validate=validate)
+                    start_line=start_line, warm_up=warm_up, validate=validate, top=top)
         yield from w.run()
         got = w.end_state
     else:
         lx = Lexer(f, chunk_size, start_offset=start_offset, start_line=start_line, path=display)
-        yield from scan_tokens(lx, tuple(path), heads)
+        yield from scan_tokens(lx, tuple(path), heads, top=top)
         got = end_of(lx)
     if end_state is not None:
         end_state.update(got)
@@ -127,6 +131,7 @@ class _Walker(Batches, StringLines):
         self, f: BinaryIO, path: Sequence[str], heads: FrozenSet[str], *, chunk_size: int = DEFAULT_CHUNK,
         display: Optional[str] = None, start_offset: int = 0, start_line: int = 1,
         outer: Optional[List[Frame]] = None, warm_up: Optional[int] = None, validate: bool = True,
+        top: Optional[TopFields] = None,
     ) -> None:
         super().__init__(f, chunk_size, start_offset)
         self.first_line = start_line
@@ -136,6 +141,7 @@ class _Walker(Batches, StringLines):
         self.outer = outer
         self.warm_up = warm_up
         self.validate = validate
+        self.top = top
         self.end_state: Dict[str, int] = {}
         names = tuple(sorted(h for h in heads if IDENT_NAME.match(h)))
         self._head_names = names
@@ -178,8 +184,7 @@ class _Walker(Batches, StringLines):
         if warm is None:
             warm = 0 if layout.warm() else _WARMUP_LINES
         while True:
-            buf = self.buf
-            pos = self.pos
+            buf, pos = self.buf, self.pos
             nl = buf.find(b"\n", pos, self.lim)
             if nl < 0:
                 if self._unended():
@@ -202,6 +207,8 @@ class _Walker(Batches, StringLines):
             if m is None or m.end() != nl + 1:
                 raise _HandOver(self.base + pos, self.line)
             ident, opener, scalar, closer = m.group(*groups)
+            if not d and self.top is not None and closer is None and ident not in self.top.bnames:
+                self.top.met(ident.decode("ascii"), self.line, 1, self.base + pos)  # (a field the graph has not: refused, or skipped)
             # Branches in order of frequency: block openers, scalars, closers.
             if opener is not None:
                 fname = ident.decode("ascii")

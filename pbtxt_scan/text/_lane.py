@@ -14,6 +14,7 @@ from typing import Any, BinaryIO, Callable, Dict, FrozenSet, Generator, Iterable
 from .._errors import PbtxtError
 from .._model import Block, Message
 from ..source._lane import PARSE_MAX, Ahead, Found, Lane, Near
+from ._strict import TopFields, top_fields
 from ..source._views import Prefixed
 
 
@@ -49,11 +50,17 @@ class TextLane(Lane):
 
         # ``validate=False``: the escapes of a string over a MiB on a line of its own are left
         # unread, as a binary graph's skipped fields are (``_strings.StringLines._body_ends``);
-        # every other byte is checked down to its last value either way.
+        # every other byte is checked down to its last value either way. Then too a top-level
+        # field the graph has not is refused (or skipped, lenient: ``_strict``); validating
+        # (``check``, ``stats``), the schema's own check words it.
         return scan_canonical(
             self.store.reader(), tuple(block_path), heads, chunk_size=chunk_size, display=self.store.name,
-            end_state=end_state, validate=validate,
+            end_state=end_state, validate=validate, top=None if validate else self.top_fields(block_path),
         )
+
+    def top_fields(self, block_path: Sequence[str]) -> Optional[TopFields]:
+        """The check of the top-level fields met reading ``block_path`` (``_strict``)."""
+        return top_fields(block_path, self.store, self.dialect)
 
     def read(self, block: Block) -> bytes:
         return self.store.read_at(block.start, block.end - block.start)
