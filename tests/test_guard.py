@@ -47,6 +47,21 @@ _EVENTS = ev.around([_GRAPH])
 _AT, _CRC = _EVENTS.index(b"gradients/dense/MatMul_grad/MatMul_1"), _EVENTS.index(_GRAPH) + len(_GRAPH)
 INPUTS.update({"events_data_flipped": _EVENTS[:_AT] + b"G" + _EVENTS[_AT + 1 :],
                "events_crc_flipped": _EVENTS[:_CRC] + bytes([_EVENTS[_CRC] ^ 1]) + _EVENTS[_CRC + 1 :]})
+# Issue 37: binary graphs protobuf refuses deep inside (every command: one line or an answer, no
+# traceback; check names the field): invalid UTF-8 in an attr key of the last node, a node's
+# experimental_type nested 300 deep (protobuf's limit is 100), a packed list cut in a varint.
+_PB = (DATA / "binary" / "mlp_sgd.pb").read_bytes()
+_KEY = _PB.rindex(b"\x0a\x01T\x12")
+_DEEP_TYPE = b""
+for _ in range(300):
+    _DEEP_TYPE = b"\x12" + bytes([len(_DEEP_TYPE)]) + _DEEP_TYPE if len(_DEEP_TYPE) < 128 else b"\x12" + bytes(
+        [len(_DEEP_TYPE) & 0x7F | 0x80, len(_DEEP_TYPE) >> 7]) + _DEEP_TYPE
+_DEEP_NODE = b"\x0a\x01n\x12\x05Const\x3a" + bytes([len(_DEEP_TYPE) & 0x7F | 0x80, len(_DEEP_TYPE) >> 7]) + _DEEP_TYPE
+INPUTS.update({
+    "binary_bad_utf8_attr_key": _PB[: _KEY + 2] + b"\xff" + _PB[_KEY + 3 :],
+    "binary_type_300_deep": _PB + b"\x0a" + bytes([len(_DEEP_NODE) & 0x7F | 0x80, len(_DEEP_NODE) >> 7]) + _DEEP_NODE,
+    "binary_packed_cut": _PB + b"\x0a\x1b\x0a\x01n\x12\x05Const\x2a\x0f\x0a\x01s\x12\x0a\x0a\x08\x1a\x06\x01\x02\x03\x04\x05\x80",
+})
 # issue 38 (events): cut inside the graph's record, and a record whose CRCs hold around an Event that does not.
 INPUTS.update({"events_cut_short": _EVENTS[: _AT], "events_bad_event": _EVENTS + tfrecord([b"\x09" + b"\x00" * 8 + b"\x2a\xff\x7f"]),
                "events_nan_time": ev.event_file([ev.event([(3, "brain.Event:2")], wall=float("nan")),

@@ -62,10 +62,9 @@ ranges with ``os.pread`` on the inherited file descriptor (``pread`` does not mo
 offset, so workers never race on it). Nothing is reopened.
 
 Memory: a worker holds the scanner's buffers (reads of ``DEFAULT_CHUNK``, 1 MiB; a block is
-matched whole only below ``_canonical._BIG``, 4 MiB from Python 3.11 and 64 KiB before, else
-walked by lines) and one chunk's result:
-an op histogram, or for ``nodes`` the chunk's rows as text (about 15 % of the chunk's bytes for
-names and ops, more with ``--jsonl`` inputs). Chunks are at most ``_plan.MAX_SPLIT`` (16 MiB), and the
+matched whole only below ``_canonical._BIG``, 4 MiB from Python 3.11 and 64 KiB before, else walked
+by lines) and one chunk's result: an op histogram, or for ``nodes`` the chunk's rows as text (about
+15 % of the chunk's bytes for names and ops, more with ``--jsonl`` inputs). Chunks are at most ``_plan.MAX_SPLIT`` (16 MiB), and the
 parent keeps at most ``2 x jobs`` results in flight. So: per worker, the interpreter plus ~1 MiB
 + ``_BIG`` + one chunk's rows; in the parent, the interpreter plus 2 x jobs chunks' rows; in total
 about (jobs + 1) interpreters + 3 x jobs x (one chunk's rows).
@@ -251,12 +250,13 @@ class _Job:
             raise
         yield Chunk(start, end, n, dict(ops), "\n".join(rows), end_state["lines"] - line + 1, end_state["bytes"])
 
-    def wire_fold(self, start: int, end: Optional[int]) -> Iterator[Chunk]:
+    def wire_fold(self, start: int, end: Optional[int], index: int = 0) -> Iterator[Chunk]:
         """A binary GraphDef's top-level fields from the split point ``start`` to ``end`` (None: the
         end of the file) folded (``wire._wire_whole``): the whole chunk as one result, or (``end``
         None, the parent's) a result per run of nodes. Lines: none (binary); a split file's size is known."""
         row = self.row
-        fold = Fold(row=row, tsv=row is None or self.tsv, validate=row is None, keep=None if self.where is None else self.where.raw)
+        fold = Fold(row=row, tsv=row is None or self.tsv, validate=row is None, index=index,
+                    keep=None if self.where is None else self.where.raw)
         f = self.g.reader(0, end)
         f.seek(start)
         at = start
@@ -268,15 +268,15 @@ class _Job:
 
     # In the parent.
 
-    def sequential(self, start: int, line: int) -> Iterator[Chunk]:
-        """The file from ``start`` (at depth 0, line ``line``) to its end in this process, as
-        results of at most 512 rows each (the single-process path's batches)."""
+    def sequential(self, start: int, line: int, nodes: int = 0) -> Iterator[Chunk]:
+        """The file from ``start`` (at depth 0, line ``line``, after ``nodes`` blocks) to its end
+        in this process, as results of at most 512 rows each (the single-process path's batches)."""
         from ..text import scan_canonical
 
         g = self.g
         if self.wire:
             try:
-                for c in self.wire_fold(start, None):
+                for c in self.wire_fold(start, None, nodes):
                     yield c
                     if self.on_progress is not None and c.end > 0:
                         self.on_progress(c.end)
@@ -320,7 +320,7 @@ def chunks(job: _Job, bounds: List[int], jobs: int, *, profile: Optional[Dict[st
     t0 = time.perf_counter()
     ranges = list(zip(bounds, bounds[1:]))
     lines: Optional[List[int]] = None
-    done = 0  # chunks whose results are out
+    done = nodes = 0  # chunks whose results are out, and their blocks (an error names a binary node by its index)
     try:
         with Pool(min(jobs, len(ranges)), [job.count, job.scan]) as pool:
             prof["fork"] = time.perf_counter() - t0
@@ -337,7 +337,7 @@ def chunks(job: _Job, bounds: List[int], jobs: int, *, profile: Optional[Dict[st
                     break
                 t0 = time.perf_counter()
                 yield got
-                done += 1
+                done, nodes = done + 1, nodes + got.nodes
                 if job.on_progress is not None:
                     job.on_progress(got.end)
                 merge += time.perf_counter() - t0
@@ -350,7 +350,7 @@ def chunks(job: _Job, bounds: List[int], jobs: int, *, profile: Optional[Dict[st
         # (the same error, or the rest of the file when the split was wrong).
         start = ranges[done][0]
         prof["sequential_from"] = start
-        yield from job.sequential(start, lines[done] if lines else 0 if job.wire else job.line_at(start))
+        yield from job.sequential(start, lines[done] if lines else 0 if job.wire else job.line_at(start), nodes)
     err = job.g.changed()
     if err is not None:
         raise err

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from typing import Dict, NamedTuple, Tuple
+from typing import Dict, List, NamedTuple, Tuple
 
 from . import _onnx, _tensorflow
 
@@ -28,13 +28,14 @@ class FieldType(NamedTuple):
 class Schema:
     """Messages and enums by full name, from one or more generated tables."""
 
-    __slots__ = ("_fields", "enums", "closed", "map_entries", "_source")
+    __slots__ = ("_fields", "enums", "closed", "map_entries", "proto2", "_source")
 
     def __init__(self, *tables: object) -> None:
         self._fields: Dict[str, Dict[str, FieldType]] = {}
         self.enums: Dict[str, Dict[str, int]] = {}
         self.closed: "frozenset[str]" = frozenset()
         self.map_entries: "frozenset[str]" = frozenset()
+        self.proto2: "frozenset[str]" = frozenset()  # the messages of proto2 files (strings not checked as UTF-8)
         self._source: Dict[str, str] = {}  # a package's first name -> the schema it comes from
         for t in tables:
             self._add(t)
@@ -45,6 +46,7 @@ class Schema:
         self.enums.update(enums)
         self.closed |= getattr(table, "CLOSED_ENUMS")
         self.map_entries |= getattr(table, "MAP_ENTRIES")
+        self.proto2 |= proto2
         messages: Dict[str, Dict[str, Tuple[int, str, str, str]]] = getattr(table, "MESSAGES")
         for msg, fields in messages.items():
             self._source.setdefault(msg.split(".", 1)[0], getattr(table, "SOURCE"))
@@ -59,6 +61,10 @@ class Schema:
     def by_number(self, message: str) -> Dict[int, FieldType]:
         """The fields of ``message`` by number (what a wire-format reader meets)."""
         return {f.number: f for f in self._fields[message].values()}
+
+    def messages(self) -> List[str]:
+        """Every message's full name."""
+        return list(self._fields)
 
     def has_message(self, message: str) -> bool:
         return message in self._fields

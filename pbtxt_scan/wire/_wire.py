@@ -30,23 +30,13 @@ API (everything is importable from here; the work lives in ``_wire_read`` (reade
   command needs; ``_wire_whole.split_finder`` gives a GraphDef's split points for ``--jobs``.
 - ``python -m pbtxt_scan.wire._wire [--backward] [--functions] FILE``: ``offset<TAB>name<TAB>op``.
 
-Field numbers, each checked against TensorFlow's own ``.proto`` files (repo ``tensorflow/tensorflow``,
-and its mirror ``buildbuddy-io/tensorflow-proto`` for the newest fields; they agree with the table in
-``tests/data/README.md`` read from the tensorflow-cpu 2.15.1 wheel):
-
-- ``tensorflow/core/framework/graph.proto``: ``GraphDef`` node = 1, library = 2, version = 3
-  (deprecated), versions = 4 (and debug_info = 5 in TF 2.15, skipped).
-- ``tensorflow/core/framework/node_def.proto``: ``NodeDef`` name = 1, op = 2, input = 3, device = 4,
-  attr = 5 (``map<string, AttrValue>``: entries key = 1, value = 2), experimental_debug_info = 6,
-  experimental_type = 7.
-- ``tensorflow/core/framework/function.proto``: ``FunctionDefLibrary`` function = 1, gradient = 2;
-  ``FunctionDef`` signature = 1 (an ``OpDef``), node_def = 3, ret = 4, attr = 5, control_ret = 6,
-  arg_attr = 7 (2 is reserved).
-- ``tensorflow/core/framework/op_def.proto``: ``OpDef`` name = 1.
-- ``tensorflow/core/protobuf/meta_graph.proto``: ``MetaGraphDef`` meta_info_def = 1, graph_def = 2;
-  ``MetaInfoDef`` tags = 4.
-- ``tensorflow/core/protobuf/saved_model.proto``: ``SavedModel`` saved_model_schema_version = 1,
-  meta_graphs = 2.
+Field numbers come from the schema tables (:mod:`pbtxt_scan.schema`, generated from TensorFlow
+2.21's ``.proto`` files), looked up once at import (``_wire_read``'s ``F_*`` and ``T_*``): ``GraphDef``
+node, library; ``NodeDef`` name, op, input, device, attr; ``FunctionDefLibrary`` function;
+``FunctionDef`` signature, node_def; ``OpDef`` name; ``MetaGraphDef`` meta_info_def, graph_def, its
+``MetaInfoDef`` tags; ``SavedModel`` meta_graphs. ``check`` and ``stats`` read every other field
+against the same tables (``_wire_schema``: what protobuf's parser refuses, with the field path).
+``_wire_text``'s rendering keeps its own mini-schema of a NodeDef's messages (the same numbers).
 
 Conventions (binary has no lines):
 
@@ -80,7 +70,8 @@ from ._wire_read import DEFAULT_CHUNK, FUNCTION_PATH, GRAPHDEF, HEADS, KINDS, ME
 from ._wire_sniff import sniff
 from ._wire_text import check_node, node_to_text
 from ._wire_index import WireIndex, build_index, iter_wire_blocks_reversed
-from ._wire_walk import iter_wire_blocks, reread_block
+from ._wire_node import reread_block
+from ._wire_walk import iter_wire_blocks
 
 __all__ = [
     "DEFAULT_CHUNK", "FUNCTION_PATH", "GRAPHDEF", "HEADS", "KINDS", "METAGRAPH", "NODE_PATH", "SAVEDMODEL",

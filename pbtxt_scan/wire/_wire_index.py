@@ -10,7 +10,8 @@ from typing import Any, BinaryIO, Dict, FrozenSet, Iterator, List, NamedTuple, O
 from .._errors import PbtxtError
 from .._model import Block
 from ._wire_read import DEFAULT_CHUNK, HEADS, NODE_PATH, WireInfo, _check_end, _Reader, _seekable, _skip_value, _tag
-from ._wire_walk import Site, Visits, _block, _kind_of, _sites, _want, _which
+from ._wire_node import Site, _block, _want
+from ._wire_walk import Visits, _kind_of, _sites, _which
 
 REGION = 256 << 10  # bytes of nodes per backward-index checkpoint
 

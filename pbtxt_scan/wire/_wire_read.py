@@ -9,14 +9,30 @@ from typing import Any, BinaryIO, Dict, Iterator, NamedTuple, Optional, Tuple
 
 from .._errors import PbtxtError
 from .._model import FUNCTION_NODES, TF_HEADS
+from ..schema import default_schema
 
 GRAPHDEF, METAGRAPH, SAVEDMODEL = "graphdef", "metagraph", "savedmodel"
 KINDS = (GRAPHDEF, METAGRAPH, SAVEDMODEL)
 NODE_PATH = ("node",)
 FUNCTION_PATH = FUNCTION_NODES
 HEADS = TF_HEADS
-_HEAD_FIELD = {"name": 1, "op": 2, "input": 3, "device": 4}
+
+def _number(message: str, field: str) -> int:
+    """A field's number, from the schema tables (the one source; looked up once, at import)."""
+    return default_schema().fields("tensorflow." + message)[field].number
+
+
+# The fields the walk reads, by number (``F_``) or by the tag of their length-delimited form (``T_``).
+F_NODE, F_LIBRARY = _number("GraphDef", "node"), _number("GraphDef", "library")
+F_FUNCTION, F_SIGNATURE, F_NODE_DEF = _number("FunctionDefLibrary", "function"), _number("FunctionDef", "signature"), _number("FunctionDef", "node_def")
+F_OP_NAME = _number("OpDef", "name")
+F_META_INFO, F_GRAPH_DEF, F_TAGS = _number("MetaGraphDef", "meta_info_def"), _number("MetaGraphDef", "graph_def"), _number("MetaGraphDef.MetaInfoDef", "tags")
+F_META_GRAPHS = _number("SavedModel", "meta_graphs")
+_HEAD_FIELD = {h: _number("NodeDef", h) for h in ("name", "op", "input", "device")}
 _FIELD_HEAD = {v: k for k, v in _HEAD_FIELD.items()}
+T_NODE, T_LIBRARY = F_NODE << 3 | 2, F_LIBRARY << 3 | 2
+T_NAME, T_OP, T_ATTR = _HEAD_FIELD["name"] << 3 | 2, _HEAD_FIELD["op"] << 3 | 2, _number("NodeDef", "attr") << 3 | 2
+T_HEADS = frozenset(n << 3 | 2 for n in _HEAD_FIELD.values())  # NodeDef name, op, input, device
 
 DEFAULT_CHUNK = 1 << 20
 SNIFF_BYTES = 1 << 16
@@ -178,9 +194,7 @@ def _varint_slow(buf: bytes, i: int, start: int) -> Tuple[int, int]:
             raise _error("truncated: the file ends inside a varint", start) from None
         v |= (b & 0x7F) << shift
         if b < 0x80:
-            if k == 9 and b > 1:
-                raise _error("bad varint: more than 64 bits", start)
-            return v, i + k + 1
+            return v & 0xFFFFFFFFFFFFFFFF, i + k + 1  # (protobuf keeps a 10th byte's low bit only)
         shift += 7
     raise _error("bad varint: more than 10 bytes", start)
 
@@ -191,6 +205,8 @@ def _tag(r: _Reader) -> Tuple[int, int, int]:
     t = r.varint()
     fn = t >> 3
     wt = t & 7
+    if t > 0x7F and (t >> 32 or r.tell() - off > 5):
+        raise _error("bad tag: more than 5 bytes or 32 bits", off)
     if fn == 0:
         raise _error("field number 0 is not valid", off)
     if wt > 5:

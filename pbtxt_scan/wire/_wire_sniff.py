@@ -9,6 +9,8 @@ from typing import Any, Dict, Optional, Tuple
 from .._errors import PbtxtError
 from ._wire_read import GRAPHDEF, METAGRAPH, SAVEDMODEL, SNIFF_BYTES, TRUNCATED_FILE, TRUNCATED_MSG, _varint_slow
 
+_ROOTS = {GRAPHDEF: "tensorflow.GraphDef", METAGRAPH: "tensorflow.MetaGraphDef", SAVEDMODEL: "tensorflow.SavedModel"}
+
 # Mini-schemas for telling the kinds apart: field -> "s" (printable string), "v" (varint),
 # "m" (any length-delimited bytes) or a nested schema.
 _S_NODE: Dict[int, Any] = {1: "s", 2: "s", 3: "s", 4: "s", 5: {1: "s", 2: "m"}, 6: "m", 7: "m"}
@@ -60,10 +62,11 @@ def _plausible(buf: bytes, i: int, end: int, schema: Dict[int, Any], depth: int,
         except (PbtxtError, IndexError):
             return start if strict or i < len(buf) - 10 else end
         fn, wt = t >> 3, t & 7
-        kind = schema.get(fn)
+        kind = _as_parsed(schema.get(fn), wt, depth)
         if kind is None:
             if depth == 0 or fn <= max(schema) or wt not in (0, 1, 2, 5):
-                return start
+                if fn not in schema or depth == 0 or wt not in (0, 1, 2, 5):
+                    return start
             kind = "v" if wt == 0 else "m"
             if wt != 0 and wt != 2:
                 i += 8 if wt == 1 else 4
@@ -96,6 +99,14 @@ def _plausible(buf: bytes, i: int, end: int, schema: Dict[int, Any], depth: int,
     return end
 
 
+def _as_parsed(kind: Any, wt: int, depth: int) -> Any:
+    """A known field's kind, or None where protobuf would keep it as an unknown field: below the
+    top level, one with another wire type than its own (a top-level one still tells the kind)."""
+    if kind is None or depth == 0 or wt == (0 if kind == "v" else 2):
+        return kind
+    return None
+
+
 BROKEN_MIN = 4  # bytes of a kind's fields read before the break: a node's tag and length, and its
 # name's. Files of other kinds break at their first bytes (their magic numbers are no tags); text
 # can read further (newlines are a node's and a name's tags), and is told apart before this is
@@ -114,7 +125,21 @@ def broken(head: bytes, *, complete: bool) -> Optional[Tuple[str, int, str]]:
     (at, why, read), kind = found[0]
     if not why or read < BROKEN_MIN:
         return None
-    return ("" if found[1][0][2] >= read else kind), at, why
+    if found[1][0][2] >= read:
+        return "", at, why
+    path = _path_to(head, kind, at)
+    return kind, at, ("%s: %s" % (path, why) if path else why)
+
+
+def _path_to(head: bytes, kind: str, at: int) -> str:
+    """The field path (``node[3].name``) of the break at ``at``, as the schema's walk finds it."""
+    from ._wire_schema import field_path, spec, walk  # (a damaged head only: a text graph's fp never loads it)
+
+    root = _ROOTS[kind]
+    e = walk(head, 0, len(head), spec(root), 0)
+    if e is None or e.at > at:
+        return ""
+    return field_path(head, e, root).lstrip(".")
 
 
 def _breaks(buf: bytes, i: int, end: int, schema: Dict[int, Any], depth: int, complete: bool) -> Tuple[int, str, int]:
@@ -131,11 +156,11 @@ def _breaks(buf: bytes, i: int, end: int, schema: Dict[int, Any], depth: int, co
                 return end, "", end
             return start, "a field's tag is no valid varint", start
         fn, wt = t >> 3, t & 7
-        kind = schema.get(fn)
+        kind = _as_parsed(schema.get(fn), wt, depth)
         if kind is None:
             if fn == 0:
                 return start, "field number 0 is not valid", start
-            if depth == 0 or fn <= max(schema) or wt not in (0, 1, 2, 5):
+            if (depth == 0 or fn <= max(schema) or wt not in (0, 1, 2, 5)) and (fn not in schema or wt not in (0, 1, 2, 5)):
                 return start, "field %d of wire type %d is not a field here" % (fn, wt), start
             kind = "v" if wt == 0 else "m"
             if wt != 0 and wt != 2:

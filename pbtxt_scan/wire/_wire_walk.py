@@ -5,16 +5,18 @@ from __future__ import annotations
 from typing import Any, BinaryIO, Callable, Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from .._errors import PbtxtError
-from .._model import Block, Head
-from ._wire_read import _HEAD_FIELD, DEFAULT_CHUNK, FUNCTION_PATH, GRAPHDEF, HEADS, KINDS, METAGRAPH, NODE_PATH, SAVEDMODEL, SNIFF_BYTES, TRUNCATED_FILE, TRUNCATED_MSG, WireInfo, _Bad, _check_end, _error, _fields, _Reader, _seekable, _skip_value, _tag, _text, _varint_slow
+from .._model import Block
+from ._wire_read import F_FUNCTION, F_GRAPH_DEF, F_LIBRARY, F_META_GRAPHS, F_META_INFO, F_NODE, F_NODE_DEF, F_OP_NAME, F_SIGNATURE, F_TAGS, T_LIBRARY, T_NODE, DEFAULT_CHUNK, FUNCTION_PATH, GRAPHDEF, HEADS, KINDS, METAGRAPH, NODE_PATH, SAVEDMODEL, SNIFF_BYTES, TRUNCATED_FILE, TRUNCATED_MSG, WireInfo, _check_end, _error, _fields, _Reader, _skip_value, _tag, _text
+from ._wire_node import _PATHS, Site, _block, _want
+from ._wire_stream import check_field, fields, join, named, segment
 from ._wire_sniff import sniff
-
-_INLINE_MAX = 8 << 20  # nodes up to this size are read whole; bigger ones field by field
-
 
 # --------------------------------------------------------------------------------------------
 # walking the containers down to the nodes
 # --------------------------------------------------------------------------------------------
+
+
+_GRAPH, _META = "tensorflow.GraphDef", "tensorflow.MetaGraphDef"
 
 
 def _kind_of(r: _Reader, kind: Optional[str]) -> str:
@@ -29,28 +31,15 @@ def _kind_of(r: _Reader, kind: Optional[str]) -> str:
     return found
 
 
-class Site:
-    """Where the node fields being walked sit: ``which`` (0: graph nodes, 1: function nodes),
-    ``parent_end`` (the end of the enclosing GraphDef or FunctionDef, -1 for a GraphDef that runs
-    to the end of the file) and ``fname`` (the function's name, once read)."""
-
-    __slots__ = ("which", "parent_end", "fname")
-
-    def __init__(self, which: int, parent_end: int, fname: Optional[str] = None) -> None:
-        self.which = which
-        self.parent_end = parent_end
-        self.fname = fname
-
-
 class Visits(NamedTuple):
     """What a walk visits: the graph's nodes (``nodes``), the functions' (``functions``), each
     node field by ``visit(r, site, tag offset, payload start, payload end)`` and, for a whole-file
-    fold, runs of graph nodes by ``bulk(buf, i, limit, base)`` (see :func:`_sites`)."""
+    fold, runs of graph nodes by ``bulk(buf, i, limit, base, site)`` (see :func:`_sites`)."""
 
     nodes: bool
     functions: bool
     visit: Callable[[_Reader, Site, int, int, int], Any]
-    bulk: Optional[Callable[[bytes, int, int, int], int]] = None
+    bulk: Optional[Callable[[bytes, int, int, int, Site], int]] = None
 
 
 def _sites(r: _Reader, kind: str, which: Visits, meta_graph: Optional[int], info: Optional[Dict[str, Any]]) -> Iterator[Any]:
@@ -78,11 +67,13 @@ def _note(info: Optional[Dict[str, Any]], what: WireInfo) -> None:
         info.update(what._asdict())
 
 
-def _graph(r: _Reader, end: Optional[int], which: Visits) -> Iterator[Any]:
-    """The GraphDef level: the hot loop (millions of ``node`` fields), written out by hand."""
+def _graph(r: _Reader, end: Optional[int], which: Visits, site: Optional[Site] = None) -> Iterator[Any]:
+    """The GraphDef level: the hot loop (millions of ``node`` fields), written out by hand.
+    ``site``: where its nodes are (a GraphDef inside a MetaGraphDef: for the errors' paths)."""
     want_nodes, want_lib, visit = which.nodes, which.functions, which.visit
     bulk = which.bulk if want_nodes else None
-    site = Site(0, end if end is not None else -1)
+    if site is None:
+        site = Site(0, end if end is not None else -1)
     while True:
         # 1. the next tag, a single byte for every field GraphDef has
         buf = r.buf
@@ -99,11 +90,11 @@ def _graph(r: _Reader, end: Optional[int], which: Visits) -> Iterator[Any]:
             return
         t = buf[i]
         # 2. node (field 1, length-delimited), by far the most common: its length, then yield
-        if t == 0x0A:
+        if t == T_NODE:
             if bulk is not None:
                 # 2a. a whole-file fold takes every node it can read straight from the buffer
                 # (``_wire_whole``), and stops before any other: that one is read below
-                j = bulk(buf, i, len(buf) if end is None else min(len(buf), end - r.base), r.base)
+                j = bulk(buf, i, len(buf) if end is None else min(len(buf), end - r.base), r.base, site)
                 if j != i:
                     r.i = j
                     yield None
@@ -118,13 +109,14 @@ def _graph(r: _Reader, end: Optional[int], which: Visits) -> Iterator[Any]:
                 i = r.i
             p = r.base + i
             q = p + n
-            if end is not None and q > end:
-                raise _error(TRUNCATED_MSG, off)
+            if end is not None and q > end:  # (checking: named, inside a MetaGraphDef)
+                raise named(_error(TRUNCATED_MSG, off), "%s[%d]" % (site.prefix, site.index) if r.validate else "")
             if r.size is not None and q > r.size:
                 raise _error(TRUNCATED_FILE, off)
             r.i = i
             if want_nodes:
                 got = visit(r, site, off, p, q)
+                site.index += 1
                 if got is not None:
                     yield got
             j = q - r.base
@@ -135,48 +127,86 @@ def _graph(r: _Reader, end: Optional[int], which: Visits) -> Iterator[Any]:
             continue
         # 3. anything else: library (descend when function nodes are wanted) or skip
         r.i = i
+        if r.validate and not (want_lib and buf[i] == T_LIBRARY):
+            _graph_field(r, end, site)
+            continue
         fn, wt, off = _tag(r)
-        if fn == 2 and wt == 2 and want_lib:
+        if fn == F_LIBRARY and wt == 2 and want_lib:
             n = r.varint()
             p = r.tell()
             _check_end(p + n, end, off, r)
-            yield from _library(r, p + n, visit)
+            yield from _library(r, p + n, visit, join(site.prefix.rpartition(".")[0], "library"), site.depth)
             r.skip_to(p + n, off)
         else:
             _skip_value(r, fn, wt, off, end)
 
 
-def _library(r: _Reader, end: int, visit: Any) -> Iterator[Any]:
+def _graph_field(r: _Reader, end: Optional[int], site: Site) -> None:
+    """A validating walk's GraphDef field other than a node in the usual form: checked as protobuf
+    parses it (the library, versions, debug_info; a node whose tag has more than one byte)."""
+    path = site.prefix.rpartition(".")[0]
+    try:
+        fn, wt, off = _tag(r)
+    except PbtxtError as e:
+        raise named(e, path) from None
+    here = path + segment(_GRAPH, fn, site.index if fn == F_NODE else 0)
+    if wt == 4:
+        raise named(_error("end-group tag without a group", off), path)
+    try:
+        if wt != 2:
+            _skip_value(r, fn, wt, off, end)
+            return
+        n = r.varint()
+        p = r.tell()
+        _check_end(p + n, end, off, r)
+    except PbtxtError as e:
+        raise named(e, here) from None
+    check_field(r, (_GRAPH, fn, site.index if fn == F_NODE else 0), p + n, off, path, site.depth - 1)
+    r.skip_to(p + n, off)
+
+
+def _library(r: _Reader, end: int, visit: Any, path: str = "library", depth: int = 1) -> Iterator[Any]:
+    k = 0
     for fn, _off, p, q in _fields(r, end):
-        if fn == 1:
-            yield from _function(r, q, visit)
+        if fn == F_FUNCTION:
+            yield from _function(r, q, visit, Site(1, q, prefix="%s.function[%d].node_def" % (path, k), depth=depth + 2))
+            k += 1
 
 
-def _function(r: _Reader, end: int, visit: Any) -> Iterator[Any]:
-    site = Site(1, end)
+def _function(r: _Reader, end: int, visit: Any, site: Site) -> Iterator[Any]:
     for fn, off, p, q in _fields(r, end):
-        if fn == 3:
+        if fn == F_NODE_DEF:
             got = visit(r, site, off, p, q)  # (the visit reads the site now: the name as read so far)
+            site.index += 1
             if got is not None:
                 yield got
-        elif fn == 1:  # signature (OpDef): its name = 1
+        elif fn == F_SIGNATURE:  # (an OpDef: its name)
             for fn2, off2, p2, q2 in _fields(r, q):
-                if fn2 == 1:
+                if fn2 == F_OP_NAME:
                     site.fname = _text(r.take(q2 - p2, off2))
 
 
-def _meta(r: _Reader, end: Optional[int], which: Visits) -> Iterator[Any]:
-    for fn, _off, p, q in _fields(r, end):
-        if fn == 2:  # graph_def
-            yield from _graph(r, q, which)
+def _meta(r: _Reader, end: Optional[int], which: Visits, path: str = "", depth: int = 0) -> Iterator[Any]:
+    """A MetaGraphDef's graph (``path``, ``depth``: the MetaGraphDef's, for the errors); a
+    validating walk checks its other fields too."""
+    if not r.validate:
+        for fn, _off, p, q in _fields(r, end):
+            if fn == F_GRAPH_DEF:
+                yield from _graph(r, q, which)
+        return
+    for fn, k, off, p, q in fields(r, end, _META, path):
+        if fn == F_GRAPH_DEF:
+            yield from _graph(r, q, which, Site(0, q, prefix=join(path, "graph_def.node"), depth=depth + 2))
+        else:
+            check_field(r, (_META, fn, k), q, off, path, depth)
 
 
-def _tags_of_meta(r: _Reader, end: int) -> Tuple[str, ...]:
+def _tags_of_meta(r: _Reader, end: int, path: str) -> Tuple[str, ...]:
     tags: List[str] = []
-    for fn, _off, p, q in _fields(r, end):
-        if fn == 1:  # meta_info_def
-            for fn2, off2, p2, q2 in _fields(r, q):
-                if fn2 == 4:
+    for fn, _k, _off, p, q in fields(r, end, _META, path):
+        if fn == F_META_INFO:
+            for fn2, _k2, off2, p2, q2 in fields(r, q, _META + ".MetaInfoDef", path + ".meta_info_def"):
+                if fn2 == F_TAGS:
                     tags.append(_text(r.take(q2 - p2, off2)))
     return tuple(tags)
 
@@ -186,9 +216,9 @@ def _saved(r: _Reader, end: Optional[int], which: Visits, meta_graph: Optional[i
         # 1. a first pass over the MetaGraphs' tags (their graphs are skipped by seeking)
         start = r.tell()
         metas: List[Tuple[int, int, Tuple[str, ...]]] = []
-        for fn, _off, p, q in _fields(r, end):
-            if fn == 2:
-                metas.append((p, q, _tags_of_meta(r, q)))
+        for fn, k, _off, p, q in fields(r, end, "tensorflow.SavedModel", ""):
+            if fn == F_META_GRAPHS:
+                metas.append((p, q, _tags_of_meta(r, q, "meta_graphs[%d]" % k)))
         if not metas:
             raise _error("this SavedModel has no MetaGraph", start)
         # 2. the choice: asked for, else the one tagged train, else the first
@@ -201,6 +231,9 @@ def _saved(r: _Reader, end: Optional[int], which: Visits, meta_graph: Optional[i
             k, why = (train[0], "tagged train") if train else (0, "the first (none is tagged train)")
         p, q, meta_tags = metas[k]
         _note(info, WireInfo(SAVEDMODEL, k, meta_tags, len(metas), why))
+        if r.validate:
+            yield from _saved_checked(r, start, end, which, k)
+            return
         r.seek(p)
         yield from _meta(r, q, which)
         return
@@ -208,23 +241,25 @@ def _saved(r: _Reader, end: Optional[int], which: Visits, meta_graph: Optional[i
     k = -1
     want = 0 if meta_graph is None else meta_graph
     for fn, off, p, q in _fields(r, end):
-        if fn != 2:
+        if fn != F_META_GRAPHS:
             continue
         k += 1
         if k != want:
+            if r.validate:  # (checking: every MetaGraph, as protobuf parses them)
+                check_field(r, ("tensorflow.SavedModel", F_META_GRAPHS, k), q, off, "", 0)
             continue
         why = "as asked" if meta_graph is not None else "the first (the input is not seekable: later ones were not checked for a train tag)"
         tags: List[str] = []
         _note(info, WireInfo(SAVEDMODEL, k, (), None, why))
         for fn2, off2, p2, q2 in _fields(r, q):
-            if fn2 == 1:
+            if fn2 == F_META_INFO:
                 for fn3, off3, p3, q3 in _fields(r, q2):
-                    if fn3 == 4:
+                    if fn3 == F_TAGS:
                         tags.append(_text(r.take(q3 - p3, off3)))
                 if info is not None:
                     info["tags"] = tuple(tags)
-            elif fn2 == 2:
-                yield from _graph(r, q2, which)
+            elif fn2 == F_GRAPH_DEF:
+                yield from _graph(r, q2, which, Site(0, q2, prefix="meta_graphs[%d].graph_def.node" % k, depth=3))
     if k < want:
         raise _error("this SavedModel has %d MetaGraphs, no MetaGraph %d" % (k + 1, want), r.tell())
     if info is not None:
@@ -232,111 +267,15 @@ def _saved(r: _Reader, end: Optional[int], which: Visits, meta_graph: Optional[i
 
 
 
-# --------------------------------------------------------------------------------------------
-# nodes: heads from the NodeDef bytes
-# --------------------------------------------------------------------------------------------
-
-
-def _node_fast(buf: bytes, i: int, end: int, want: Dict[int, str]) -> List[Head]:
-    """Heads of a NodeDef held whole in ``buf[i:end]`` (``want``: tag byte -> head name); raises
-    :class:`_Bad` on anything unusual (the careful path then says what and where)."""
-    heads: List[Head] = []
-    try:
-        while i < end:
-            # 1. every field NodeDef has is length-delimited with a one-byte tag: read its length
-            t = buf[i]
-            n = buf[i + 1]
-            if n < 0x80:
-                s = i + 2
-            else:
-                n, s = _varint_slow(buf, i + 1, 0)
-            j = s + n
-            # 2. attr (0x2a), the most common field, is skipped; then the heads
-            if t == 0x2A:
-                if j > end:
-                    raise _Bad
-                i = j
-                continue
-            name = want.get(t)
-            if name is not None:
-                if j > end:
-                    raise _Bad
-                heads.append(_new(Head, (name, buf[s:j].decode("utf-8", "surrogateescape"), 0)))
-                i = j
-                continue
-            # 3. anything else, by its wire type
-            if t >= 0x80 or t < 8:
-                raise _Bad  # a field number over 15, or 0
-            wt = t & 7
-            if wt == 2:
-                if j > end:
-                    raise _Bad
-                i = j
-            elif wt == 0:
-                i += 1
-                k = i
-                while buf[i] >= 0x80:
-                    i += 1
-                if i - k > 9:
-                    raise _Bad
-                i += 1
-            elif wt == 1:
-                i += 9
-            elif wt == 5:
-                i += 5
-            else:
-                raise _Bad
-    except (IndexError, PbtxtError):
-        raise _Bad from None
-    if i != end:
-        raise _Bad
-    return heads
-
-
-def _node_careful(r: _Reader, start: int, end: int, want: Dict[int, str]) -> List[Head]:
-    """Heads of the NodeDef at ``[start, end)``, read field by field (any size; precise errors)."""
-    heads: List[Head] = []
-    for fn, off, p, q in _fields(r, end):
-        name = want.get(fn << 3 | 2)
-        if name is not None:
-            heads.append(Head(name, _text(r.take(q - p, off)), 0))
-    return heads
-
-
-def _want(heads: FrozenSet[str]) -> Dict[int, str]:
-    """Head names by their tag (field << 3 | wire type 2)."""
-    return {_HEAD_FIELD[h] << 3 | 2: h for h in heads if h in _HEAD_FIELD}
-
-
-_PATHS = (NODE_PATH, FUNCTION_PATH)
-_NO_PARENTS: Tuple[Optional[str], ...] = ()
-
-
-_new = tuple.__new__  # a NamedTuple without its keyword handling: the hot path makes millions
-
-
-def _block(r: _Reader, site: Site, off: int, start: int, end: int) -> Block:
-    """The block of the NodeDef at ``[start, end)``, the reader at ``start`` (heads: ``r.want``)."""
-    want = r.want
-    n = end - start
-    i = r.i
-    if n <= len(r.buf) - i or (n <= _INLINE_MAX and r.fill(n) >= n):
-        i = r.i
-        # (the node's bytes taken now: the careful path below may refill r.buf, and i would then
-        # point at other bytes)
-        data = r.buf[i : i + n] if r.validate else b""
-        try:
-            heads = _node_fast(r.buf, i, i + n, want)
-        except _Bad:
-            heads = _node_careful(r, start, end, want)
-        if r.validate:
-            from ._wire_text import check_node
-
-            check_node(data, start)
-    else:
-        heads = _node_careful(r, start, end, want)
-    which = site.which
-    return _new(Block, (_PATHS[which], start, end, 0, 0, tuple(heads), _NO_PARENTS if which == 0 else (None, site.fname)))
+def _saved_checked(r: _Reader, start: int, end: Optional[int], which: Visits, chosen: int) -> Iterator[Any]:
+    """A SavedModel walked again from ``start``, every field checked, MetaGraph ``chosen``'s
+    graph walked (``check``: protobuf parses every MetaGraph)."""
+    r.seek(start)
+    for fn, k, off, p, q in fields(r, end, "tensorflow.SavedModel", ""):
+        if fn == F_META_GRAPHS and k == chosen:
+            yield from _meta(r, q, which, "meta_graphs[%d]" % k, 1)
+        else:
+            check_field(r, ("tensorflow.SavedModel", fn, k), q, off, "", 0)
 
 
 def _which(paths: Sequence[Sequence[str]]) -> Tuple[bool, bool]:
@@ -375,16 +314,3 @@ def iter_wire_blocks(
     r.validate = validate
     nodes, functions = _which(paths)
     yield from _sites(r, k, Visits(nodes, functions, _block), meta_graph, info)
-
-
-def reread_block(f: BinaryIO, block: Block, heads: FrozenSet[str] = HEADS) -> Block:
-    """``block`` again from the seekable ``f``, with other ``heads``: read the nodes backward with
-    name and op only (a NoOp such as ``init`` can have 100,000+ inputs), then the inputs of the
-    few candidates."""
-    if not _seekable(f):
-        raise PbtxtError("reading a node again needs a seekable file (copy the stream to a file first)")
-    r = _Reader(f, max(64, min(block.end - block.start, DEFAULT_CHUNK)))
-    r.seek(block.start)
-    r.want = _want(heads)
-    site = Site(0 if tuple(block.path) == NODE_PATH else 1, -1, block.parents[-1] if block.parents else None)
-    return _block(r, site, -1, block.start, block.end)

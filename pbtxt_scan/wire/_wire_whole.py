@@ -12,9 +12,10 @@ read, the same errors). So:
 - ``nodes`` (``row`` given): ``offset<TAB>name<TAB>op`` rows formatted as bytes, decoded once per
   run. The node's other fields are not read (a listing needs name and op only); ``check`` reads them.
 - ``stats``/``check`` (``validate``): the node count and the op histogram (keyed by the op's
-  bytes, in first-seen order), and each node validated as ``check_node`` validates it, by
-  ``_wire_check.node_ok`` (tags and lengths only; a node it does not pass goes the usual way,
-  where ``check_node`` says what is wrong and where).
+  bytes, in first-seen order), and each node checked as protobuf parses it, by
+  ``_wire_check.node_ok`` (tags, lengths, strings as ASCII at once, attr entries remembered; a
+  node it does not pass goes the usual way, where ``_wire_schema`` says what is wrong, where, and
+  in which field). The walk checks the GraphDef's other fields (``_wire_stream``).
 
 Split points (``graph._parallel``): a GraphDef's top level is a sequence of fields, almost all of
 them ``node`` (field 1, length-delimited, tag ``0x0a``). :func:`split_finder` looks for a ``0x0a``
@@ -30,8 +31,9 @@ from typing import Any, BinaryIO, Callable, Dict, FrozenSet, Iterator, List, Opt
 
 from .._model import Block
 from ._wire_check import Seen, message_ok, node_ok
-from ._wire_read import DEFAULT_CHUNK, _Reader
-from ._wire_walk import _INLINE_MAX, Site, Visits, _block, _graph, _kind_of, _sites, _want, _which
+from ._wire_read import DEFAULT_CHUNK, T_NAME, T_NODE, T_OP, _Reader
+from ._wire_node import _INLINE_MAX, Site, _block, _want
+from ._wire_walk import Visits, _graph, _kind_of, _sites, _which
 
 _RUN = 4  # nodes a split point must start
 # A node's name (a short one) and then its op, an identifier: what a library's FunctionDef (its
@@ -52,10 +54,10 @@ class Fold:
     its attr values (``check``, ``stats``). ``keep``: rows only for the nodes it keeps, asked with
     their name and op bytes (``graph._paths.NodeFilter.raw``; ``nodes`` counts every node)."""
 
-    __slots__ = ("nodes", "ops", "rows", "row", "tsv", "validate", "seen", "last", "keep")
+    __slots__ = ("nodes", "ops", "rows", "row", "tsv", "validate", "seen", "last", "keep", "index")
 
     def __init__(self, *, row: Optional[Callable[[Block], str]] = None, tsv: bool = True, validate: bool = False,
-                 keep: Optional[Callable[[bytes, bytes], bool]] = None) -> None:
+                 keep: Optional[Callable[[bytes, bytes], bool]] = None, index: int = 0) -> None:
         self.keep = keep
         self.tsv = tsv  # (False: ``row`` is another format; every node is read the usual way)
         self.nodes = 0
@@ -65,6 +67,7 @@ class Fold:
         self.validate = validate
         self.seen = Seen()
         self.last = 0
+        self.index = index  # the next node's index in its GraphDef (for the errors' paths)
 
     def histogram(self) -> Dict[str, int]:
         """The op histogram as ``stats`` has it (``?`` for a node without an op), first seen first."""
@@ -83,12 +86,17 @@ class Fold:
     def visit(self, r: _Reader, site: Site, off: int, p: int, q: int) -> None:
         """A node :meth:`bulk` left: read the usual way (``_wire_walk._block``)."""
         if self.validate:
-            # check_node (in _block) only where node_ok does not pass the node: it says what is
-            # wrong; nodes too big to hold are not checked inside, as for every listing
+            # _block walks the node again only where node_ok does not pass it (to say what is
+            # wrong, and where), and checks a node too big to hold as it reads it
             n = q - p
             held = n <= len(r.buf) - r.i or (n <= _INLINE_MAX and r.fill(n) >= n)
-            r.validate = held and not node_ok(r.buf, r.i, r.i, r.i + n, self.seen)
-        b = _block(r, site, off, p, q)
+            r.validate = not held or not node_ok(r.buf, r.i, r.i, r.i + n, self.seen, site.depth)
+            site.index = self.index
+            b = _block(r, site, off, p, q)
+            r.validate = True
+        else:
+            b = _block(r, site, off, p, q)
+        self.index += 1
         if self.row is None:
             op = b.op
             key = op.encode("utf-8", "surrogateescape") if op else b""
@@ -98,7 +106,7 @@ class Fold:
         self.nodes += 1
         self.last = q
 
-    def bulk(self, buf: bytes, i: int, lim: int, base: int) -> int:
+    def bulk(self, buf: bytes, i: int, lim: int, base: int, site: Site) -> int:
         """The nodes held whole in ``buf[i:lim]`` from the first, up to one it leaves; returns
         where it stopped. (One loop per command, written out: it runs once per node.)"""
         if not self.tsv:
@@ -109,9 +117,11 @@ class Fold:
         ops = self.ops
         validate = self.validate
         seen = self.seen
+        depth = site.depth
+        node, name, op_ = T_NODE, T_NAME, T_OP  # (locals: the loop runs once per node)
         while i + 1 < lim:
             # 1. the node field's tag and length (up to three bytes: nodes under 2 MB)
-            if buf[i] != 0x0A:
+            if buf[i] != node:
                 break
             size = buf[i + 1]
             if size < 0x80:
@@ -128,17 +138,17 @@ class Fold:
             if q > lim or size < 4:
                 break
             # 2. name (0x0a) then op (0x12), each with a one-byte length, inside the node
-            if buf[p] != 0x0A or buf[p + 1] >= 0x80:
+            if buf[p] != name or buf[p + 1] >= 0x80:
                 break
             e = p + 2 + buf[p + 1]
-            if e + 2 > q or buf[e] != 0x12 or buf[e + 1] >= 0x80:
+            if e + 2 > q or buf[e] != op_ or buf[e + 1] >= 0x80:
                 break
             s = e + 2
             t = s + buf[e + 1]
             if t > q:
                 break
             # 3. the command's part
-            if validate and not node_ok(buf, p, t, q, seen):
+            if validate and not node_ok(buf, p, t, q, seen, depth):
                 break
             if rows is None:
                 op = buf[s:t]
@@ -149,6 +159,8 @@ class Fold:
             i = q
         if n:
             self.nodes += n
+            self.index += n
+            site.index = self.index  # (the next node's, for the walk's errors)
             self.last = base + i
         return i
 
