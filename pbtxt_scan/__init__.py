@@ -18,7 +18,8 @@ Public API (everything else is private and may change):
   several at once, around names or answers' points, sharing their byte search (the report's)
 - :class:`GraphFile`: one input opened once (a path, ``-``, a pipe or ``.gz``; text format, or a binary
   GraphDef, MetaGraphDef or SavedModel told by content), read through by every layer
-- :class:`PbtxtError`: the one error type (``line``, ``column``, ``path``)
+- :class:`PbtxtError`: the one error type (``line``, ``column``, ``path``); :class:`SchemaErrors`, one of
+  them holding every schema error of a file (``check(..., every=True)``)
 """
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ from ._api import (
     read_block_bytes,
     stats,
 )
-from ._errors import IncompleteInputError, PbtxtError
+from ._errors import IncompleteInputError, PbtxtError, SchemaErrors
 from ._model import Block, Field, Head, Hood, HoodEdge, HoodNode, Message
 from .language._grammar import parse_text
 
@@ -85,6 +86,7 @@ __all__ = [
     "Message",
     "Options",
     "PbtxtError",
+    "SchemaErrors",
     "Point",
     "Points",
     "Stats",

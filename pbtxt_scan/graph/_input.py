@@ -290,12 +290,15 @@ class GraphFile:
         on_progress: Optional[Callable[[int], None]] = None,
         end_state: Optional[Dict[str, int]] = None,
         validate: bool = False,
+        schema: int = 0,
     ) -> Iterator[Block]:
         """Every message at ``block_path`` in file order, validated as it is read. (A binary
         graph's containers and node fields are always checked; ``validate`` also checks every
-        node's attr values, which listings skip: ``check`` and ``stats`` ask for it.)"""
+        node's attr values, which listings skip: ``check`` and ``stats`` ask for it. ``schema``:
+        the whole file against its schema, see :meth:`~pbtxt_scan.source._lane.Lane.forward`.)"""
         return self.lane.blocks(
-            block_path, heads, chunk_size=chunk_size, on_progress=on_progress, end_state=end_state, validate=validate
+            block_path, heads, chunk_size=chunk_size, on_progress=on_progress, end_state=end_state, validate=validate,
+            schema=schema,
         )
 
     def nodes(self, heads: Optional[FrozenSet[str]] = None, **kw: Any) -> Iterator[Block]:

@@ -58,19 +58,21 @@ def iter_rows(
     heads: FrozenSet[str] = NAME_AND_OP,
     jobs: Optional[int] = 1,
     on_progress: Optional[Callable[[int], None]] = None,
+    schema: int = 1,
 ) -> Iterator[str]:
     """``row(block)`` for every operator block in file order, as texts of many rows joined by
     newlines (one write each: a write per row costs a second per GB). ``jobs`` > 1 (``None``: every
     usable core) formats the rows on that many processes where the file allows; the same text.
 
-    A syntax error raises :class:`PbtxtError` after the text of the rows before it."""
+    A syntax error, or a schema error (``schema`` 1; 0: the grammar alone), raises
+    :class:`PbtxtError` after the text of the rows before it."""
     from ..parallel._cores import usable_cores
     from . import _parallel
 
     n_jobs = usable_cores() if jobs is None else jobs
     with opened(path, spool=False) as g:
         d = g.dialect if dialect is None or dialect == "auto" else named(dialect)
-        texts = _parallel.rows(g, d.path, heads, row, n_jobs, on_progress, tsv=row is row_tsv) if n_jobs != 1 else None
+        texts = _parallel.rows(g, d.path, heads, row, n_jobs, on_progress, tsv=row is row_tsv, schema=schema) if n_jobs != 1 else None
         if texts is None and row is row_tsv and isinstance(g.lane, WireLane):
             texts = _wire_rows(g, d.path, heads, on_progress)
         if texts is not None:
@@ -78,7 +80,7 @@ def iter_rows(
             return
         rows = []
         try:
-            for b in g.blocks(d.path, heads, on_progress=on_progress):
+            for b in g.blocks(d.path, heads, on_progress=on_progress, schema=schema):
                 rows.append(row(b))
                 if len(rows) >= 512:
                     yield "\n".join(rows)

@@ -15,6 +15,7 @@ from ._frames import ANCESTOR, Frame, parents
 from ._layout import MAX_LITERAL, last_name, scalar_value, text_value
 from .._model import Block, Head
 from ._window import Window
+from ._schema import Watch
 
 _Match = Callable[[bytes, int, int], Optional["re.Match[bytes]"]]  # a bytes pattern's match or search
 
@@ -51,6 +52,7 @@ class Batches(Window):
     _head_names: Tuple[str, ...]
     _name_of: Dict[bytes, str]
     _rxs: Dict[Tuple[int, bool], _Rx]  # (depth, on the path): the walk's own, made at first use
+    watch: Optional[Watch]  # the schema checked too
 
     def _batch(self, d: int) -> Iterator[Block]:
         """Step 2 for the lines at depth ``d`` that the buffer holds (see the class)."""
@@ -68,6 +70,10 @@ class Batches(Window):
         p = pos
         prev_str = None  # (pos, line, after, head taken) of a string scalar line just read
         capped = end - pos > big  # (a field longer than big is entered, as in _whole_block)
+        watch = self.watch
+        # The schema (``_schema``): each block by its shape as it is taken; the scalar lines
+        # between them fed up to it (``fed``), the last ones once the batch knows where it stops.
+        fed, fed_line, esc = pos, line, (buf.find(b"\\", pos, end) if watch is not None else -1)
         while p < end:
             m = field(buf, p, (p + big if p + big < end else end) if capped else end)
             if m is None:
@@ -83,8 +89,12 @@ class Batches(Window):
                           for i, (nm, simple, other) in enumerate(run_heads(run.decode("utf-8", "surrogateescape")), line + 1)]
                     if later is not None and not self._more_heads(more, m.start(groups[3]) - 1, e - 1, line + 1 + len(hs), m.end(groups[2]), hs):
                         break
+                    if watch is not None:
+                        esc = self._watch_field(watch, p, e, (fed, fed_line, esc), line, d)
                     yield new(Block, (path, base + p + 2 * d, base + e - 1, line, col, tuple(hs), above))
                 else:
+                    if watch is not None:
+                        esc = self._watch_field(watch, p, e, (fed, fed_line, esc), line, d)
                     yield new(Block, (path, base + p + 2 * d, base + e - 1, line, col, (), above))
                 prev_str = None
             elif sc is None:
@@ -92,6 +102,8 @@ class Batches(Window):
                     break
                 if fname == b"signature" and top is not None and top.label is None:
                     break
+                if watch is not None:
+                    esc = self._watch_field(watch, p, e, (fed, fed_line, esc), line, d)
                 prev_str = None
             else:  # a scalar
                 taken = False
@@ -126,11 +138,26 @@ class Batches(Window):
             line += count(b"\n", p, e)
             p = e
             after = True
+            fed, fed_line = p, line
         if prev_str is not None:  # the line after a string may go on with an adjacent literal
             p, line, after, taken = prev_str
             if taken and block_heads is not None:
                 block_heads.pop()
+        if watch is not None and fed < p:
+            watch.lines(buf, fed, p, fed_line, d)
         self._stop(pos, p, line, after, end)
+
+    def _watch_field(self, watch: Watch, p: int, e: int, fed: Tuple[int, int, int], line: int, d: int) -> int:
+        """The schema of a whole field ``buf[p:e]`` at ``line``, after the scalar lines from
+        ``fed`` (its offset, its line, the first backslash at or after it): the next backslash."""
+        buf = self.buf
+        at, at_line, esc = fed
+        if at < p:
+            watch.lines(buf, at, p, at_line, d)
+        if 0 <= esc < p:
+            esc = buf.find(b"\\", p)  # (to the buffer's end: -1 then holds for the rest of the batch)
+        watch.field(buf, p, e, line, d, esc < 0 or esc >= e)
+        return esc
 
     def _stop(self, pos: int, p: int, line: int, after: bool, end: int) -> None:
         """A batch from ``pos`` (to ``end``) stops at ``p``, at ``line``: the walk goes on there."""

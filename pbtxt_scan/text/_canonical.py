@@ -53,6 +53,8 @@ from ._handover import _HandOver, end_of, general_from
 from ._batch import Batches
 from ._strings import StringLines
 from ..source._source import DEFAULT_CHUNK
+from .._errors import PbtxtError
+from ._schema import Watch
 
 # A block longer than this is entered (walked line by line), not matched whole. Before 3.11 the
 # layout regexes are plain greedy repeats (``_layout``), and ``re`` keeps backtracking state for
@@ -89,6 +91,7 @@ def scan_canonical(
     fast: bool = True,
     warm_up: Optional[int] = None,
     validate: bool = True,
+    watch: Optional[Watch] = None,
 ) -> Generator[Block, None, None]:
     """The blocks ``scan(f, path, heads)`` yields, validated as strictly, mostly at C speed.
 
@@ -97,16 +100,26 @@ def scan_canonical(
     backward by ``_reverse``), so positions come out as the file's own. ``fast=False``: the
     general scanner alone (the same blocks, errors and end state). ``warm_up``: see ``_Walker``.
     ``validate=False``: a string literal on a line of its own over ``_SKIP_FROM`` (a ``tensor_content``)
-    is checked for where it ends, not escape by escape (``_strings.StringLines._body_ends``)."""
-    if fast:
-        w = _Walker(f, path, heads, chunk_size=chunk_size, display=display, start_offset=start_offset,
-                    start_line=start_line, warm_up=warm_up, validate=validate)
-        yield from w.run()
-        got = w.end_state
-    else:
-        lx = Lexer(f, chunk_size, start_offset=start_offset, start_line=start_line, path=display)
-        yield from scan_tokens(lx, tuple(path), heads)
-        got = end_of(lx)
+    is checked for where it ends, not escape by escape (``_strings.StringLines._body_ends``).
+    ``watch``: the schema checked too (``_schema``): its problems raised as it says."""
+    try:
+        if fast:
+            w = _Walker(f, path, heads, chunk_size=chunk_size, display=display, start_offset=start_offset,
+                        start_line=start_line, warm_up=warm_up, validate=validate, watch=watch)
+            yield from w.run()
+            got = w.end_state
+        else:
+            lx = Lexer(f, chunk_size, start_offset=start_offset, start_line=start_line, path=display)
+            yield from scan_tokens(lx, tuple(path), heads, watch=watch)
+            got = end_of(lx)
+    except PbtxtError as e:
+        if watch is None:
+            raise
+        raise (watch.end(e) or e) from None
+    if watch is not None:
+        err = watch.end()
+        if err is not None:
+            raise err
     if end_state is not None:
         end_state.update(got)
 
@@ -127,6 +140,7 @@ class _Walker(Batches, StringLines):
         self, f: BinaryIO, path: Sequence[str], heads: FrozenSet[str], *, chunk_size: int = DEFAULT_CHUNK,
         display: Optional[str] = None, start_offset: int = 0, start_line: int = 1,
         outer: Optional[List[Frame]] = None, warm_up: Optional[int] = None, validate: bool = True,
+        watch: Optional[Watch] = None,
     ) -> None:
         super().__init__(f, chunk_size, start_offset)
         self.first_line = start_line
@@ -136,6 +150,7 @@ class _Walker(Batches, StringLines):
         self.outer = outer
         self.warm_up = warm_up
         self.validate = validate
+        self.watch = watch
         self.end_state: Dict[str, int] = {}
         names = tuple(sorted(h for h in heads if IDENT_NAME.match(h)))
         self._head_names = names
@@ -218,6 +233,8 @@ class _Walker(Batches, StringLines):
                     buf, pos = self.buf, self.pos  # (refills may have moved the buffer)
                     nl = buf.find(b"\n", pos)
                 # Enter the block (an ancestor, or a block too big, too deep or not canonical).
+                if self.watch is not None:
+                    self.watch.line(d, ident, True, None, self.line)
                 self.last_name = ident
                 block = BlockStart(self.base + pos + 2 * d, self.line, 2 * d + 1, []) if kind == TARGET else None
                 stack.append(Frame(fname, kind, block))
@@ -226,6 +243,9 @@ class _Walker(Batches, StringLines):
                     nl = self._string_ends(nl)
                     if nl < 0:
                         raise _HandOver(self.base + self.pos, self.line)
+                if self.watch is not None:
+                    nxt = layout.NEXT_CHAR.match(self.buf, nl + 1) if b"\\" in scalar else None  # (see Watch.line)
+                    self.watch.line(d, ident, False, scalar, self.line, 1 if nxt is None else len(nxt.group(0)))
                 if d:
                     top = stack[-1]
                     fname = ident.decode("ascii")
@@ -242,6 +262,8 @@ class _Walker(Batches, StringLines):
                 if not d:
                     raise _HandOver(self.base + pos, self.line)
                 fr = stack.pop()
+                if self.watch is not None:
+                    self.watch.line(d, b"", False, None, self.line)
                 if fr.block is not None:  # (a TARGET)
                     yield close_block(path, fr.block, self.base + pos + 2 * d - 1, stack)
             self.pos = nl + 1
@@ -291,6 +313,8 @@ class _Walker(Batches, StringLines):
             return False
         stack = self.stack
         line = self.line
+        if self.watch is not None:
+            self.watch.field(buf, start, end, line, d, buf.find(b"\\", start, end) < 0)
         out: "Block | bool" = True
         if fname == "signature" and d and stack[-1].label is None:
             m = layout.fields_re(d + 1, ("name",)).search(buf, start, end)

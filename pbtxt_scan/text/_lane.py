@@ -44,6 +44,7 @@ class TextLane(Lane):
         chunk_size: int,
         end_state: Optional[Dict[str, Any]],
         validate: bool,
+        schema: int = 0,
     ) -> Generator[Block, None, None]:
         from ._canonical import scan_canonical
 
@@ -52,8 +53,21 @@ class TextLane(Lane):
         # every other byte is checked down to its last value either way.
         return scan_canonical(
             self.store.reader(), tuple(block_path), heads, chunk_size=chunk_size, display=self.store.name,
-            end_state=end_state, validate=validate,
+            end_state=end_state, validate=validate, watch=self.watch(schema),
         )
+
+    def watch(self, limit: int) -> Any:
+        """The schema check of a whole-file reader: the file's message by what it is (a GraphDef,
+        a GE dump's onnx.ModelProto; a ge_proto dump has no schema vendored: none)."""
+        root = self.schema_root()
+        if not limit or root is None:
+            return None
+        from ._schema import Watch
+
+        return Watch(root, limit=limit, display=self.store.name)
+
+    def schema_root(self) -> Optional[str]:
+        return _ROOTS.get(self.dialect.name)
 
     def read(self, block: Block) -> bytes:
         return self.store.read_at(block.start, block.end - block.start)
@@ -216,6 +230,9 @@ class TextLane(Lane):
         if not self.searchable or not self.store.regular:
             return None
         return read_near(self.store, lo, hi, at, heads, inside)
+
+
+_ROOTS = {"graphdef": "tensorflow.GraphDef", "function": "tensorflow.GraphDef", "ge_onnx": "onnx.ModelProto"}
 
 
 @functools.lru_cache(maxsize=None)
