@@ -290,6 +290,7 @@ class GraphFile:
         on_progress: Optional[Callable[[int], None]] = None,
         end_state: Optional[Dict[str, int]] = None,
         validate: bool = False,
+        *,
         schema: int = 0,
     ) -> Iterator[Block]:
         """Every message at ``block_path`` in file order, validated as it is read. (A binary

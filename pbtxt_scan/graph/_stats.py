@@ -56,7 +56,7 @@ def check(
     jobs = usable_cores() if jobs is None else jobs
     with opened(path, spool=False) as g:
         g.check_records(every=True, jobs=jobs)  # (an event file: every record's CRC)
-        return _stats(g, None, chunk_size, on_progress, jobs, t0, ALL_ERRORS if every else 1)
+        return _stats(g, None, chunk_size, on_progress, jobs, t0, schema=ALL_ERRORS if every else 1)
 
 
 def stats(
@@ -75,12 +75,12 @@ def stats(
     jobs = usable_cores() if jobs is None else jobs
     with opened(path, spool=False) as g:
         g.check_records(every=False)  # (an event file: its graph record's CRC, if opening did not check it)
-        return _stats(g, dialect, chunk_size, on_progress, jobs, t0, 1)
+        return _stats(g, dialect, chunk_size, on_progress, jobs, t0, schema=1)
 
 
 def _stats(
     g: Any, dialect: Union[None, str, Dialect], chunk_size: int, on_progress: Optional[Callable[[int], None]], jobs: int,
-    t0: float, schema: int,
+    t0: float, *, schema: int,
 ) -> Stats:
     """:func:`stats` of an open input whose event-file CRCs (if any) were checked (``schema``: the lane's)."""
     d = g.dialect if dialect is None or dialect == "auto" else named(dialect)

@@ -7,7 +7,7 @@ anything that needs the line-by-line walk stops the run at a line start.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from . import _layout as layout
 from ..language._atomic import user_groups
@@ -65,15 +65,12 @@ class Batches(Window):
         block_heads = top.block.heads if top is not None and top.block is not None else None  # (in a block to yield)
         in_sig = block_heads is not None and top is not None and top.name == "signature"
         name_of, count, new, col = self._name_of, buf.count, tuple.__new__, 2 * d + 1
-        base, line, after, big = self.base, self.line, self.after, self.big
+        base, line, after, big, watch = self.base, self.line, self.after, self.big, self.watch
         above = parents(stack) if d else ()
         p = pos
         prev_str = None  # (pos, line, after, head taken) of a string scalar line just read
         capped = end - pos > big  # (a field longer than big is entered, as in _whole_block)
-        watch = self.watch
-        # The schema (``_schema``): each block by its shape as it is taken; the scalar lines
-        # between them fed up to it (``fed``), the last ones once the batch knows where it stops.
-        fed, fed_line, esc = pos, line, (buf.find(b"\\", pos, end) if watch is not None else -1)
+        fed = (pos, line, 0)  # the schema's: see _watch_field
         while p < end:
             m = field(buf, p, (p + big if p + big < end else end) if capped else end)
             if m is None:
@@ -82,6 +79,7 @@ class Batches(Window):
             e = m.end()
             # Branches in order of frequency: the blocks to yield, other blocks, scalars.
             if sc is None and fname == target and fname != b"signature":
+                hs: Sequence[Head] = ()
                 if run_heads is not None:
                     if len(run) >= MAX_LITERAL:
                         break
@@ -89,22 +87,14 @@ class Batches(Window):
                           for i, (nm, simple, other) in enumerate(run_heads(run.decode("utf-8", "surrogateescape")), line + 1)]
                     if later is not None and not self._more_heads(more, m.start(groups[3]) - 1, e - 1, line + 1 + len(hs), m.end(groups[2]), hs):
                         break
-                    if watch is not None:
-                        esc = self._watch_field(watch, p, e, (fed, fed_line, esc), line, d)
-                    yield new(Block, (path, base + p + 2 * d, base + e - 1, line, col, tuple(hs), above))
-                else:
-                    if watch is not None:
-                        esc = self._watch_field(watch, p, e, (fed, fed_line, esc), line, d)
-                    yield new(Block, (path, base + p + 2 * d, base + e - 1, line, col, (), above))
-                prev_str = None
+                fed = fed if watch is None else self._watch_field(watch, p, e, fed, line, d)
+                yield new(Block, (path, base + p + 2 * d, base + e - 1, line, col, tuple(hs), above))
             elif sc is None:
                 if fname == ancestor or fname == target:  # (a target named signature: line walk)
                     break
                 if fname == b"signature" and top is not None and top.label is None:
                     break
-                if watch is not None:
-                    esc = self._watch_field(watch, p, e, (fed, fed_line, esc), line, d)
-                prev_str = None
+                fed = fed if watch is None else self._watch_field(watch, p, e, fed, line, d)
             else:  # a scalar
                 taken = False
                 if block_heads is not None:
@@ -138,29 +128,33 @@ class Batches(Window):
             line += count(b"\n", p, e)
             p = e
             after = True
-            fed, fed_line = p, line
+            prev_str = None
         if prev_str is not None:  # the line after a string may go on with an adjacent literal
             p, line, after, taken = prev_str
             if taken and block_heads is not None:
                 block_heads.pop()
-        if watch is not None and fed < p:
-            watch.lines(buf, fed, p, fed_line, d)
-        self._stop(pos, p, line, after, end)
+        self._stop(pos, p, line, after, end, fed=fed)
 
-    def _watch_field(self, watch: Watch, p: int, e: int, fed: Tuple[int, int, int], line: int, d: int) -> int:
-        """The schema of a whole field ``buf[p:e]`` at ``line``, after the scalar lines from
-        ``fed`` (its offset, its line, the first backslash at or after it): the next backslash."""
+    def _watch_field(self, watch: Watch, p: int, e: int, fed: Tuple[int, int, int], line: int, d: int) -> Tuple[int, int, int]:
+        """The schema (``_schema``) of a whole field ``buf[p:e]`` at ``line``, as the batch takes it,
+        after the scalar lines before it not fed yet: ``fed`` is where they start, their line, and
+        the next backslash at or after some offset before ``p`` (``len(buf)``: none). Returns the
+        same after the field. (The scalar lines are fed late: the batch may give back the last.)"""
         buf = self.buf
         at, at_line, esc = fed
         if at < p:
             watch.lines(buf, at, p, at_line, d)
-        if 0 <= esc < p:
-            esc = buf.find(b"\\", p)  # (to the buffer's end: -1 then holds for the rest of the batch)
-        watch.field(buf, p, e, line, d, esc < 0 or esc >= e)
-        return esc
+        if esc < p:
+            esc = buf.find(b"\\", p)
+            esc = len(buf) if esc < 0 else esc
+        watch.field(buf, p, e, line, d, esc >= e)
+        return e, line + buf.count(b"\n", p, e), esc
 
-    def _stop(self, pos: int, p: int, line: int, after: bool, end: int) -> None:
-        """A batch from ``pos`` (to ``end``) stops at ``p``, at ``line``: the walk goes on there."""
+    def _stop(self, pos: int, p: int, line: int, after: bool, end: int, *, fed: Tuple[int, int, int] = (0, 0, 0)) -> None:
+        """A batch from ``pos`` (to ``end``) stops at ``p``, at ``line``: the walk goes on there
+        (the scalar lines from ``fed`` to it fed to the schema's watch, if any)."""
+        if self.watch is not None and fed[0] < p:
+            self.watch.lines(self.buf, fed[0], p, fed[1], len(self.stack))
         if p != pos:
             self.line = line
             self.pos = p

@@ -184,10 +184,7 @@ class _Walker(Batches, StringLines):
         self.end_state = {"bytes": self.base + len(self.buf), "lines": self.line - 1}
 
     def _walk(self) -> Iterator[Block]:
-        path = self.path
-        k = len(path)
-        stack = self.stack
-        heads = self.heads
+        path, k, stack, heads = self.path, len(self.path), self.stack, self.heads
         line_res: List[Tuple["re.Pattern[bytes]", Tuple[int, ...]]] = []
         warm = self.warm_up  # lines still to walk before batches and whole blocks are tried
         if warm is None:
@@ -233,8 +230,6 @@ class _Walker(Batches, StringLines):
                     buf, pos = self.buf, self.pos  # (refills may have moved the buffer)
                     nl = buf.find(b"\n", pos)
                 # Enter the block (an ancestor, or a block too big, too deep or not canonical).
-                if self.watch is not None:
-                    self.watch.line(d, ident, True, None, self.line)
                 self.last_name = ident
                 block = BlockStart(self.base + pos + 2 * d, self.line, 2 * d + 1, []) if kind == TARGET else None
                 stack.append(Frame(fname, kind, block))
@@ -243,9 +238,6 @@ class _Walker(Batches, StringLines):
                     nl = self._string_ends(nl)
                     if nl < 0:
                         raise _HandOver(self.base + self.pos, self.line)
-                if self.watch is not None:
-                    nxt = layout.NEXT_CHAR.match(self.buf, nl + 1) if b"\\" in scalar else None  # (see Watch.line)
-                    self.watch.line(d, ident, False, scalar, self.line, 1 if nxt is None else len(nxt.group(0)))
                 if d:
                     top = stack[-1]
                     fname = ident.decode("ascii")
@@ -262,10 +254,10 @@ class _Walker(Batches, StringLines):
                 if not d:
                     raise _HandOver(self.base + pos, self.line)
                 fr = stack.pop()
-                if self.watch is not None:
-                    self.watch.line(d, b"", False, None, self.line)
                 if fr.block is not None:  # (a TARGET)
                     yield close_block(path, fr.block, self.base + pos + 2 * d - 1, stack)
+            if self.watch is not None:  # (the line taken: now fed to the schema, once)
+                self.watch.line(d, ident, opener is not None, scalar, self.line, (self.buf, nl))
             self.pos = nl + 1
             self.line += 1
             self.after = opener is None  # (a field ended, unless a message opened)

@@ -54,9 +54,7 @@ def scan_tokens(
     The loop reads what every file is made of (field names, ``:``, scalars and strings, ``{`` and
     closers) inline; the rest is :class:`_Scanner`'s (its docstring says what the locals hold).
     ``watch``: the schema checked too, on the tokens the scanner takes (``_schema.Watch.tee``)."""
-    sc = _Scanner(lx, path, heads, [] if stack is None else stack)
-    if watch is not None:
-        sc.tokens = watch.tee(lx, sc.tokens)
+    sc = _Scanner(lx, path, heads, [] if stack is None else stack, watch)
     stack, names, target, lc_depths, tokens = sc.stack, sc.names, sc.target, sc.lc_depths, sc.tokens
     finish_scalar, open_msg, wanted = sc.finish_scalar, sc.open_msg, sc.wanted
     state = AFTER_FIELD if after else FIELD
@@ -142,9 +140,9 @@ class _Scanner:
 
     __slots__ = ("lx", "tokens", "target", "above", "depth_target", "heads", "stack", "names", "lc_depths", "scalars_ok")
 
-    def __init__(self, lx: Lexer, path: Sequence[str], heads: FrozenSet[str], stack: List[Frame]) -> None:
+    def __init__(self, lx: Lexer, path: Sequence[str], heads: FrozenSet[str], stack: List[Frame], watch: Optional["Watch"]) -> None:
         self.lx = lx
-        self.tokens = lx.tokens()
+        self.tokens = lx.tokens() if watch is None else watch.tee(lx, lx.tokens())
         self.target = tuple(path)
         self.above = list(self.target[:-1])  # the names of the messages a block at the path is in
         self.depth_target = len(self.target)

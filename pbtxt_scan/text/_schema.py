@@ -26,6 +26,7 @@ from typing import Dict, Iterator, List, Optional, Tuple
 from .._errors import PbtxtError, SchemaErrors
 from ..language._values import decode, unescape
 from ..schema import Checker
+from ._layout import NEXT_CHAR
 from ._lexer import Lexer, Token
 
 _MEMO_MAX = 4096  # shapes kept per message type (a few MB at most)
@@ -70,19 +71,20 @@ class Watch:
 
     # --- the writer layout's walk ---------------------------------------------------------------
 
-    def line(self, d: int, ident: bytes, opener: bool, scalar: Optional[bytes], line: int, after: int = 1) -> None:
+    def line(self, d: int, ident: Optional[bytes], opener: bool, scalar: Optional[bytes], line: int, at: Tuple[bytes, int]) -> None:
         """One line at depth ``d`` taken by the walk: ``ident {`` (``opener``), ``ident: scalar``,
-        or (``ident`` empty) a closer; ``after``: the column the next line's token starts at."""
+        or (``ident`` None) a closer; ``at``: the buffer and the line's newline in it (a string
+        that is no UTF-8 is named at the next token, protobuf's place for it)."""
         c = self.checker
-        if not ident:
+        if ident is None:
             c.close()
             return
-        name = ident.decode("ascii")
-        c.name(name, line, 2 * d + 1)
+        c.name(ident.decode("ascii"), line, 2 * d + 1)
         if opener:
             c.open(line, 2 * d + len(ident) + 2, False)
         elif scalar is not None:
-            _value(c, scalar, line, 2 * d + len(ident) + 3, after)
+            nxt = NEXT_CHAR.match(at[0], at[1] + 1) if b"\\" in scalar else None
+            _value(c, scalar, line, 2 * d + len(ident) + 3, 1 if nxt is None else len(nxt.group(0)))
         self.raise_first()
 
     def lines(self, buf: bytes, start: int, end: int, line: int, d: int) -> bool:
