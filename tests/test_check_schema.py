@@ -257,9 +257,16 @@ def _writer_layout(seed: int) -> str:
 
 
 @settings(deadline=None, max_examples=150)
-@given(st.integers(0, 2 ** 32), st.sampled_from([0, 10 ** 9]))
-def test_the_fast_path_finds_what_the_general_scanner_finds(seed: int, warm: int) -> None:
-    text = _writer_layout(seed).encode("utf-8")
+@given(st.integers(0, 2 ** 32), st.sampled_from([0, 10 ** 9]), st.floats(0, 1))
+def test_the_fast_path_finds_what_the_general_scanner_finds(seed: int, warm: int, joined: float) -> None:
+    """``joined``: where in the file two lines are joined into one (out of the writer layout: the
+    fast path hands over to the general scanner there, with the schema's state)."""
+    text = _writer_layout(seed)
+    if joined < 0.5:
+        lines = text.split("\n")
+        k = int(joined * 2 * (len(lines) - 1))
+        text = "\n".join(lines[:k] + [lines[k] + " " + lines[k + 1].lstrip()] + lines[k + 2 :]) if k + 1 < len(lines) else text
+    text = text.encode("utf-8")
     general = _problems(text, "tensorflow.GraphDef", False, 0)
     assert _problems(text, "tensorflow.GraphDef", True, warm) == general
     assert _problems(text, "tensorflow.GraphDef", True, warm, limit=1) == general[:1]

@@ -17,6 +17,7 @@ from .._model import Block, Head
 from ._window import Window
 from ._schema import Watch
 
+_Fed = Tuple[int, int, int, int]  # the batch's schema state (see Batches._watch_field)
 _Match = Callable[[bytes, int, int], Optional["re.Match[bytes]"]]  # a bytes pattern's match or search
 
 
@@ -70,7 +71,7 @@ class Batches(Window):
         p = pos
         prev_str = None  # (pos, line, after, head taken) of a string scalar line just read
         capped = end - pos > big  # (a field longer than big is entered, as in _whole_block)
-        fed = (pos, line, 0)  # the schema's: see _watch_field
+        fed = (pos, line, pos, 0)  # the schema's: see _watch_field
         while p < end:
             m = field(buf, p, (p + big if p + big < end else end) if capped else end)
             if m is None:
@@ -135,26 +136,29 @@ class Batches(Window):
                 block_heads.pop()
         self._stop(pos, p, line, after, end, fed=fed)
 
-    def _watch_field(self, watch: Watch, p: int, e: int, fed: Tuple[int, int, int], line: int, d: int) -> Tuple[int, int, int]:
+    def _watch_field(self, watch: Watch, p: int, e: int, fed: _Fed, line: int, d: int) -> _Fed:
         """The schema (``_schema``) of a whole field ``buf[p:e]`` at ``line``, as the batch takes it,
-        after the scalar lines before it not fed yet: ``fed`` is where they start, their line, and
-        the next backslash at or after some offset before ``p`` (``len(buf)``: none). Returns the
-        same after the field. (The scalar lines are fed late: the batch may give back the last.)"""
+        after the scalar lines before it not fed yet (fed late: the batch may give back its last).
+        ``fed``: where they start, the line of an offset before them, that offset, and the next
+        backslash at or after some offset before ``p`` (``len(buf)``: none). Returns the same after
+        the field. The usual case first: a node block whose shape was valid before."""
         buf = self.buf
-        at, at_line, esc = fed
+        at, at_line, at_p, esc = fed
+        if at == p and esc >= e and not d and watch.top.get(b"".join(buf[p:e].split(b'"')[::2])):
+            return e, line, p, esc  # (a repeated field of the root, its shape valid before: nothing to tell)
         if at < p:
-            watch.lines(buf, at, p, at_line, d)
+            watch.lines(buf, at, p, at_line + buf.count(b"\n", at_p, at), d)
         if esc < p:
             esc = buf.find(b"\\", p)
             esc = len(buf) if esc < 0 else esc
         watch.field(buf, p, e, line, d, esc >= e)
-        return e, line + buf.count(b"\n", p, e), esc
+        return e, line, p, esc
 
-    def _stop(self, pos: int, p: int, line: int, after: bool, end: int, *, fed: Tuple[int, int, int] = (0, 0, 0)) -> None:
+    def _stop(self, pos: int, p: int, line: int, after: bool, end: int, *, fed: Optional[_Fed] = None) -> None:
         """A batch from ``pos`` (to ``end``) stops at ``p``, at ``line``: the walk goes on there
         (the scalar lines from ``fed`` to it fed to the schema's watch, if any)."""
-        if self.watch is not None and fed[0] < p:
-            self.watch.lines(self.buf, fed[0], p, fed[1], len(self.stack))
+        if self.watch is not None and fed is not None and fed[0] < p:
+            self.watch.lines(self.buf, fed[0], p, fed[1] + self.buf.count(b"\n", fed[2], fed[0]), len(self.stack))
         if p != pos:
             self.line = line
             self.pos = p

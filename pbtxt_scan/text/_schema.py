@@ -35,13 +35,14 @@ _MEMO_MAX = 4096  # shapes kept per message type (a few MB at most)
 class Watch:
     """One reader's schema check (see the module). ``root``: the file's message type."""
 
-    __slots__ = ("checker", "every", "display", "memo", "_push")
+    __slots__ = ("checker", "every", "display", "memo", "top", "_push")
 
     def __init__(self, root: str, *, limit: int = 1, display: Optional[str] = None) -> None:
         self.checker = Checker(root, limit=max(1, limit))
         self.every = limit > 1
         self.display = display
         self.memo: Dict[Optional[str], Dict[bytes, bool]] = {}  # a message type -> shape -> the field is repeated
+        self.top = self.memo[root] = {}  # (the root's: the batch looks its node blocks up here itself)
         self._push: Optional[_Push] = None
 
     # --- problems -----------------------------------------------------------------------------

@@ -53,11 +53,11 @@ CASES = [
     ("binary_control_bytes", bytes([1, 2, 3, 4, 5, 6, 7, 8]) * 40, "this looks like a binary file (control bytes), not protobuf text format"),
     ("binary_graphdef_cut", _BINARY_GRAPHDEF[:-5], "offset 28: truncated: a length-delimited field runs past the end of the file"),
     ("binary_graphdef_damaged", _DAMAGED_PB, "offset 33: not a valid binary graph: a name is not UTF-8 (byte 0x80)"),
-    ("number_then_letters", b"node {\n  x: 10bar\n}\n", "2:6: invalid number (a number cannot be followed directly by a letter or digit)"),
-    ("plus_sign", b"node {\n  x: +1\n}\n", "2:6: unexpected '+' (a number takes no '+' sign)"),
-    ("scalar_without_colon", b"node {\n  x 1\n}\n", "2:5: unexpected number 1, expected ':' or '{' after field name 'x'"),
+    ("number_then_letters", b"node {\n  op: 10bar\n}\n", "2:7: invalid number (a number cannot be followed directly by a letter or digit)"),
+    ("plus_sign", b"node {\n  op: +1\n}\n", "2:7: unexpected '+' (a number takes no '+' sign)"),
+    ("scalar_without_colon", b"node {\n  op 1\n}\n", "2:6: unexpected number 1, expected ':' or '{' after field name 'op'"),
     ("unnamed_message", b"{\n}\n", "1:1: unexpected '{', expected a field name"),
-    ("double_separator", b"a: 1;;\n", "1:6: unexpected ';', expected a field name"),
+    ("double_separator", b"version: 1;;\n", "1:12: unexpected ';', expected a field name"),
     ("name_starting_with_a_digit", b'node {\n  9x: "a"\n}\n', "2:3: invalid number (a number cannot be followed directly by a letter or digit)"),
 ]
 
