@@ -270,3 +270,23 @@ def test_the_fast_path_finds_what_the_general_scanner_finds(seed: int, warm: int
     general = _problems(text, "tensorflow.GraphDef", False, 0)
     assert _problems(text, "tensorflow.GraphDef", True, warm) == general
     assert _problems(text, "tensorflow.GraphDef", True, warm, limit=1) == general[:1]
+
+
+def test_a_shape_valid_once_is_not_trusted_where_content_decides() -> None:
+    """The memo keeps a shape's verdict only where no string's content can change it: an escape in a
+    string field (UTF-8), a singular field given twice (whether the first was the default)."""
+    def nodes(*bodies: str) -> bytes:
+        return "".join('node {\n  name: "n%d"\n  op: "Const"\n%s}\n' % (i, b) for i, b in enumerate(bodies)).encode("utf-8")
+
+    utf8 = '  device: "\\303\\251"\n'
+    bad = '  device: "\\377"\n'
+    twice_ok = '  device: ""\n  device: "x"\n'
+    twice_bad = '  device: "y"\n  device: "x"\n'
+    raw = '  attr {\n    key: "value"\n    value {\n      tensor {\n        tensor_content: "%s"\n      }\n    }\n  }\n'
+    for text, line in ((nodes(utf8, utf8, bad), 15), (nodes(twice_ok, twice_ok, twice_bad), 17),
+                       (nodes(raw % "\\303", raw % "\\377", utf8, bad), 34)):
+        for fast, warm in ((True, 0), (True, 10 ** 9), (False, 0)):
+            got = _problems(text, "tensorflow.GraphDef", fast, warm)
+            assert len(got) == 1 and got[0].startswith("g:%d:" % line), (fast, warm, got, text.decode())
+    clean = nodes(*[raw % "\\001\\377"] * 5)
+    assert _problems(clean, "tensorflow.GraphDef", True, 0) == []

@@ -21,6 +21,7 @@ syntax error that stopped the reading, if any.
 """
 from __future__ import annotations
 
+import re
 from typing import Dict, Iterator, List, Optional, Tuple
 
 from .._errors import PbtxtError, SchemaErrors
@@ -35,7 +36,7 @@ _MEMO_MAX = 4096  # shapes kept per message type (a few MB at most)
 class Watch:
     """One reader's schema check (see the module). ``root``: the file's message type."""
 
-    __slots__ = ("checker", "every", "display", "memo", "top", "_push")
+    __slots__ = ("checker", "every", "display", "memo", "top", "decoded", "_push")
 
     def __init__(self, root: str, *, limit: int = 1, display: Optional[str] = None) -> None:
         self.checker = Checker(root, limit=max(1, limit))
@@ -44,6 +45,7 @@ class Watch:
         self.memo: Dict[Optional[str], Dict[bytes, bool]] = {}  # a message type -> shape -> the field is repeated
         self.top = self.memo[root] = {}  # (the root's: the batch looks its node blocks up here itself)
         self._push: Optional[_Push] = None
+        self.decoded = False  # a string field's escapes were decoded (its verdict reads its content)
 
     # --- problems -----------------------------------------------------------------------------
 
@@ -85,7 +87,7 @@ class Watch:
             c.open(line, 2 * d + len(ident) + 2, False)
         elif scalar is not None:
             nxt = NEXT_CHAR.match(at[0], at[1] + 1) if b"\\" in scalar else None
-            _value(c, scalar, line, 2 * d + len(ident) + 3, 1 if nxt is None else len(nxt.group(0)))
+            self.decoded |= _value(c, scalar, line, 2 * d + len(ident) + 3, 1 if nxt is None else len(nxt.group(0)))
         self.raise_first()
 
     def lines(self, buf: bytes, start: int, end: int, line: int, d: int) -> bool:
@@ -119,7 +121,7 @@ class Watch:
                     names.append(set())
                 else:
                     nxt = rows[k + 1]
-                    _value(c, scalar, line, col + len(ident) + 3, len(nxt) - len(nxt.lstrip(b" ")) + 1)
+                    self.decoded |= _value(c, scalar, line, col + len(ident) + 3, len(nxt) - len(nxt.lstrip(b" ")) + 1)
             line += 1
         self.raise_first()
         return once
@@ -135,12 +137,14 @@ class Watch:
         memo = self.memo.get(here)
         if memo is None:
             memo = self.memo[here] = {}
-        key = b"".join(buf[start:end].split(b'"')[::2]) if plain else b""
-        repeated = memo.get(key) if plain else None
+        key = _shape(buf[start:end], plain)
+        repeated = memo.get(key) if key is not None else None
         if repeated is None:
             before = len(c.problems) + c.dropped
+            self.decoded = False
             once = self.lines(buf, start, end, line, d)
-            if once and plain and len(c.problems) + c.dropped == before and len(memo) < _MEMO_MAX and buf.find(b"'", start, end) < 0:
+            if (once and key is not None and not self.decoded and len(c.problems) + c.dropped == before and len(memo) < _MEMO_MAX
+                    and buf.find(b"'", start, end) < 0):
                 i = buf.index(b" {", start)
                 f = c.schema.fields(here).get(buf[start + 2 * d : i].decode("ascii"))
                 memo[key] = f is None or f.repeated
@@ -180,19 +184,43 @@ class Watch:
             self.raise_first()
 
 
-def _value(c: Checker, scalar: bytes, line: int, col: int, after: int) -> None:
+def _shape(block: bytes, plain: bool) -> Optional[bytes]:
+    """A whole field's shape: its bytes less its strings' contents (every other piece between
+    quotes); with escapes (not ``plain``), also which of its strings hold one (a string field's
+    escapes may make it no UTF-8: such a shape is memoised only where they sit in bytes fields).
+    None where quotes may be escaped (the pieces would not be its strings)."""
+    parts = block.split(b'"')
+    if plain:
+        return b"".join(parts[::2])
+    if b'\\"' in block:
+        return None
+    marks = b",".join(b"%d" % i for i, s in enumerate(parts[1::2]) if b"\\" in s)
+    return b"".join(parts[::2]) + b"\0" + marks
+
+
+def _value(c: Checker, scalar: bytes, line: int, col: int, after: int) -> bool:
     """A scalar line's value (a string's: where protobuf names one that is no UTF-8, the next
-    token, is the next line at column ``after``)."""
+    token, is the next line at column ``after``). True if a string field's escapes were decoded."""
     first = scalar[:1]
     if first in b"\"'":
         kind = "STRING"
-        # (decoded only where an escape may make it no UTF-8: the rest was checked as UTF-8)
-        decoded = _decoded(scalar) if b"\\" in scalar else None
+        # (decoded only for a string field, where an escape may make it no UTF-8: the rest was
+        # checked as UTF-8, and a bytes field, a tensor_content, takes any)
+        decoded = _decoded(scalar) if b"\\" in scalar and _is_string(c) else None
         c.value(kind, scalar.decode("utf-8", "surrogateescape"), line, col, decoded=decoded, after=(line + 1, after))
-        return
+        return decoded is not None
     digit = scalar[1:2] if first == b"-" else first
     kind = "NUMBER" if digit.isdigit() or digit == b"." else "IDENT"
     c.value(kind, scalar.decode("ascii", "replace"), line, col)
+    return False
+
+
+def _is_string(c: Checker) -> bool:
+    f = c.field
+    return f is not None and f.type == "string"
+
+
+_LITERAL = re.compile(rb""" *(?:"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)')""")
 
 
 def _decoded(scalar: bytes) -> Optional[str]:
@@ -200,17 +228,12 @@ def _decoded(scalar: bytes) -> Optional[str]:
     parts: List[bytes] = []
     i, n = 0, len(scalar)
     while i < n:
-        q = scalar[i : i + 1]
-        if q == b" ":
-            i += 1
-            continue
-        if q not in (b'"', b"'"):
+        m = _LITERAL.match(scalar, i)
+        if m is None:
             return None
-        j = i + 1
-        while j < n and scalar[j : j + 1] != q:
-            j += 2 if scalar[j : j + 1] == b"\\" else 1
-        parts.append(unescape(scalar[i + 1 : j].decode("utf-8", "surrogateescape")))
-        i = j + 1
+        body = m.group(1) if m.group(1) is not None else m.group(2)
+        parts.append(unescape(body.decode("utf-8", "surrogateescape")))
+        i = m.end()
     return decode(b"".join(parts))
 
 
@@ -239,7 +262,7 @@ class _Push:
         literals, line, col, whole = s
         text = literals[0].decode("utf-8", "surrogateescape")
         decoded = None
-        if whole and any(b"\\" in t for t in literals):
+        if whole and any(b"\\" in t for t in literals) and _is_string(self.c):
             decoded = decode(b"".join(unescape(t[1:-1].decode("utf-8", "surrogateescape")) for t in literals))
         self.c.value("STRING", text, line, col, decoded=decoded, after=after)
         self.expect_name = not self.listing
