@@ -97,7 +97,15 @@ class Watch:
         names: List[set] = [set()]
         once = True
         rows = buf[start:end].split(b"\n")
+        # A run of a repeated field's lines, known alike once one is fed (a group NoOp's 60,000
+        # inputs, a SaveV2's dtypes): a string field's ``IND name: "`` (any plain string is
+        # valid), another's whole line (the same value again).
+        run = same = b"\n"
         for k, raw in enumerate(rows[:-1]):
+            if raw == same or (raw.startswith(run) and raw.endswith(b'"') and b"\\" not in raw):
+                line += 1
+                continue
+            run = same = b"\n"
             body = raw.lstrip(b" ")
             if body == b"}":
                 c.close()
@@ -122,6 +130,11 @@ class Watch:
                 else:
                     nxt = rows[k + 1]
                     self.decoded |= _value(c, scalar, line, col + len(ident) + 3, len(nxt) - len(nxt.lstrip(b" ")) + 1)
+                    if f is not None and f.repeated:
+                        if f.kind in ("string", "bytes") and scalar[:1] == b'"':
+                            run = raw[: col + len(ident) + 3]
+                        else:
+                            same = raw
             line += 1
         self.raise_first()
         return once
