@@ -166,8 +166,9 @@ class Lane:
         ``on_progress(end offset)`` after each; ``end_state`` gets ``bytes`` and ``lines`` at the end.
         ``schema``: see :meth:`forward`."""
         store = self.store
+        more = {"schema": schema} if schema else {}  # (a lane that checks no schema need not take it)
         try:
-            for b in self.forward(block_path, heads, chunk_size=chunk_size, end_state=end_state, validate=validate, schema=schema):
+            for b in self.forward(block_path, heads, chunk_size=chunk_size, end_state=end_state, validate=validate, **more):
                 yield b
                 if on_progress is not None:
                     on_progress(b.end)

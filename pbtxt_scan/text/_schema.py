@@ -128,9 +128,9 @@ class Watch:
                     c.open(line, col + len(ident) + 2, False)
                     names.append(set())
                 else:
-                    nxt = rows[k + 1]
-                    self.decoded |= _value(c, scalar, line, col + len(ident) + 3, len(nxt) - len(nxt.lstrip(b" ")) + 1)
-                    if f is not None and f.repeated:
+                    was = len(c.problems) + c.dropped
+                    self.decoded |= _value(c, scalar, line, col + len(ident) + 3, _next_column(rows, k, buf, end))
+                    if f is not None and f.repeated and len(c.problems) + c.dropped == was:  # (a refused value: each one is told)
                         if f.kind in ("string", "bytes") and scalar[:1] == b'"':
                             run = raw[: col + len(ident) + 3]
                         else:
@@ -226,6 +226,15 @@ def _value(c: Checker, scalar: bytes, line: int, col: int, after: int) -> bool:
     kind = "NUMBER" if digit.isdigit() or digit == b"." else "IDENT"
     c.value(kind, scalar.decode("ascii", "replace"), line, col)
     return False
+
+
+def _next_column(rows: List[bytes], k: int, buf: bytes, end: int) -> int:
+    """The column of the token after row ``k`` of ``rows`` (``buf``'s lines up to ``end``)."""
+    if k + 2 < len(rows):
+        nxt = rows[k + 1]
+        return len(nxt) - len(nxt.lstrip(b" ")) + 1
+    m = NEXT_CHAR.match(buf, end)  # (the region's last line: the next token is the walk's)
+    return 1 if m is None else len(m.group(0))
 
 
 def _is_string(c: Checker) -> bool:
