@@ -28,12 +28,12 @@ from typing import Any, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 from .graph._input import GraphFile
 from ._api_ge import ge_answers, is_ge_dump
 from ._model import Hood
-from .fpbp._hood import neighbourhood as _neighbourhood
-from .fpbp._hood import neighbourhoods as _neighbourhoods
+from .fpbp._answers import RULES, Answer, Options, Point, format_trail
+from .fpbp._fp import find_fp as _find_fp
 from .fpbp._profiling import AIC_METRICS, TASK_TRACE, profiling_options
-from .fpbp._rules import RULES, Answer, Options, Point, format_trail
-from .fpbp._rules import find_bp as _find_bp
-from .fpbp._rules import find_fp as _find_fp
+
+# bp's modules (its backward reader, the index cache) and the neighbourhood's load when they run:
+# `pbtxt-scan fp` does not pay for them (tests/test_startup.py).
 
 def explain(answer: Answer) -> List[str]:
     """The answer's trail as lines: each node considered, where, and why it was taken or skipped
@@ -82,6 +82,8 @@ def find_bp(src: Any, opts: Options = Options()) -> Answer:
     with _graph(src) as g:
         if is_ge_dump(g):
             return ge_answers(g)[1]
+        from .fpbp._bp import find_bp as _find_bp
+
         return _find_bp(g, opts)
 
 
@@ -94,6 +96,8 @@ def neighbourhood(
     function only). At most ``max_nodes`` nodes (``truncated`` then says so). Read hop by hop with
     a byte search where the input allows, never with the graph in memory. Raises
     :class:`LookupError` if no node has that name."""
+    from .fpbp._hood import neighbourhood as _neighbourhood
+
     with _graph(src) as g:
         return _neighbourhood(g, name, up, down, function=function, max_nodes=max_nodes)
 
@@ -104,6 +108,8 @@ def neighbourhoods(src: Any, centres: Sequence[Tuple[Any, int, int]], *, max_nod
     says, in its function), e.g. ``neighbourhoods(path, [(p.fp.point, 4, 2), (p.bp.point, 2, 2)])``.
     Where the input allows, they are read near their centres and share one byte search (what the
     report draws costs one pass over the file, not one a hop)."""
+    from .fpbp._hood import neighbourhoods as _neighbourhoods
+
     with _graph(src) as g:
         return _neighbourhoods(g, [(w, up, down, None) for w, up, down in centres], max_nodes=max_nodes)
 
@@ -115,6 +121,8 @@ def points(src: Any, opts: Options = Options()) -> Points:
     with _graph(src) as g:
         if is_ge_dump(g):
             return Points(*ge_answers(g))
+        from .fpbp._bp import find_bp as _find_bp
+
         return Points(_find_fp(g, opts), _find_bp(g, opts))
 
 

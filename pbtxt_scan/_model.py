@@ -55,6 +55,13 @@ class Message(List[Field]):
         return out
 
 
+class Bare(str):
+    """A head's value written as no string literal (``name: 5``, ``op: Const``): a number or an
+    identifier, where a ``string`` field is refused (readers that take heads say so by this type)."""
+
+    __slots__ = ()
+
+
 class Head(NamedTuple):
     """A head field found without a full parse: a depth-1 scalar of a block (``name``, ``op`` ...)."""
 

@@ -141,7 +141,7 @@ def test_stdin_errors_name_stdin():
 
 def test_show_json_too_deep_is_one_line(tmp_path):
     deep = tmp_path / "deep.pbtxt"
-    deep.write_text('node { name: "x" ' + "a {" * 5000 + "}" * 5000 + "}\n")
+    deep.write_text('node { name: "x" op: "Const" ' + "a {" * 5000 + "}" * 5000 + "}\n")  # (a node: its name and op)
 
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(1000)  # the same failure as 200,000 levels, at a test-friendly size

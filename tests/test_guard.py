@@ -18,10 +18,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support import events as ev
+from support.containers import tfrecord
 from support.examples import fuzz_examples
 from support.marks import quick_first
-from support.hostile import (BIG_INT_GE, BIG_INT_TF, CASES, COMMANDS, DEEP_GE, DEEP_TF, HOSTILE_CHECKPOINTS, HOSTILE_RECORDS,
-                             PROF_CASES, PROF_COMMANDS, check_rules)
+from support.hostile import (BIG_INT_GE, BIG_INT_TF, CASES, COMMANDS, DEEP_GE, DEEP_TF, HOSTILE_CHECKPOINTS, HOSTILE_RECORDS, NODE,
+                             PROF_CASES, PROF_COMMANDS, STRICT_BLOCKS, check_rules)
 
 DATA = Path(__file__).parent / "data"
 
@@ -36,13 +37,29 @@ INPUTS.update({
     "long_then_bad": b'node { name: "n" op: "Const" attr { key: "v" value { s: "' + b"\\001" * (1 << 20) + b'" x: 1e } } }\n',
     "odd_names": b'node {\n  name: "a\\nb\\tc\\033[31m"\n  op: "Placeholder"\n}\nnode {\n  name: "d\\\\e"\n  op: "MatMul"\n'
                  b'  input: "a\\nb\\tc\\033[31m"\n}\n',
+    # issue 38: a long name under --name globs with many stars (fnmatch before 3.9 backtracks on it)
+    "long_name": b'node {\n  name: "' + b"a" * 400000 + b'"\n  op: "Const"\n}\n',
 })
+INPUTS.update(STRICT_BLOCKS)  # (issue 37: blocks that are no valid node)
 # An event file whose graph record has one flipped byte: in its data (a node's name), in its data CRC (issue 35).
 _GRAPH = ev.graph_def((DATA / "binary" / "mlp_sgd.pb").read_bytes())
 _EVENTS = ev.around([_GRAPH])
 _AT, _CRC = _EVENTS.index(b"gradients/dense/MatMul_grad/MatMul_1"), _EVENTS.index(_GRAPH) + len(_GRAPH)
 INPUTS.update({"events_data_flipped": _EVENTS[:_AT] + b"G" + _EVENTS[_AT + 1 :],
                "events_crc_flipped": _EVENTS[:_CRC] + bytes([_EVENTS[_CRC] ^ 1]) + _EVENTS[_CRC + 1 :]})
+# issue 38 (events): cut inside the graph's record, and a record whose CRCs hold around an Event that does not.
+INPUTS.update({"events_cut_short": _EVENTS[: _AT], "events_bad_event": _EVENTS + tfrecord([b"\x09" + b"\x00" * 8 + b"\x2a\xff\x7f"]),
+               "events_nan_time": ev.event_file([ev.event([(3, "brain.Event:2")], wall=float("nan")),
+                                                 ev.event([(7, [(1, 99)])], step=-1, wall=1e300)]),
+               "events_wrong_wire_types": ev.event_file([ev.event([(4, 5)]), ev.event([(5, 7)]), ev.event([(7, b"\xff")])])})
+# issue 38: names the byte search must not believe (spelt otherwise: show reads the blocks), or meets
+# only in other fields' values, and a layout cut after a name line.
+INPUTS.update({
+    "name_spelt_otherwise": NODE + b'node {\n  name: "n" op: "NoOp"\n}\nnode {\n  name:"a"\n}\nnode {\n  name: "\\156"\n}\n',
+    "name_in_values_only": b'node {\n  name: "b"\n  op: "Identity"\n  input: "n"\n  attr {\n    key: "a"\n    value {\n      s: "n"\n'
+                           b'    }\n  }\n}\n',
+    "name_line_then_cut": NODE + b'node {\n  name: "n"\n  op: "NoOp"\n',
+})
 
 
 @pytest.mark.parametrize("name", quick_first(sorted(INPUTS), 14))
@@ -51,6 +68,24 @@ def test_every_command_on_every_hostile_input(tmp_path: Path, name: str) -> None
     f.write_bytes(INPUTS[name])
     for args in COMMANDS:
         check_rules([a.format(f=f) for a in args])
+
+
+@pytest.mark.parametrize("name", sorted(STRICT_BLOCKS))
+def test_no_command_answers_past_a_block_that_is_no_valid_node(tmp_path: Path, name: str) -> None:
+    """Issue 37: each of these files opens with a block that is no valid node, which fp and bp (no
+    compute op, no gradients: they read every block) and points meet before any answer."""
+    from pbtxt_scan.cli import app
+    from support.hostile import runner
+
+    f = tmp_path / (name + ".pbtxt")
+    f.write_bytes(STRICT_BLOCKS[name])
+    for args in (["fp", str(f)], ["bp", str(f)], ["points", str(f)], ["fp", "--lenient", str(f)]):
+        r = runner.invoke(app, args)
+        if "--lenient" in args:
+            assert r.exit_code in (0, 1) and "--lenient: skipped 1 block" in r.stderr, (args, r.stderr)  # (then the rest read)
+            continue
+        assert r.exit_code == 2, (args, r.stdout, r.stderr)
+        assert len(r.stderr.splitlines()) == 1 and ("Message type" in r.stderr or "Expected string" in r.stderr), (args, r.stderr)
 
 
 @pytest.mark.parametrize("checkpoint", HOSTILE_CHECKPOINTS, ids=range(len(HOSTILE_CHECKPOINTS)))
@@ -73,6 +108,17 @@ def test_every_record_command_on_a_hostile_record(value: str) -> None:
     for args in [a for a in COMMANDS if a[0] in RECORD_COMMANDS]:
         for f in (trace, trace / "events.out.tfevents.1700000000.fixture.1.0.v2"):
             check_rules([a.format(f=f) for a in args] + ["--record", value])
+
+
+# ``--run`` values (issue 38): none of these is a run of the logdir; each is one line, exit 2.
+HOSTILE_RUNS = ["", "..", "../..", "/", "/etc", "train/../../x", "a\nb\x1b[31m", "x" * 5000, "\x00"]
+
+
+@pytest.mark.parametrize("value", HOSTILE_RUNS, ids=range(len(HOSTILE_RUNS)))
+def test_every_run_command_on_a_hostile_run(value: str) -> None:
+    logs = DATA / "events" / "logs_runs" / "logs"
+    for args in [a for a in COMMANDS if a[0] in RECORD_COMMANDS or a[0] == "events"]:
+        check_rules([a.format(f=logs) for a in args] + ["--run", value])
 
 
 @pytest.mark.parametrize("name", sorted(PROF_CASES))

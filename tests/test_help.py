@@ -28,8 +28,9 @@ USAGE = {
     "bp": "[OPTIONS] [FILE]...",
     "points": "[OPTIONS] [FILE]...",
     "nodes": "[OPTIONS] FILE",
-    "show": "[OPTIONS] FILE NAME",
+    "show": "[OPTIONS] FILE [NAME]...",  # (several names, or none with --glob or --regex)
     "stats": "[OPTIONS] FILE",
+    "events": "[OPTIONS] FILE_OR_LOGDIR",
     "check": "[OPTIONS] FILE...",
     "resolve": "[OPTIONS] NAME...",
     "ge-auto": "[OPTIONS] PATH",
@@ -106,11 +107,11 @@ def test_main_help_lists_commands_in_their_order():
     text = help_text()
     assert text.splitlines()[0].endswith(" [OPTIONS] COMMAND [ARGS]...")
     s = sections(text)
-    assert [c for c, _ in s["Commands"]] == ["fp", "bp", "points", "check", "nodes", "show", "stats", "resolve", "ge-auto", "report", "verify"]
+    assert [c for c, _ in s["Commands"]] == ["fp", "bp", "points", "check", "nodes", "show", "stats", "events", "resolve", "ge-auto", "report", "verify"]
     assert "--install-completion" in [o.split()[0] for o, _ in s["Options"]]
 
 
 def test_usage_errors_use_the_same_usage_line():
     r = runner.invoke(app, ["show", "x.pbtxt"])
     assert r.exit_code == 2
-    assert "[OPTIONS] FILE NAME" in r.stderr
+    assert "[OPTIONS] FILE [NAME]..." in r.stderr

@@ -122,10 +122,11 @@ def test_renamed_dumps_are_chosen_by_content(tmp_path: Path) -> None:
 
 _WITH_BAR = r"""
 import sys
+from pbtxt_scan import cli
 from pbtxt_scan.cli import _app
 _app.PROGRESS_MIN_BYTES = 0  # a bar for any size: stderr is a terminal here
 sys.argv = ["pbtxt-scan"] + sys.argv[1:]
-_app.main()
+cli.main()
 """
 
 

@@ -26,7 +26,7 @@ GE_FILE = str(DATA / "ge" / "dump_dir" / "ge_proto_00000042_graph_1_Build.txt")
 MLP_GE = str(DATA / "ge" / "mlp_sgd")  # the Build dump of the same model as MLP (data/README.md)
 FP, BP = "dense/MatMul", "gradients/dense/MatMul_grad/MatMul_1"
 runner = CliRunner()
-COMMANDS = ["fp", "bp", "points", "check", "nodes", "show", "stats", "resolve", "ge-auto", "report", "verify"]
+COMMANDS = ["fp", "bp", "points", "check", "nodes", "show", "stats", "events", "resolve", "ge-auto", "report", "verify"]
 
 
 def run(*args: str):

@@ -16,7 +16,7 @@ from support.cli import CliRunner
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 TEXT = README.read_text(encoding="utf-8")
-COMMANDS = ("fp", "bp", "points", "nodes", "show", "stats", "check", "resolve", "ge-auto", "report", "verify")
+COMMANDS = ("fp", "bp", "points", "nodes", "show", "stats", "events", "check", "resolve", "ge-auto", "report", "verify")
 
 
 def run(*args: str, cwd: Path = ROOT):

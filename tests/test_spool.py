@@ -11,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, List
@@ -90,7 +91,7 @@ def test_a_full_temporary_folder_is_one_error(monkeypatch: pytest.MonkeyPatch) -
         GraphFile(io.BufferedReader(io.BytesIO(MLP.read_bytes())), "<stdin>", spool=True)  # type: ignore[arg-type]
     msg = str(e.value)
     assert msg.startswith("<stdin>: no room left in the temporary folder ")
-    assert _source.tempfile.gettempdir() in msg and "TMPDIR" in msg and "\n" not in msg
+    assert tempfile.gettempdir() in msg and "TMPDIR" in msg and "\n" not in msg
     assert made and made[0].closed
 
 

@@ -13,6 +13,7 @@
 - ``_pair``: points: both answers, with --ge the names GE uses (a point GE will not find is left
   ``""``), and the options to paste.
 - ``_graph``: check, nodes, show, stats: whole-file commands on graphs and GE dumps.
+- ``_events``: events: an event file's records (or a logdir's), a line each.
 - ``_show``: show's printing: a node's text or parsed block, its neighbourhood (rows, JSON, DOT).
 - ``_ge``: resolve, ge-auto: the commands on GE Build dumps.
 - ``_report``: report: one self-contained HTML page of both answers, drawn with their neighbourhoods.
@@ -20,19 +21,59 @@
   names that match nothing (with close names), and stdin when no FILE is given.
 - ``_suggest``: did you mean: the few closest names, kept in bounded memory while names stream past.
 
-Importing this package registers every command on ``app`` (the command modules import ``_app``,
-never the other way round).
+Importing this package's ``app`` registers every command on it (the command modules import ``_app``,
+never the other way round). ``main``, the console script, registers only the command it runs (the
+first word of its command line, ``MODULES`` says where it is declared), so that a command imports its
+own module and no other: ``pbtxt-scan fp`` neither ``_graph`` nor ``_report`` (tests/test_startup.py).
 """
 from __future__ import annotations
 
-# Importing the command modules registers their commands on `app`, in this order (--help lists them so).
-from . import _points  # noqa: F401  # isort: skip
-from . import _pair  # noqa: F401  # isort: skip
-from . import _graph  # noqa: F401  # isort: skip
-from . import _ge  # noqa: F401  # isort: skip
-from . import _report  # noqa: F401  # isort: skip
-from . import _verify  # noqa: F401  # isort: skip
-from ._app import app, main
+import importlib
+import sys
+from typing import Any, Optional
+
 from ._output import EXIT_BAD_INPUT, EXIT_NOT_FOUND
 
-__all__ = ["EXIT_BAD_INPUT", "EXIT_NOT_FOUND", "app", "main"]
+# Each command module, in --help's order, and the commands it declares (a new command: its line here).
+MODULES = (
+    ("_points", ("fp", "bp")),
+    ("_pair", ("points",)),
+    ("_graph", ("check", "nodes", "show", "stats")),
+    ("_events", ("events",)),
+    ("_ge", ("resolve", "ge-auto")),
+    ("_report", ("report",)),
+    ("_verify", ("verify",)),
+)
+
+
+def register(command: Optional[str] = None) -> Any:
+    """The app with ``command`` registered (from its module alone, when ``MODULES`` knows it and it is
+    there), else with every command; returns the app."""
+    from . import _app
+
+    home = next((m for m, names in MODULES if command in names), None)
+    if home is not None:
+        importlib.import_module("." + home, __name__)
+        if command in _app.registered():
+            return _app.app
+    for m, _names in MODULES:
+        importlib.import_module("." + m, __name__)
+    return _app.app
+
+
+def main() -> None:
+    """Console-script entry (``_app.main``), with the command its command line names registered: all of
+    them for --help, a misspelt name or none."""
+    from . import _app
+
+    register(sys.argv[1] if len(sys.argv) > 1 else None)
+    _app.main()
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":  # (every command: what --help lists, what tests and CliRunner invoke)
+        return register()
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
+
+
+__all__ = ["EXIT_BAD_INPUT", "EXIT_NOT_FOUND", "app", "main", "register"]

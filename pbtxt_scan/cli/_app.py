@@ -9,39 +9,18 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import Any, Callable, Dict, NamedTuple, Optional, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 import typer
 
 from .. import __version__
-from ._help import PlainCommand, PlainGroup
+from ._help import APP_HELP, ENVIRONMENT, EPILOG, PlainCommand, PlainGroup
 from ._output import Console, out, quiet_stdout, unwritable
 
-EPILOG = (
-    "Exit codes: 0 found/valid, 1 looked and found nothing, 2 usage error or unreadable/invalid input, "
-    "130 interrupted, 143 terminated."
-)
-
-ENVIRONMENT = (
-    "Environment: PBTXT_SCAN_NO_PROGRESS=1 turns off the progress bar (drawn on stderr, when it is a "
-    "terminal, for files over 64 MB)."
-)
 
 app = typer.Typer(
     name="pbtxt-scan",
-    help=(
-        "Find Ascend profiling points (fp_point, bp_point) in TensorFlow graph.pbtxt files, binary graphs "
-        "(.pb, .meta, saved_model.pb) and GE dumps, streaming, in constant memory, without TensorFlow or protobuf.\n\n"
-        "Examples:\n\n"
-        "  pbtxt-scan points graph.pbtxt\n\n"
-        "  pbtxt-scan points model_dir/model.ckpt-1000.meta\n\n"
-        "  pbtxt-scan fp --explain graph.pbtxt\n\n"
-        "  pbtxt-scan nodes graph.pbtxt | head\n\n"
-        "  pbtxt-scan show graph.pbtxt dense/MatMul\n\n"
-        "  pbtxt-scan stats --top 5 graph.pbtxt\n\n"
-        "  pbtxt-scan check graph.pbtxt ge_proto_00000042_graph_1_Build.txt\n\n"
-        "  pbtxt-scan points graph.pbtxt --ge ge_dump_dir/ --format env"
-    ),
+    help=APP_HELP,
     epilog=EPILOG + "\n\n" + ENVIRONMENT,
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -80,6 +59,11 @@ def command(name: Optional[str] = None, *, short: str) -> Callable[[Callable[...
         return app.command(name, cls=cls, epilog=EPILOG, short_help=short)(run)
 
     return register
+
+
+def registered() -> List[str]:
+    """The commands registered on ``app`` so far, by name (typer's: the function's, ``_`` as ``-``)."""
+    return [info.name or info.callback.__name__.lower().replace("_", "-") for info in app.registered_commands if info.callback]
 
 
 def _version(value: bool) -> None:
@@ -122,7 +106,7 @@ def _shared(role: str, info: Any) -> Any:
 
 class Common(NamedTuple):
     """The shared options a command declares (``--json``, ``--format``, ``--quiet``, ``--input-kind``,
-    ``--jobs``, ``--record``), read once by :func:`command` and passed in as the command's first
+    ``--jobs``, ``--record``, ``--run``, ``--lenient``), read once by :func:`command` and passed in as the command's first
     argument. An option the command does not declare keeps its default here."""
 
     console: Console
@@ -131,6 +115,8 @@ class Common(NamedTuple):
     input_kind: str = "auto"
     jobs: Optional[int] = None
     record: Optional[str] = None
+    run: Optional[str] = None
+    lenient: bool = False
 
     @staticmethod
     def of(roles: Dict[str, str], values: Dict[str, Any]) -> "Common":
@@ -140,7 +126,8 @@ class Common(NamedTuple):
         as_json = bool(v.get("json"))
         out_format = v.get("format") or ""
         console = Console(json=as_json or bool(v.get("jsonl")) or out_format == "json", quiet=bool(v.get("quiet")))
-        return Common(console, as_json, out_format, v.get("input_kind") or "auto", v.get("jobs"), v.get("record"))
+        return Common(console, as_json, out_format, v.get("input_kind") or "auto", v.get("jobs"), v.get("record"), v.get("run"),
+                      bool(v.get("lenient")))
 
 
 class Command(PlainCommand):
@@ -227,6 +214,22 @@ RecordOpt = _shared("record", typer.Option(
 ))
 
 
+RunOpt = _shared("run", typer.Option(
+    None, "--run", metavar="NAME", show_default=False,
+    help="A TensorBoard logdir (a logs/ folder): read the run NAME in it, named as TensorBoard names runs, by its "
+    "folder under the logdir (train, validation; '.' for the logdir's own event files; pbtxt-scan events lists them). "
+    "Example: pbtxt-scan points logs/ --run validation",
+))
+LenientOpt = _shared("lenient", typer.Option(
+    False, "--lenient",
+    help="Skip a block read before the answer that is no valid node (a top-level field a GraphDef has not, such as "
+    "'nod {'; a node without a name or an op, or whose name is no string) rather than stop at it with check's "
+    "error; one stderr line says how many were skipped and where the first was. Binary graphs: protobuf keeps an "
+    "unknown field number, so there only a node without a name or an op counts. "
+    "Example: pbtxt-scan fp --lenient graph.pbtxt",
+))
+
+
 def format_option(*choices: str) -> Any:
     """``--format``: which output, among ``choices`` (json: the same as --json)."""
     return _shared("format", typer.Option(choices[0], "--format", metavar="FORMAT", help="Output: %s." % ", ".join(choices + ("json",))))
@@ -287,13 +290,18 @@ def dialect(kind: str) -> Optional[str]:
 # --- the input ---------------------------------------------------------------------------------
 
 
-def open_graph(path: str, spool: bool = True, record: Optional[str] = None, kind: Optional[str] = None) -> Any:
-    """``GraphFile.open`` with ``--record`` (``record``) and ``--input-kind`` (``kind``: None for
-    auto, told by content); :meth:`Console.notes` says its notes once the command has its result."""
+def open_graph(
+    path: str, spool: bool = True, record: Optional[str] = None, kind: Optional[str] = None, run: Optional[str] = None,
+    *, lenient: bool = False,
+) -> Any:
+    """``GraphFile.open`` with ``--record`` (``record``), ``--input-kind`` (``kind``: None for
+    auto, told by content), ``--run`` (``run``) and ``--lenient``; :meth:`Console.notes` says its
+    notes once the command has its result (a lenient reading's skipped blocks among them)."""
     from .. import DIALECTS, GraphFile
 
     number, graph = record_of(record)
-    return GraphFile.open(path, spool=spool, record=number, graph=graph, dialect=None if kind is None else DIALECTS[kind])
+    return GraphFile.open(path, spool=spool, record=number, graph=graph, dialect=None if kind is None else DIALECTS[kind],
+                          run=run, lenient=lenient)
 
 
 _RECORD = re.compile(r"(-?[0-9]+)(?:\.([0-9]+))?")

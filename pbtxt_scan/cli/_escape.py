@@ -40,6 +40,23 @@ def _escape(m: Any) -> str:
     return _NAMED.get(c) or "\\x%02x" % ord(c)
 
 
+_ESCAPED = re.compile(r"\\(?:x([0-9a-f]{2})|(.))", re.S)
+_UNNAMED = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\"}
+
+
+def unshown(text: str) -> str:
+    """The names in ``text`` as they are: :func:`shown`'s escapes undone (``-z`` output, whose
+    NUL-ended rows need none)."""
+    if "\\" not in text:
+        return text
+    return _ESCAPED.sub(_unescape, text)
+
+
+def _unescape(m: Any) -> str:
+    code, c = m.groups()
+    return chr(int(code, 16)) if code is not None else _UNNAMED.get(c, c)
+
+
 def row_text(b: Any) -> str:
     """``nodes``' text row: the block's line (binary: its byte offset), name and op, tab-separated,
     name and op :func:`shown`."""

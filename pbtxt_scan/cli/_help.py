@@ -13,6 +13,33 @@ from typing import Any, List, Tuple
 from typer.core import TyperCommand, TyperGroup
 
 
+# The texts every --help shows: the app's own, and the epilog of each command's.
+EPILOG = (
+    "Exit codes: 0 found/valid, 1 looked and found nothing, 2 usage error or unreadable/invalid input, "
+    "130 interrupted, 143 terminated."
+)
+
+ENVIRONMENT = (
+    "Environment: PBTXT_SCAN_NO_PROGRESS=1 turns off the progress bar (drawn on stderr, when it is a "
+    "terminal, for files over 64 MB)."
+)
+
+APP_HELP = (
+    "Find Ascend profiling points (fp_point, bp_point) in TensorFlow graph.pbtxt files, binary graphs "
+    "(.pb, .meta, saved_model.pb) and GE dumps, streaming, in constant memory, without TensorFlow or protobuf.\n\n"
+    "Examples:\n\n"
+    "  pbtxt-scan points graph.pbtxt\n\n"
+    "  pbtxt-scan points model_dir/model.ckpt-1000.meta\n\n"
+    "  pbtxt-scan fp --explain graph.pbtxt\n\n"
+    "  pbtxt-scan nodes graph.pbtxt | head\n\n"
+    "  pbtxt-scan show graph.pbtxt dense/MatMul\n\n"
+    "  pbtxt-scan stats --top 5 graph.pbtxt\n\n"
+    "  pbtxt-scan events logs/\n\n"
+    "  pbtxt-scan check graph.pbtxt ge_proto_00000042_graph_1_Build.txt\n\n"
+    "  pbtxt-scan points graph.pbtxt --ge ge_dump_dir/ --format env"
+)
+
+
 def _is_argument(param: Any) -> bool:
     return getattr(param, "param_type_name", "") == "argument"
 

@@ -60,13 +60,14 @@ def ge_point(kind: str, res: Dict[str, Any], anchor_key: str) -> Dict[str, Any]:
     return d
 
 
-def stats_object(st: Any, top: Optional[int]) -> Dict[str, Any]:
-    """stats: the file's counts, and its op types most common first (ties: by name, as the text)."""
+def stats_object(st: Any, top: Optional[int], file_bytes: Optional[int] = None) -> Dict[str, Any]:
+    """stats: the file's counts, and its op types most common first (ties: by name, as the text).
+    ``file_bytes``: an event file's own size (``bytes`` is then its graph's)."""
     ops = sorted(st.ops.items(), key=lambda kv: (-kv[1], kv[0]))
     if top:
         ops = ops[:top]
-    return {"file": st.path, "format": st.format, "binary": st.binary, "bytes": st.bytes, "lines": st.lines,
-            "nodes": st.nodes, "seconds": st.seconds, "ops": dict(ops)}
+    return {"file": st.path, "format": st.format, "binary": st.binary, "bytes": st.bytes, "file_bytes": file_bytes,
+            "lines": st.lines, "nodes": st.nodes, "seconds": st.seconds, "ops": dict(ops)}
 
 
 def check_object(st: Any) -> Dict[str, Any]:

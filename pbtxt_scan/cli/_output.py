@@ -83,16 +83,17 @@ def emit(obj: Any) -> None:
     out(json.dumps(obj, ensure_ascii=False))
 
 
-def out(line: str) -> None:
+def out(line: str, end: str = "\n") -> None:
+    """``line`` and ``end`` on stdout (``end``: NUL for ``-z``)."""
     try:
         try:
-            sys.stdout.write(line + "\n")
+            sys.stdout.write(line + end)
         except UnicodeEncodeError:
             # A name that was not UTF-8 in the file (escapes such as "\345\236" are kept as
             # surrogates when read), or a terminal that cannot show a character: backslash
             # escapes (in JSON, valid \u escapes), never a traceback.
             enc = getattr(sys.stdout, "encoding", None) or "utf-8"
-            sys.stdout.write((line + "\n").encode(enc, "backslashreplace").decode(enc))
+            sys.stdout.write((line + end).encode(enc, "backslashreplace").decode(enc))
     except BrokenPipeError:  # `| head` has read enough: stop quietly, successfully
         quiet_stdout()
         raise typer.Exit(0) from None

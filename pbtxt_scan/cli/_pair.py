@@ -13,12 +13,14 @@ import typer
 
 from .. import PbtxtError
 from ._escape import shown
-from ._app import Common, InputKindOpt, JsonOpt, RecordOpt, QuietOpt, command, output_format, renamed, shared_format, usage_error
+from ._app import (
+    Common, InputKindOpt, JsonOpt, LenientOpt, RecordOpt, RunOpt, QuietOpt, command, output_format, renamed, shared_format, usage_error,
+)
 from ._output import EXIT_NOT_FOUND, Console, emit, out
 from ._checks import check_choice, inputs_of, say_ignored_filters, say_unmatched_ops
 from ._points import (
     ConfigOpt, FilesArg, FilterOpt, KeepOpt, RuleOpt, SkipOpt, SourceOpt, TrainOpOpt, answer_json, filters_given, open_input, options_of,
-    fp_of, ge_points, print_explain, say_doubt, say_ge_rule, say_none, worst,
+    fp_of, ge_points, null_of, print_explain, say_doubt, say_ge_rule, say_none, worst,
 )
 
 # The profiler's values (pbtxt_scan.AIC_METRICS / TASK_TRACE), named here so --help lists them
@@ -71,6 +73,7 @@ class _PointsRun(NamedTuple):
     output: str
     task_trace: str
     aic_metrics: str
+    null: bool = False  # -z: each file's fp and bp names, each NUL-ended ("" for none), after FILE and a NUL with several
 
 
 @command(short="Print fp_point and bp_point, or the options to paste.")
@@ -98,6 +101,12 @@ def points(
     train_op: Optional[str] = TrainOpOpt,
     input_kind: str = InputKindOpt,
     record: Optional[str] = RecordOpt,
+    log_run: Optional[str] = RunOpt,
+    lenient: bool = LenientOpt,
+    null: bool = typer.Option(
+        False, "--null", "-z", help="Print fp's name, a NUL, bp's name, a NUL (a point not found: an empty name), unescaped "
+        "(several files: FILE and a NUL first; with --ge, GE's names; for xargs -0)."
+    ),
     quiet: bool = QuietOpt,
 ) -> None:
     """Print both fp_point and bp_point (and, with --ge, the names GE uses).
@@ -121,6 +130,8 @@ def points(
       pbtxt-scan points graph.pbtxt --format tf1-session --profiling-output /home/me/prof
 
       pbtxt-scan points rank0/graph.pbtxt rank1/graph.pbtxt --json
+
+      pbtxt-scan points graph.pbtxt -z | xargs -0 -n1 pbtxt-scan show graph.pbtxt
     """
     fmt = output_format(common.out_format, common.as_json, POINTS_FORMATS)
     if old_output is not None:
@@ -128,7 +139,7 @@ def points(
         profiling_output = old_output
     check_paste(task_trace, aic_metrics)
     opts = options_of(rule, skip=skip_op, keep=keep_op, filters=name_filter, config=config, sources=source, train_op=train_op)
-    run = _PointsRun(common, opts, fmt, explain, ge, profiling_output, task_trace, aic_metrics)
+    run = _PointsRun(common, opts, fmt, explain, ge, profiling_output, task_trace, aic_metrics, null_of(null, fmt))
     paths = inputs_of(files, "points")
     if len(paths) > 1 and fmt not in ("text", "json"):
         raise usage_error("one file for --format %s (it prints one set of profiling options); got %d" % (fmt, len(paths)), "--format")
@@ -144,7 +155,7 @@ def _points_of(file: str, run: _PointsRun, *, prefix: bool) -> int:
     opts, con = run.opts, run.common.console
     bp_error: Optional[PbtxtError] = None
     try:
-        with open_input(file, run.common.input_kind, run.common.record) as g:  # one input for both searches (stdin and pipes are spooled)
+        with open_input(file, run.common.input_kind, run.common.record, run.common.run, lenient=run.common.lenient) as g:  # one input for both searches (stdin and pipes are spooled)
             got = ge_points(g)  # a GE dump: GE's own choice, the dump read once
             if got is not None:
                 fa, ba = got
@@ -206,6 +217,8 @@ def _print_points(run: _PointsRun, name: str, answers: Tuple[Any, Any], names: T
         emit(obj)
     elif run.fmt != "text":
         out(pasted(run.fmt, names[0], names[1], run.output, run.task_trace, run.aic_metrics))
+    elif run.null:
+        out("\0".join(([lead[:-2]] if lead else []) + [names[0] or "", names[1] or ""]), end="\0")
     else:
         for kind, ans, point_name in (("fp", fa, names[0]), ("bp", ba, names[1])):
             if ans.point is None:

@@ -11,7 +11,8 @@ import typer
 from .. import PbtxtError
 from ._escape import shown, terminal_safe
 from ._app import (
-    Common, InputKindOpt, JsonOpt, RecordOpt, QuietOpt, command, dialect, format_option, open_graph, output_format, usage_error,
+    Common, InputKindOpt, JsonOpt, LenientOpt, RecordOpt, RunOpt, QuietOpt, command, dialect, format_option, open_graph, output_format,
+    usage_error,
 )
 from ._output import EXIT_NOT_FOUND, Console, emit, out
 from ._checks import inputs_of, say_ignored_filters, say_unmatched_ops, with_source_hint
@@ -57,6 +58,17 @@ TrainOpOpt = typer.Option(
     show_default=False,
 )
 ExplainOpt = typer.Option(False, "--explain", help="Show on stderr each node considered, its line, and why it was skipped.")
+NullOpt = typer.Option(
+    False, "--null", "-z", help="Print each answer's name followed by a NUL, not a newline, unescaped (several files: FILE, NUL, "
+    "then the name; for xargs -0)."
+)
+
+
+def null_of(null: bool, fmt: str) -> bool:
+    """``-z``, refused with an output that is not the names (``--json``, ``--format`` other than text)."""
+    if null and fmt != "text":
+        raise usage_error("NUL-ended names are text output: not with %s" % ("--json" if fmt == "json" else "--format " + fmt), "-z")
+    return null
 
 CONFIG_KEYS = ("skip_ops", "keep_ops", "name_filters")
 
@@ -179,10 +191,11 @@ def say_ge_rule(con: Console, file: str, g: Any, opts: Any, answers: Sequence[An
     return True
 
 
-def open_input(file: str, input_kind: str, record: Optional[str] = None) -> Any:
+def open_input(file: str, input_kind: str, record: Optional[str] = None, run: Optional[str] = None, *, lenient: bool = False) -> Any:
     """The input, read as ``--input-kind`` says (auto: as its content says); ``record``: an event
-    file's record to read the graph from (``--record``)."""
-    return open_graph(file, record=record, kind=dialect(input_kind))
+    file's record to read the graph from (``--record``); ``run``: a logdir's run (``--run``);
+    ``lenient``: ``--lenient``."""
+    return open_graph(file, record=record, kind=dialect(input_kind), run=run, lenient=lenient)
 
 
 class _Asked(NamedTuple):
@@ -193,6 +206,7 @@ class _Asked(NamedTuple):
     as_json: bool
     explain: bool
     prefix: bool  # several files: each text row starts with its file
+    null: bool = False  # -z: the name (after the file and a NUL, when ``prefix``) and a NUL, unescaped
 
 
 def _one_point(kind: str, file: str, asked: _Asked) -> int:
@@ -201,7 +215,7 @@ def _one_point(kind: str, file: str, asked: _Asked) -> int:
 
     opts, con = asked.opts, asked.common.console
     try:
-        with open_input(file, asked.common.input_kind, asked.common.record) as g:
+        with open_input(file, asked.common.input_kind, asked.common.record, asked.common.run, lenient=asked.common.lenient) as g:
             try:
                 ans = (find_fp if kind == "fp" else find_bp)(g, opts)  # (a GE dump: GE's own choice)
             except PbtxtError as e:
@@ -224,6 +238,8 @@ def _one_point(kind: str, file: str, asked: _Asked) -> int:
         return EXIT_NOT_FOUND
     if asked.as_json:
         emit(answer_json(ans, g.name))
+    elif asked.null:
+        out("%s\0%s" % (file, ans.point.name) if asked.prefix else ans.point.name, end="\0")
     else:
         out("%s: %s" % (file, shown(ans.point.name)) if asked.prefix else shown(ans.point.name))
     return 0
@@ -241,9 +257,9 @@ def worst(codes: List[int]) -> int:
     return max(codes, default=0)
 
 
-def _each(kind: str, files: Optional[List[str]], common: Common, opts: Any, *, as_json: bool, explain: bool) -> None:
+def _each(kind: str, files: Optional[List[str]], common: Common, opts: Any, *, as_json: bool, explain: bool, null: bool) -> None:
     paths = inputs_of(files, kind)
-    asked = _Asked(common, opts, as_json, explain, len(paths) > 1)
+    asked = _Asked(common, opts, as_json, explain, len(paths) > 1, null)
     code = worst([_one_point(kind, f, asked) for f in paths])
     if code:
         raise typer.Exit(code)
@@ -268,11 +284,14 @@ def _fp_command(
     train_op: Optional[str] = TrainOpOpt,
     input_kind: str = InputKindOpt,
     record: Optional[str] = RecordOpt,
+    run: Optional[str] = RunOpt,
+    lenient: bool = LenientOpt,
+    null: bool = NullOpt,
     quiet: bool = QuietOpt,
 ) -> None:
-    as_json = output_format(common.out_format, common.as_json, ("text",)) == "json"
+    fmt = output_format(common.out_format, common.as_json, ("text",))
     opts = options_of(rule, skip=skip_op, keep=keep_op, filters=name_filter, config=config, sources=source, train_op=train_op)
-    _each("fp", files, common, opts, as_json=as_json, explain=explain)
+    _each("fp", files, common, opts, as_json=fmt == "json", explain=explain, null=null_of(null, fmt))
 
 
 def _bp_command(
@@ -289,11 +308,14 @@ def _bp_command(
     train_op: Optional[str] = TrainOpOpt,
     input_kind: str = InputKindOpt,
     record: Optional[str] = RecordOpt,
+    run: Optional[str] = RunOpt,
+    lenient: bool = LenientOpt,
+    null: bool = NullOpt,
     quiet: bool = QuietOpt,
 ) -> None:
-    as_json = output_format(common.out_format, common.as_json, ("text",)) == "json"
+    fmt = output_format(common.out_format, common.as_json, ("text",))
     opts = options_of(rule, skip=skip_op, keep=keep_op, config=config, train_op=train_op)
-    _each("bp", files, common, opts, as_json=as_json, explain=explain)
+    _each("bp", files, common, opts, as_json=fmt == "json", explain=explain, null=null_of(null, fmt))
 
 
 _FP_DOC = """Print fp_point: the first compute operator of forward propagation.
@@ -317,6 +339,8 @@ _FP_DOC = """Print fp_point: the first compute operator of forward propagation.
       pbtxt-scan fp --source local/Placeholder graph.pbtxt
 
       pbtxt-scan fp --keep-op Cast graph.pbtxt   (when the input's Cast should count)
+
+      pbtxt-scan fp -z model_dir/ | xargs -0 pbtxt-scan show model_dir/
     """
 
 _BP_DOC = """Print bp_point: the last operator of backward propagation.
@@ -326,7 +350,11 @@ _BP_DOC = """Print bp_point: the last operator of backward propagation.
     Exit 1 for an inference graph (no gradients). A GE dump file: the bp GE picks by itself
     (rule ge, as ge-auto).
 
-    Example: pbtxt-scan bp --json graph.pbtxt
+    Examples:
+
+      pbtxt-scan bp --json graph.pbtxt
+
+      pbtxt-scan bp -z graph.pbtxt | xargs -0 pbtxt-scan show graph.pbtxt --context 1
     """
 
 _fp_command.__doc__ = _FP_DOC

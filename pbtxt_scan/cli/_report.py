@@ -12,7 +12,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import typer
 
 from .. import PbtxtError, __version__
-from ._app import Common, FileArg, InputKindOpt, JsonOpt, RecordOpt, QuietOpt, command, format_option, output_format, usage_error
+from ._app import (
+    Common, FileArg, InputKindOpt, JsonOpt, LenientOpt, RecordOpt, RunOpt, QuietOpt, command, format_option, output_format, usage_error,
+)
 from ._output import EXIT_NOT_FOUND, emit, out
 from ._checks import say_unmatched_ops
 from ._pair import on_ge
@@ -48,6 +50,8 @@ def report(
     train_op: Optional[str] = TrainOpOpt,
     input_kind: str = InputKindOpt,
     record: Optional[str] = RecordOpt,
+    run: Optional[str] = RunOpt,
+    lenient: bool = LenientOpt,
     quiet: bool = QuietOpt,
 ) -> None:
     """Write one self-contained HTML page that shows fp and bp, and why.
@@ -84,7 +88,7 @@ def report(
         raise usage_error("%s is the input: the report never writes over it" % target, "--output")
     try:
         page, found = _page(file, opts, ge=ge, context=context, common=common, argv=_argv(
-            file, output=output, ge=ge, context=context, rule=rule, source=source, train_op=train_op))
+            file, output=output, ge=ge, context=context, rule=rule, source=source, train_op=train_op, picked=common))
     except PbtxtError as e:
         raise common.console.fail(e) from None
     from ..report import render
@@ -109,9 +113,13 @@ def _write(target: Path, page: str) -> None:
 
 
 def _argv(file: str, *, output: Optional[str], ge: Optional[str], context: int, rule: str, source: Sequence[str],
-          train_op: Optional[str]) -> str:
-    """The command line that makes this page (the options that change it)."""
+          train_op: Optional[str], picked: Common) -> str:
+    """The command line that makes this page (the options that change it; ``picked``: --run, --record)."""
     words = ["pbtxt-scan", "report", file]
+    if picked.run is not None:
+        words += ["--run", picked.run]
+    if picked.record is not None:
+        words += ["--record", picked.record]
     if ge:
         words += ["--ge", ge]
     if rule != "auto":
@@ -134,7 +142,7 @@ def _page(
     from ..report import Page
 
     con = common.console
-    with open_input(file, common.input_kind, common.record) as g:
+    with open_input(file, common.input_kind, common.record, common.run, lenient=common.lenient) as g:
         got = ge_points(g)  # a GE dump: GE's own choice
         fa, ba = got if got is not None else (fp_of(g, opts), find_bp(g, opts))
         if got is None and not con.quiet:

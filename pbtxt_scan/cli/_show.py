@@ -4,16 +4,16 @@ in several function bodies the copy ``points`` names. Loaded by ``show`` when it
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, NoReturn, Optional, Sequence
 
 import typer
 
 from .. import PbtxtError
 if TYPE_CHECKING:
-    from .. import GraphFile
+    from .. import GraphFile, Lookup
 from ._output import EXIT_NOT_FOUND, Console, emit, listed, out, plural
 from ._checks import node_hint
-from ._suggest import tensor_node
+from ._suggest import Closest, tensor_node
 
 ANY_SIZE = 1 << 62  # show --json: no bound of its own on the block (the lane keeps Lark's)
 
@@ -23,11 +23,16 @@ def show_hood(
 ) -> None:
     """``show --context``: the neighbourhood of ``name``, ``hops`` each way, at most ``max_nodes``,
     as ``shape`` (text rows, json or dot); ``f``: the --input-kind dialect (None: told by content)."""
-    from .. import neighbourhood
+    from .. import neighbourhood, neighbourhoods
 
     also: Any = ()
+    lookup = look_up_names(g, [name], f, function)
     try:  # (the node by one byte search where the file allows; the names close to it only when it is not there)
-        hood = neighbourhood(g, name, hops, hops, function=function, max_nodes=max_nodes)
+        if lookup is not None and not elsewhere(lookup.found, name):
+            found = looked_up(g, lookup, name, con=con, miss="hood" if shape == "json" else None)
+            hood = neighbourhoods(g, [(_At(found.block), hops, hops)], max_nodes=max_nodes)[0]  # (the search's node, read where it is)
+        else:
+            hood = neighbourhood(g, name, hops, hops, function=function, max_nodes=max_nodes)
     except LookupError:
         found = _found(g, name, f, function, con=con, miss="hood" if shape == "json" else None)  # (a tensor name: its node; else exit 1 with close names)
         also = found.also
@@ -121,17 +126,21 @@ def _found(g: "GraphFile", name: str, f: Optional[str], function: Optional[str],
             con.note("%s: %r names output %s of node %s: showing that node" % (g.name, name, name.rsplit(":", 1)[1], node))
     if found is None:
         d = g.dialect if f is None else DIALECTS[f]
-        hint = node_hint(g, d.path, name)
-        con.notes(g)
-        where = " in function %s" % function if function else ""
-        reason = "no node named %r%s%s" % (name, where, hint)
-        typer.echo("%s: %s" % (g.name, reason), err=True)
-        if miss is not None:
-            from ._json import miss_object
-
-            emit(miss_object(miss, g.name, function, reason))
-        raise typer.Exit(EXIT_NOT_FOUND)
+        _miss(g, name, function, node_hint(g, d.path, name), con=con, miss=miss)
     return found
+
+
+def _miss(g: "GraphFile", name: str, function: Optional[str], hint: str, *, con: Console, miss: Optional[str]) -> NoReturn:
+    """Say that no node is named ``name`` (``hint``: the close names), exit 1."""
+    con.notes(g)
+    where = " in function %s" % function if function else ""
+    reason = "no node named %r%s%s" % (name, where, hint)
+    typer.echo("%s: %s" % (g.name, reason), err=True)
+    if miss is not None:
+        from ._json import miss_object
+
+        emit(miss_object(miss, g.name, function, reason))
+    raise typer.Exit(EXIT_NOT_FOUND)
 
 
 def show_node(g: "GraphFile", name: str, *, as_json: bool, f: Optional[str], function: Optional[str], con: Console) -> None:
@@ -141,11 +150,21 @@ def show_node(g: "GraphFile", name: str, *, as_json: bool, f: Optional[str], fun
     why = ""
     if found.also:  # (in several function bodies: the copy the points name, if they name one)
         found, why = _points_copy(g, found, f)
+    print_node(g, found, why, as_json=as_json, con=con)
+
+
+def print_node(g: "GraphFile", found: Any, why: str, *, as_json: bool, con: Console, notes: bool = True) -> None:
+    """A node found (:class:`~pbtxt_scan.Found`) as ``show`` prints it (``why``: why this copy;
+    ``notes``: the input's notes too, before the first node)."""
     hit = found.block
     said: List[str] = []
     if found.function is not None:
         also = " (also in %s: --function NAME picks one)" % listed(found.also) if found.also else ""
         said.append("%s: %s is in library function %s%s%s" % (g.name, hit.name, found.function, why, also))
+    if not notes:
+        for text in said:
+            con.note(text)
+        said = []
     if as_json:
         # Any size, as the text: memory is bounded by the block (the writer layout's lines, or
         # Lark on all but its long strings, each parsed apart), never by Lark's tree of it.
@@ -158,11 +177,13 @@ def show_node(g: "GraphFile", name: str, *, as_json: bool, f: Optional[str], fun
         except RecursionError:
             raise PbtxtError("nested too deeply to print as JSON (use show without --json)", hit.line, hit.column, g.name) from None
         del msg, obj  # (a big block's values, before its JSON is written)
-        con.notes(g, said)
+        if notes:
+            con.notes(g, said)
         out(text)
         return
     text = g.read(hit).decode("utf-8", "replace")
-    con.notes(g, said)
+    if notes:
+        con.notes(g, said)
     if hit.binary:  # text format made from the NodeDef: no file lines to number
         out("# %s offset %d (%s, a %d-byte NodeDef)" % (g.name, hit.start, g.binary, hit.end - hit.start))
         out(text.rstrip("\n"))
@@ -194,3 +215,77 @@ def _points_copy(g: "GraphFile", found: Any, f: Optional[str]) -> Any:
         others = tuple(x for x in (found.function,) + tuple(found.also) if x != p.function)
         return hit._replace(also=others), ", the copy points names"
     return found, ""
+
+
+# --- a name by one byte search (``_named``: several names, globs and regexes) ---------------
+
+
+def look_up_names(g: "GraphFile", names: Sequence[str], f: Optional[str], function: Optional[str]) -> "Optional[_Looked]":
+    """``names`` (and the nodes their tensor names name) by the lane's one byte search, with the
+    close names of each met on the way; ``None`` where the search is not made (a --function, an
+    --input-kind, a lane without one, a name it cannot tell)."""
+    from .. import look_up
+
+    if function is not None or f is not None:
+        return None
+    near = {n: Closest(n) for n in names}
+    asked = set(names) | {t for t in map(tensor_node, names) if t is not None}
+
+    def offer(x: str) -> None:
+        for c in near.values():
+            c.offer(x)
+
+    got = look_up(g, sorted(asked), near=offer)
+    return None if got is None else _Looked(got, near)
+
+
+class _Looked(NamedTuple):
+    """What the search found (``found``: a :class:`~pbtxt_scan.Lookup`) and each name's close names."""
+
+    found: "Lookup"
+    near: Dict[str, Closest]
+
+
+def elsewhere(lookup: "Lookup", name: str) -> bool:
+    """Whether ``name`` (or its tensor's node) may be a library function's: read for it."""
+    node = tensor_node(name)
+    return name not in lookup.found and (name in lookup.elsewhere or (node is not None and node in lookup.elsewhere))
+
+
+def looked_up(g: "GraphFile", looked: Any, name: str, *, con: Console, miss: Optional[str]) -> Any:
+    """The graph's own node ``name`` the search found (a tensor name: its node), or exit 1 with
+    the close names the same search met."""
+    from .. import Found
+
+    lookup, near = looked if isinstance(looked, _Looked) else (looked, None)
+    hit = lookup.found.get(name)
+    node = tensor_node(name)
+    if hit is None and node is not None and node in lookup.found:
+        con.note("%s: %r names output %s of node %s: showing that node" % (g.name, name, name.rsplit(":", 1)[1], node))
+        hit = lookup.found[node]
+    if hit is None:
+        hint = near[name].hint() if near is not None else ""
+        _miss(g, name, None, " (%s)" % hint if hint else "", con=con, miss=miss)
+    return Found(hit, None)
+
+
+class _At(NamedTuple):
+    """A node found by the search, as a neighbourhood's centre is asked for (``neighbourhoods``)."""
+
+    block: Any
+
+    @property
+    def name(self) -> str:
+        return self.block.name or ""
+
+    @property
+    def offset(self) -> int:
+        return int(self.block.start)
+
+    @property
+    def line(self) -> Optional[int]:
+        return self.block.line or None
+
+    @property
+    def function(self) -> None:
+        return None

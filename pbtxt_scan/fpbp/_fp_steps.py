@@ -20,20 +20,18 @@ from its end, so this one reads the whole file (back, then forward to the answer
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Set
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Set, Tuple
 
 from ._answers import Alternative, Answer, Options, Point, Step, _at, _point, _producer
-from ._bp import optimizer_points
-from ._bp_back import _inputs_again
-from ._bp_reach import is_update
 from ._catalog import VARIABLE_PASS, VARIABLES, in_gradients_scope
 from ._fp_flow import _Candidate
 from ..parallel._grep import _SearchFailed
 from ._hood_find import Fallback, Finder, Rec, grep_finder, pass_finder, stopping
 from .._errors import PbtxtError
 from ..graph._dialect import operator_layout
-from ..graph._reverse import reverse_blocks
 
+# bp's modules (its backward reading, the index cache) load in steps 2 and 3 only, and for --train-op:
+# most fp answers end at the gate (tests/test_startup.py).
 if TYPE_CHECKING:
     from ._body import FunctionBody
     from .._model import Block
@@ -99,12 +97,22 @@ def other_optimizers(g: "GraphFile", opts: Options, ans: Answer, best: Optional[
     return ans._replace(confidence="ambiguous", doubt=doubt, alternatives=ans.alternatives + tuple(a for _o, a in alts))
 
 
+def optimizer_points(g: "GraphFile", opts: Options) -> List[Tuple[str, Point]]:
+    """bp's point for each optimizer (step 2), its modules loaded when it is asked."""
+    from ._bp import optimizer_points as points
+
+    return points(g, opts)
+
+
 def step_fp(g: "GraphFile", opts: Options, ans: Answer) -> Answer:
     """``--train-op NAME``: fp is the first op of the model that NAME's step runs, wherever its
     data comes from (a GAN's discriminator step runs the generator on noise first). The step's
     ops are known only from its end: one backward reading of the file gathers what NAME waits
     for (its inputs, control inputs included, and theirs: at most ``_STEP_NAMES`` names), then a
     forward reading stops at the first of them that reads a trained variable."""
+    from ._bp_back import _inputs_again
+    from ..graph._reverse import reverse_blocks
+
     name = opts.train_op or ""
     block_path, heads = operator_layout(g.dialect)
     light = frozenset(h for h in heads if h in ("name", "op"))
@@ -133,6 +141,8 @@ def _first_reader(
 ) -> Answer:
     """The first of ``blocks`` that runs in the step (``runs(name)``), computes, and reads a
     trained variable (a variable, its read, or a view of either), as ``--train-op``'s fp."""
+    from ._bp_reach import is_update
+
     name = opts.train_op or ""
     variables: Set[str] = set()
     for b in blocks:

@@ -9,6 +9,7 @@ import re
 from typing import TYPE_CHECKING, Any, Callable, FrozenSet, Generator, Iterable, Iterator, NamedTuple, Optional, Tuple
 
 from .._model import TF_HEADS, Block
+from ..graph._strict import check_one
 from ..parallel._grep import _SearchFailed
 from ..source._lane import Unplaced
 
@@ -99,7 +100,9 @@ def lane_finder(g: "GraphFile", path: Tuple[str, ...], centre: Optional[Block] =
         places = found(want, cons)
         try:
             for b in places:
-                yield read_at_place(g, b, shown_by_line)
+                got = read_at_place(g, b, shown_by_line)
+                if check_one(g, got, recount=True) is not None:  # (lenient: one that is no valid node skipped)
+                    yield got
         finally:
             close = getattr(places, "close", None)
             if close is not None:

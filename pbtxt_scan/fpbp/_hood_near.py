@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, List, Nam
 
 from .._model import TF_HEADS, Block, Hood
 from ._hood_find import _NAME_OK, UNCOUNTED, Fallback, Rec, _Cache, lane_finder, producer, rec_of
+from ..graph._strict import check_one
 from ..parallel._grep import _SearchFailed, newlines_to_end
 
 if TYPE_CHECKING:
@@ -120,6 +121,8 @@ def near_hoods(
             return False
         base = got.span[0] if lines and got.span is not None else None
         for b in got.blocks:
+            if check_one(g, b, recount=True) is None:
+                continue  # (lenient: a block that is no valid node is skipped)
             known.add(rec_of(b), base)
         if got.span is not None:
             known.cover(*got.span)

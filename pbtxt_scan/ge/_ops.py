@@ -5,6 +5,7 @@ from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Tuple
 
 from .._errors import PbtxtError
 from ..graph._input import GraphFile
+from ..graph._strict import checked, op_head
 from .._model import Block
 from ..source._source import DEFAULT_CHUNK
 from ._attrs import _attrs_of, _int
@@ -76,7 +77,7 @@ def ops_from(
         return
     w, blocks = walk(g.reader(start), d.path, d.heads, chunk_size=DEFAULT_CHUNK, display=g.name, start_offset=start, start_line=line, outer=outer)
     try:
-        for b in blocks:
+        for b in checked(g, blocks, op_head(d.heads)):  # (an op without a name or a type: refused, or skipped)
             yield _record(b, _op_attrs(g, b, d.name, full_parse_max, not w.general), d.name)
     except PbtxtError as e:
         # (as GraphFile.blocks: a file cut short while we read it says so)

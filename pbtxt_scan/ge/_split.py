@@ -49,6 +49,7 @@ from ..parallel import _plan
 from ..parallel._pool import Pool, PoolError, can_fork
 from ..source._source import DEFAULT_CHUNK
 from ._fast import walk
+from ..graph._strict import is_node, op_head
 from ._ops import _op_attrs, _record, ops_from
 
 
@@ -159,8 +160,11 @@ class _Job:
         w, blocks = walk(g.reader(start, end), d.path, d.heads, chunk_size=DEFAULT_CHUNK, display=g.name, start_offset=start, outer=outer, stop=stop)
         ops = []
         inherited = 0
+        op = op_head(d.heads)
         try:
             for b in blocks:
+                if not is_node(b, op):
+                    return None  # (an op without a name or a type: the parent reads the chunk again, and refuses it at its line)
                 if b.parents and b.parents[0] is _INHERITED:
                     inherited += 1
                     b = b._replace(parents=(None,) + b.parents[1:])

@@ -19,6 +19,9 @@ first; without that file, 2 to 4 above are tried in this folder; only then is th
 followed, and the note says so with the path resolved. (``events_only``: ``--record`` was given,
 which picks a record of an event file: only 4.)
 
+``--run NAME`` (:func:`graph_in_run`): the logdir's run of that name (``_logdir``: a folder under it
+holding event files, named by its path, as TensorBoard names runs), its newest event file with a graph.
+
 A folder with only GE dumps is refused with what to give instead.
 A GE dump folder is for the GE commands (``ge._dumps`` picks the training graph there).
 """
@@ -29,7 +32,7 @@ import re
 from typing import List, Optional, Tuple
 
 from .._errors import PbtxtError
-from ..language._grammar import decode, unescape
+from ..language._values import decode, unescape
 
 _CKPT_PATH = re.compile(r'^\s*model_checkpoint_path\s*:\s*"((?:[^"\\]|\\.)*)"', re.M)
 _STEP = re.compile(r"-([0-9]+)\.meta$")
@@ -85,6 +88,16 @@ def graph_in_folder(folder: str, *, events_only: bool = False) -> Tuple[str, str
     )
 
 
+def graph_in_run(logdir: str, run: str) -> Tuple[str, str]:
+    """``(path, why)``: the newest event file with a graph in the run ``run`` of the TensorBoard
+    logdir ``logdir`` (``_logdir.run_folder``: an error naming the runs there when it has none)."""
+    from ._logdir import run_folder, run_name
+
+    folder, files = run_folder(logdir, run)
+    newest = sorted((os.path.basename(f) for f in files), key=lambda n: _event_time(folder, n), reverse=True)
+    return _event_file_with_graph(folder, newest, in_run=run_name(run))
+
+
 _EVENTS = "events.out.tfevents."
 _LAST_SUBFOLDERS = ("validation", "eval", "test")
 _TIME = re.compile(r"^events\.out\.tfevents\.([0-9]+)")
@@ -116,7 +129,9 @@ def _event_time(folder: str, name: str) -> Tuple[int, float, str]:
     return (int(m.group(1)) if m else 0, mtime, name)
 
 
-def _event_file_with_graph(folder: str, events: List[str], *, record: bool = False) -> Tuple[str, str]:
+def _event_file_with_graph(
+    folder: str, events: List[str], *, record: bool = False, in_run: Optional[str] = None,
+) -> Tuple[str, str]:
     """The first of ``events`` that holds a graph; else the error of the first, naming the others.
     (``record``: for ``--record``, which needs an event file: a folder without one says so.)"""
     from ..wire import events as _events, events_pick as _pick
@@ -136,12 +151,13 @@ def _event_file_with_graph(folder: str, events: List[str], *, record: bool = Fal
         if found.graphs:
             tried = events.index(rel)
             return _chose(folder, rel, "the newest event file %s that holds a graph%s" % (
-                "in train/" if rel.startswith("train" + os.sep) else "here",
+                "of run %s" % in_run if in_run else "in train/" if rel.startswith("train" + os.sep) else "here",
                 "; the %d tried before it hold none" % tried if tried else ""))
         if first_error is None:
             first_error = "%s: %s" % (path, _pick.no_graph(found))
     raise PbtxtError(
-        "no event file in this folder holds a graph (%d looked at, train/ first); the first: %s" % (len(events), first_error),
+        "no event file in %s holds a graph (%d looked at%s); the first: %s" % (
+            "run %s" % in_run if in_run else "this folder", len(events), "" if in_run else ", train/ first", first_error),
         path=folder,
     )
 

@@ -44,13 +44,14 @@ import io
 import os
 from typing import Any, BinaryIO, Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple, Union
 
-from ._folders import graph_in_folder
+from ._folders import graph_in_folder, graph_in_run
 from ._dialect import HEAD_BYTES, TF_HEADS, Dialect
 from ._sniff import Provenance, lane_and_store, text_lane
+from ._strict import checked, op_head
 from ..source._store import store_of
 from .._errors import PbtxtError
 from .._model import Block, Message
-from ..source._lane import PARSE_MAX, Lane
+from ..source._lane import PARSE_MAX, Lane, Strict
 from ..source._source import DEFAULT_CHUNK, PathLike, gunzipped, open_binary
 
 __all__ = ["PARSE_MAX", "GraphFile", "Provenance", "Source", "opened"]
@@ -62,11 +63,12 @@ class _Said:
     """What an open input learns as it is read: the lanes' notes (which MetaGraph of a SavedModel
     is read), and whether an event file's graph record was checked since it was opened."""
 
-    __slots__ = ("notes", "checked")
+    __slots__ = ("notes", "checked", "strict")
 
-    def __init__(self) -> None:
+    def __init__(self, lenient: bool = False) -> None:
         self.notes: List[str] = []
         self.checked = False
+        self.strict = Strict(lenient)  # the blocks that are no valid node: refused, or skipped and counted
 
 
 
@@ -124,13 +126,16 @@ class GraphFile:
         stream, spooled or read once. (:meth:`open` tells a path's kind by its content.)"""
         self._made(store_of(raw, name, spool=spool, head_bytes=HEAD_BYTES), None, Provenance(name), None, owned=False)
 
-    def _made(self, store: Any, lane: Optional[LaneOf], provenance: Provenance, dialect: Optional[Dialect], *, owned: bool) -> None:
+    def _made(
+        self, store: Any, lane: Optional[LaneOf], provenance: Provenance, dialect: Optional[Dialect], *, owned: bool,
+        lenient: bool = False,
+    ) -> None:
         put = object.__setattr__
         put(self, "name", store.name)
         put(self, "_store", store)
         put(self, "provenance", provenance)
         put(self, "_dialect", dialect)
-        put(self, "_said", _Said())
+        put(self, "_said", _Said(lenient))
         put(self, "_owned", owned)
         put(self, "regular", store.regular)  # readable in place at any offset
         put(self, "can_seek", store.regular)  # any offset can be read again (a regular file, or a spooled stream)
@@ -150,7 +155,7 @@ class GraphFile:
     @classmethod
     def open(
         cls, path: PathLike, spool: bool = True, record: Optional[int] = None, *, graph: Optional[int] = None,
-        lane: Optional[LaneOf] = None, dialect: Optional[Dialect] = None,
+        lane: Optional[LaneOf] = None, dialect: Optional[Dialect] = None, run: Optional[str] = None, lenient: bool = False,
     ) -> "GraphFile":
         """Open ``path`` (``-`` for stdin; gzip is unpacked): protobuf text format, a binary
         GraphDef, MetaGraphDef or SavedModel, or a TensorBoard event file (told by content); other
@@ -159,14 +164,20 @@ class GraphFile:
         trace's summary holds several; default: its last training graph); both count from 0. A
         folder with ``record``: the event file the folder gives. ``lane``: the caller's lane,
         ``lane(store)``, reads the bytes instead of the one their content picks (a format of its own).
-        ``dialect``: read it as that (the CLI's --input-kind) rather than as its content is taken."""
+        ``dialect``: read it as that (the CLI's --input-kind) rather than as its content is taken.
+        ``run``: ``path`` is a TensorBoard logdir, and the graph is read from that run's event files
+        (a run is named by its folder under the logdir, as TensorBoard names it).
+        ``lenient``: a block read that is no valid node (a top-level field the graph has not, a node
+        without a name or an op) is skipped and counted (:attr:`notes` says so) rather than refused."""
         picked = None
         asked = str(path)
-        if asked != "-" and os.path.isdir(path):  # a SavedModel, model_dir or logs folder: its graph file
+        if run is not None:
+            path, picked = graph_in_run(asked, run)
+        elif asked != "-" and os.path.isdir(path):  # a SavedModel, model_dir or logs folder: its graph file
             path, picked = graph_in_folder(asked, events_only=record is not None)
         raw, name = open_binary(path)
         return cls._opened(raw, name, Provenance(asked, record, graph, picked), spool=spool, owned=str(path) != "-",
-                           lane=lane, dialect=dialect)  # (stdin stays open)
+                           lane=lane, dialect=dialect, lenient=lenient)  # (stdin stays open)
 
     @classmethod
     def of_stream(cls, f: BinaryIO, name: str) -> "GraphFile":
@@ -181,7 +192,7 @@ class GraphFile:
     @classmethod
     def _opened(
         cls, raw: BinaryIO, name: str, asked: Provenance, *, spool: bool, owned: bool,
-        lane: Optional[LaneOf] = None, dialect: Optional[Dialect] = None,
+        lane: Optional[LaneOf] = None, dialect: Optional[Dialect] = None, lenient: bool = False,
     ) -> "GraphFile":
         """The GraphFile reading ``raw``, its store and lane told by content (``owned``: closed with it)."""
         try:
@@ -193,7 +204,7 @@ class GraphFile:
         try:
             store, lane, asked = lane_and_store(store, asked, lane)
             g = cls.__new__(cls)
-            g._made(store, lane, asked, dialect, owned=owned)
+            g._made(store, lane, asked, dialect, owned=owned, lenient=lenient)
         except BaseException:
             store.close(owned)  # (the spool, if one was made)
             raise
@@ -227,7 +238,13 @@ class GraphFile:
         """What a command says once it has its result (on stderr): which file of a folder is
         read, which record of an event file, which MetaGraph of a SavedModel."""
         p = self.provenance
-        return tuple(n for n in (p.picked, p.chosen) if n) + tuple(self._said.notes)
+        skipped = self._said.strict.note()
+        return tuple(n for n in (p.picked, p.chosen) if n) + tuple(self._said.notes) + ((skipped,) if skipped else ())
+
+    @property
+    def strict(self) -> Strict:
+        """What the lanes do with a block that is no valid node (refuse it, or skip and count it)."""
+        return self._said.strict
 
     def on_note(self, text: str) -> None:
         """A lane says what it chose as it reads (kept in :attr:`notes`)."""
@@ -292,15 +309,26 @@ class GraphFile:
         validate: bool = False,
         *,
         schema: int = 0,
+        strict: bool = True,
     ) -> Iterator[Block]:
         """Every message at ``block_path`` in file order, validated as it is read. (A binary
         graph's containers and node fields are always checked; ``validate`` also checks every
         node's attr values, which listings skip: ``check`` and ``stats`` ask for it. ``schema``:
-        the whole file against its schema, see :meth:`~pbtxt_scan.source._lane.Lane.forward`.)"""
-        return self.lane.blocks(
-            block_path, heads, chunk_size=chunk_size, on_progress=on_progress, end_state=end_state, validate=validate,
+        the whole file against its schema, see :meth:`~pbtxt_scan.source._lane.Lane.forward`.)
+        Without ``validate``, a block that is no valid node (no name, no op) is refused or, lenient,
+        skipped (``_strict``): validating, the schema's check words it instead; ``strict=False``:
+        every block as it is (a listing, the same on one process as on several)."""
+        if validate or not strict:
+            return self.lane.blocks(
+                block_path, heads, chunk_size=chunk_size, on_progress=on_progress, end_state=end_state, validate=validate,
+                schema=schema,
+            )
+        op = op_head(self.dialect.heads)
+        blocks = self.lane.blocks(
+            block_path, heads | {"name", op}, chunk_size=chunk_size, on_progress=on_progress, end_state=end_state,
             schema=schema,
         )
+        return checked(self, blocks, op)
 
     def nodes(self, heads: Optional[FrozenSet[str]] = None, **kw: Any) -> Iterator[Block]:
         """The operator blocks of this file's dialect (heads: the dialect's, unless given)."""

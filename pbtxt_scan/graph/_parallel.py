@@ -73,10 +73,12 @@ about (jobs + 1) interpreters + 3 x jobs x (one chunk's rows).
 from __future__ import annotations
 
 import collections
+import contextlib
 import time
 from typing import Callable, Dict, FrozenSet, Generator, Iterator, List, NamedTuple, Optional, Set, Tuple
 
 from .._errors import PbtxtError
+from ._filter import NodeFilter
 from ._input import GraphFile
 from .._model import Block
 from ..parallel import _plan
@@ -140,10 +142,11 @@ class _Job:
     """One command over one file: what every worker needs (made before the fork, so nothing of it
     is pickled per task), and the scans the parent makes itself."""
 
-    __slots__ = ("g", "path", "heads", "row", "on_progress", "wire", "tsv", "schema")
+    __slots__ = ("g", "path", "heads", "row", "on_progress", "wire", "tsv", "schema", "where")
 
     def __init__(self, g: GraphFile, path: Tuple[str, ...], heads: FrozenSet[str], row: Optional[Row], on_progress: Progress, *,
-                 tsv: bool = False, schema: int = 0) -> None:
+                 tsv: bool = False, schema: int = 0, where: Optional[NodeFilter] = None) -> None:
+        self.where = where  # rows only for the blocks it keeps (``_paths.NodeFilter``)
         self.g = g
         self.path = tuple(path)
         self.heads = heads
@@ -194,7 +197,7 @@ class _Job:
         """The blocks' counts or rows: a result per ``batch`` rows (0: one for all), the last one
         with the line and byte counts; a scan error is raised after the result of the blocks
         before it. ``progress``: report each block's end (the parent's scans)."""
-        row = self.row
+        row, where = self.row, self.where
         on_progress = self.on_progress if progress else None
         n = 0
         ops: Dict[str, int] = collections.Counter()
@@ -204,7 +207,7 @@ class _Job:
                 n += 1
                 if row is None:
                     ops[b.op or "?"] += 1
-                else:
+                elif where is None or where(b.name, b.op):
                     rows.append(row(b))
                     if len(rows) == batch:
                         yield Chunk(start, end, n, {}, "\n".join(rows), 0, 0)
@@ -222,7 +225,7 @@ class _Job:
         end of the file) folded (``wire._wire_whole``): the whole chunk as one result, or (``end``
         None, the parent's) a result per run of nodes. Lines: none (binary); a split file's size is known."""
         row = self.row
-        fold = Fold(row=row, tsv=row is None or self.tsv, validate=row is None)
+        fold = Fold(row=row, tsv=row is None or self.tsv, validate=row is None, keep=None if self.where is None else self.where.raw)
         f = self.g.reader(0, end)
         f.seek(start)
         at = start
@@ -355,19 +358,18 @@ def stats(
 def rows(
     g: GraphFile, path: Tuple[str, ...], heads: FrozenSet[str], row: Row, jobs: int, on_progress: Progress = None, *,
     split_bytes: Optional[int] = None, profile: Optional[Dict[str, float]] = None, tsv: bool = False, schema: int = 0,
+    where: Optional[NodeFilter] = None,
 ) -> Optional[Iterator[str]]:
-    """The rows ``row(block)`` of every block at ``path`` in file order, as texts of many rows
-    joined by newlines; None: take the single-process path. (``tsv``: ``row`` is
-    ``_paths.row_tsv``; the other keywords: as for :func:`stats`.)"""
+    """The rows ``row(block)`` of every block at ``path`` (that ``where`` keeps) in file order, as
+    texts of many rows joined by newlines; None: take the single-process path. (``tsv``: ``row``
+    is ``_paths.row_tsv``; the other keywords: as for :func:`stats`.)"""
     bounds = plan(g, jobs, split_bytes=split_bytes, path=path)
     if bounds is None:
         return None
-    return _texts(chunks(_Job(g, path, heads, row, on_progress, tsv=tsv, schema=schema), bounds, jobs, profile=profile))
+    return _texts(chunks(_Job(g, path, heads, row, on_progress, tsv=tsv, schema=schema, where=where), bounds, jobs, profile=profile))
 
 
 def _texts(results: Generator[Chunk, None, None]) -> Iterator[str]:
-    import contextlib
-
     with contextlib.closing(results):  # (closed early, e.g. by `| head`: the workers stop at once)
         for c in results:
             if c.text:

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Callable, FrozenSet, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from ._dialect import DIALECTS, NAME_AND_OP, TF_HEADS, Dialect, named
+from ._filter import NodeFilter
 from .._errors import PbtxtError
 from ._input import GraphFile, Source, opened
 from ..wire import WireLane
@@ -59,10 +60,12 @@ def iter_rows(
     jobs: Optional[int] = 1,
     on_progress: Optional[Callable[[int], None]] = None,
     schema: int = 1,
+    where: Optional[NodeFilter] = None,
 ) -> Iterator[str]:
     """``row(block)`` for every operator block in file order, as texts of many rows joined by
     newlines (one write each: a write per row costs a second per GB). ``jobs`` > 1 (``None``: every
     usable core) formats the rows on that many processes where the file allows; the same text.
+    ``where``: only the blocks it keeps (a :class:`NodeFilter`), tested as the scan yields them.
 
     A syntax error, or a schema error (``schema`` 1; 0: the grammar alone), raises
     :class:`PbtxtError` after the text of the rows before it."""
@@ -72,15 +75,19 @@ def iter_rows(
     n_jobs = usable_cores() if jobs is None else jobs
     with opened(path, spool=False) as g:
         d = g.dialect if dialect is None or dialect == "auto" else named(dialect)
-        texts = _parallel.rows(g, d.path, heads, row, n_jobs, on_progress, tsv=row is row_tsv, schema=schema) if n_jobs != 1 else None
+        texts = _parallel.rows(
+            g, d.path, heads, row, n_jobs, on_progress, tsv=row is row_tsv, schema=schema, where=where
+        ) if n_jobs != 1 else None
         if texts is None and row is row_tsv and isinstance(g.lane, WireLane):
-            texts = _wire_rows(g, d.path, heads, on_progress)
+            texts = _wire_rows(g, d.path, heads, on_progress, where)
         if texts is not None:
             yield from texts
             return
         rows = []
         try:
-            for b in g.blocks(d.path, heads, on_progress=on_progress, schema=schema):
+            for b in g.blocks(d.path, heads, on_progress=on_progress, schema=schema, strict=False):  # (as _parallel.rows reads them)
+                if where is not None and not where(b.name, b.op):
+                    continue
                 rows.append(row(b))
                 if len(rows) >= 512:
                     yield "\n".join(rows)
@@ -139,13 +146,16 @@ def find_node(
     return None
 
 
-def _wire_rows(g: GraphFile, path: Sequence[str], heads: FrozenSet[str], on_progress: Optional[Callable[[int], None]]) -> Iterator[str]:
-    """:func:`row_tsv` rows of a binary graph, a text per run of nodes (``wire._wire_whole``)."""
+def _wire_rows(
+    g: GraphFile, path: Sequence[str], heads: FrozenSet[str], on_progress: Optional[Callable[[int], None]], where: Optional[NodeFilter]
+) -> Iterator[str]:
+    """:func:`row_tsv` rows of a binary graph (those ``where`` keeps), a text per run of nodes
+    (``wire._wire_whole``)."""
     from ..wire import Fold
 
     lane = g.lane
     assert isinstance(lane, WireLane)
-    fold = Fold(row=row_tsv)
+    fold = Fold(row=row_tsv, keep=None if where is None else where.raw)
     try:
         for _ in lane.fold(path, fold, heads, on_progress=on_progress):
             if fold.rows:
@@ -183,4 +193,4 @@ def parse_block(path: Source, block: Block, max_bytes: Optional[int] = None) -> 
         return g.parse(block, max_bytes)
 
 
-__all__ = ["NAME_AND_OP", "Found", "find_node", "iter_blocks", "iter_nodes", "iter_rows", "row_tsv", "detect_dialect", "read_block_bytes", "parse_block"]
+__all__ = ["NAME_AND_OP", "Found", "NodeFilter", "find_node", "iter_blocks", "iter_nodes", "iter_rows", "row_tsv", "detect_dialect", "read_block_bytes", "parse_block"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple, Optional, Tuple
 
 from ..text import NestedTextLane, TextLane
-from ..wire import WireLane, binary as _binary
+from ..wire import binary as _binary
 from ._dialect import DIALECTS, container_of_head, dialect_of_head
 from ..source._store import RecordStore, StreamStore
 from .._errors import PbtxtError
@@ -35,6 +35,12 @@ class Provenance(NamedTuple):
 
 def text_lane(g: Any) -> Lane:
     return TextLane(g, dialect_of_head)
+
+
+def _wire_lane(g: Any, kind: Any) -> Lane:
+    from ..wire import WireLane  # (loaded for a binary graph only: text never pays for the wire reader)
+
+    return WireLane(g, kind, DIALECTS["graphdef"])
 
 
 def lane_and_store(store: Any, asked: Provenance, lane: Optional[Any]) -> Tuple[Any, Any, Provenance]:
@@ -66,7 +72,7 @@ def lane_and_store(store: Any, asked: Provenance, lane: Optional[Any]) -> Tuple[
         return store, text_lane, asked
     if kind == _binary.SAVEDMODEL and isinstance(store, StreamStore):
         store = store.spooled_from_here()  # its train MetaGraph may come after the first: keep a way back
-    return store, lambda g: WireLane(g, kind, DIALECTS["graphdef"]), asked
+    return store, lambda g: _wire_lane(g, kind), asked
 
 
 def _events_of(store: Any, asked: Provenance) -> Tuple[Any, Any, Provenance]:
@@ -97,4 +103,4 @@ def _events_of(store: Any, asked: Provenance) -> Tuple[Any, Any, Provenance]:
         unchecked="%s: %s" % (name, unchecked) if unchecked else None,
         events=(found, place),
     )
-    return RecordStore(store, place.start, place.end), lambda g: WireLane(g, place.kind, DIALECTS["graphdef"]), said
+    return RecordStore(store, place.start, place.end), lambda g: _wire_lane(g, place.kind), said

@@ -1,29 +1,40 @@
 """The Lark grammar: loaded once, lazily, and used to parse text into plain data.
 
-``grammar/pbtxt.lark`` is the only definition of the language. The wheel carries a copy inside the
-package; a source checkout or an editable install reads it from ``grammar/`` beside the package.
+``grammar/pbtxt.lark`` is the only definition of the language. The wheel and ``pbtxt-scan.pyz`` carry
+a copy inside the package, read through the package's loader (``pkgutil.get_data``: a zip's member
+too); a source checkout or an editable install reads it from ``grammar/`` beside the package.
 The scanner's lexer (``_lexer.py``) takes its token patterns from here too (through the static copy
 in ``_terminals``, checked against the grammar by a test), so the two cannot drift.
 """
 from __future__ import annotations
 
 import functools
+import os
 import re
-from pathlib import Path
 from typing import Any, Callable, Dict, List, Tuple, cast
 
 from .._errors import IncompleteInputError, PbtxtError
 from .._model import Field, Message
 from ._values import _number, decode, string_value, unescape
 
-_HERE = Path(__file__).resolve().parent
 
+def grammar_text() -> str:
+    """The grammar's text: the copy inside the package, read through its loader (a wheel's file, or a
+    member of ``pbtxt-scan.pyz``: never by path), else ``grammar/`` beside the package (a checkout)."""
+    import pkgutil
 
-def grammar_path() -> Path:
-    for p in (_HERE / "pbtxt.lark", _HERE.parent.parent / "grammar" / "pbtxt.lark"):
-        if p.is_file():
-            return p
-    raise FileNotFoundError("pbtxt.lark not found beside the package nor in ../grammar")
+    try:
+        data = pkgutil.get_data(__name__.rpartition(".")[0], "pbtxt.lark")
+    except OSError:
+        data = None
+    if data is None:
+        checkout = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "grammar", "pbtxt.lark")
+        try:
+            with open(checkout, "rb") as f:
+                data = f.read()
+        except OSError:
+            raise FileNotFoundError("pbtxt.lark not found inside the package nor in ../grammar") from None
+    return data.decode("utf-8")
 
 
 @functools.lru_cache(maxsize=None)
@@ -31,7 +42,7 @@ def _lark(with_transformer: bool = True) -> Any:
     from lark import Lark  # lazy: `pbtxt-scan --version` must not pay for it
 
     return Lark(
-        grammar_path().read_text(encoding="utf-8"),
+        grammar_text(),
         parser="lalr",  # Earley is orders of magnitude slower and unbounded in memory
         lexer="basic",  # no terminal collisions in this grammar; basic also gives Lark.lex()
         maybe_placeholders=False,

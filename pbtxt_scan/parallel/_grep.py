@@ -192,6 +192,16 @@ def newlines_to_end(g: Any, start: int = 0) -> Optional[int]:
     return int(words[0]) if p.returncode == 0 and words and words[0].isdigit() else None
 
 
+def ere(s: str) -> str:
+    """``s`` as a POSIX extended regex that matches it literally."""
+    return "".join("\\" + c if c in ".[]()*+?{}|^$\\" else c for c in s)
+
+
+def folded(s: str) -> str:
+    """``s`` as a POSIX extended regex that matches it in any case (ASCII letters)."""
+    return "".join("[%s%s]" % (c.upper(), c.lower()) if "a" <= c.lower() <= "z" else ere(c) for c in s)
+
+
 def needle_hits(g: Any, pattern: str) -> Optional[Callable[[int], Iterator[Tuple[int, bytes]]]]:
     """A byte search for ``pattern`` (POSIX extended regex, bytes as bytes) in the file: called
     with an offset, it yields ``(offset, text)`` of every match from there on, in order.

@@ -133,11 +133,7 @@ class Checker:
                 return
             self._problem(line, column, 'Message type "%s" does not have extensions.' % frame.type)
             return
-        msg = 'Message type "%s" has no field named "%s".' % (frame.type, name)
-        near = nearest(name, frame.fields)
-        if near is not None:
-            msg += ' Did you mean "%s"?' % near
-        self._problem(line, column, msg + " (schema: %s)" % self.schema.source(frame.type or ""))
+        self._problem(line, column, unknown_field(frame.type or "", name, self.schema))
 
     def begin_list(self, line: int, column: int, colon: bool = True) -> None:
         """A ``[`` after the field's name (``colon``: a ``:`` came between): its items follow,
@@ -240,3 +236,39 @@ def _utf8(text: str) -> Optional[str]:
         except UnicodeDecodeError as e:
             return "Couldn't parse string: %s" % e
         return "Couldn't parse string: not UTF-8"
+
+
+# --- the words of every reader that refuses what ``check`` refuses (fp, bp, show... read some
+# fields only). A node without a name or an op is refused by those readers, not here: TensorFlow's
+# text parser takes it (the Checker agrees with that parser), its graph import does not. --------
+
+NODE_NEEDS = ("name", "op")
+
+
+def unknown_field(message: str, name: str, schema: Optional[Schema] = None) -> str:
+    """A field ``message`` has not, as protobuf says it, with the nearest of its fields and the
+    schema's version."""
+    schema = schema or default_schema()
+    fields = schema.fields(message) if schema.has_message(message) else {}
+    msg = 'Message type "%s" has no field named "%s".' % (message, name)
+    near = nearest(name, fields)
+    if near is not None:
+        msg += ' Did you mean "%s"?' % near
+    return msg + " (schema: %s)" % schema.source(message)
+
+
+def missing_field(message: str, name: str) -> str:
+    """A message without a field it needs (a node's ``name`` or ``op``; given as ``""``, it has none)."""
+    return 'Message type "%s" is missing required field "%s": a node needs a name and an op.' % (message, name)
+
+
+def not_string(text: str) -> str:
+    """A ``string`` field given a scalar token ``text`` that is no string literal (protobuf's words)."""
+    kind = "NUMBER" if text[:1].isdigit() or text[:1] in "-+." else "IDENT"
+    return _values.scalar("string", kind, text)[0] or "Expected string but found: %r" % text
+
+
+def field_names(message: str) -> "frozenset[str]":
+    """The field names of ``message`` (empty for a message the schema has not)."""
+    schema = default_schema()
+    return frozenset(schema.fields(message)) if schema.has_message(message) else frozenset()

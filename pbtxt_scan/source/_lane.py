@@ -36,6 +36,8 @@ needs only the methods above:
                             neighbourhood's hop; fp's copies told apart): a byte search
 ``read_near``               the blocks of a window near an offset (a neighbourhood read near
                             its centre, then proved complete by ``find_blocks``)
+``find_named``              the graph's own nodes by their names (``show``: names, globs,
+                            regexes) and the names close to them: one byte search
 ==========================  ===============================================================
 """
 from __future__ import annotations
@@ -108,6 +110,51 @@ class Ahead(NamedTuple):
     ops_in: Optional[OpsIn]
 
 
+class Strict:
+    """What a reader does with a block it reads that is not a valid node (a top-level field the
+    graph's message has not, a node without a name or an op, a name that is no string): refuse
+    it (the error ``check`` gives), or, ``lenient``, skip it and count it (``skipped``, and
+    ``first``, the first one's error). One per open input; a block read twice is counted once."""
+
+    __slots__ = ("lenient", "skipped", "first", "_seen")
+
+    _SEEN_MAX = 1 << 16  # (the places remembered to count a block once: bounded)
+
+    def __init__(self, lenient: bool = False) -> None:
+        self.lenient = lenient
+        self.skipped = 0
+        self.first: Optional[PbtxtError] = None
+        self._seen: "set[int]" = set()
+
+    def refuse(self, err: PbtxtError, at: int) -> None:
+        """``err`` for the block at byte ``at``: raised, or (``lenient``) counted and skipped."""
+        if not self.lenient:
+            raise err
+        if at in self._seen:
+            return
+        if len(self._seen) < self._SEEN_MAX:
+            self._seen.add(at)
+        self.skipped += 1
+        if self.first is None or (err.offset or 0, err.line or 0) < (self.first.offset or 0, self.first.line or 0):
+            self.first = err
+
+    def note(self) -> Optional[str]:
+        """The one warning line of a lenient reading that skipped blocks, else None."""
+        first = self.first
+        if not self.skipped or first is None:
+            return None
+        where = "line %d" % first.line if first.line is not None else "offset %d" % (first.offset or 0)
+        return "%s: --lenient: skipped %d block%s that %s no valid node; the first at %s: %s" % (
+            first.path or "<input>", self.skipped, "" if self.skipped == 1 else "s", "is" if self.skipped == 1 else "are",
+            where, first.msg)
+
+
+def strict_of(store: Any) -> Strict:
+    """The input's :class:`Strict` (a store of a lane made apart, as tests make them: a refusing one)."""
+    got = getattr(store, "strict", None)
+    return got if isinstance(got, Strict) else Strict()
+
+
 class Unplaced(Exception):
     """A hit a lane's :meth:`Lane.find_blocks` cannot place at a block (a layout it does not read):
     the rules read the blocks instead."""
@@ -117,6 +164,29 @@ class Unplaced(Exception):
 # file order, the place of each block at the path named one of the first or whose inputs name one
 # of the second (more may come: the rules read each and keep what matches); may raise Unplaced.
 Found = Callable[[FrozenSet[str], FrozenSet[str]], Iterator[Block]]
+
+
+class NameQuery(NamedTuple):
+    """What :meth:`Lane.find_named` looks for: the names ``keep`` keeps, each holding one of
+    ``needles`` (fixed strings; none: every name is read); ``exact``: ``needles`` are the names
+    themselves (each wanted once: the search ends when all are met); ``near``: pieces of a name
+    looked for, in any case (the names that hold one are the close ones)."""
+
+    needles: Tuple[str, ...]
+    keep: Callable[[str], bool]
+    exact: bool = False
+    near: Tuple[str, ...] = ()
+
+
+class Named(NamedTuple):
+    """A name :meth:`Lane.find_named` met, in file order: ``kind`` ``"node"`` (a graph's own node
+    the query keeps, at ``block``: its place, heads not read), ``"near"`` (a graph's own node's
+    name, for close names only) or ``"elsewhere"`` (an exact name met in a library function: the
+    rules read for it)."""
+
+    kind: str
+    name: str
+    block: Optional[Block] = None
 
 
 class Near(NamedTuple):
@@ -257,6 +327,14 @@ class Lane:
         lies in a block read already (left alone); ``first``: each hit as soon as found (the
         search is stopped at its first block). ``cache`` as for :meth:`backward` (hints only).
         ``None`` where the lane offers none (the rules read the blocks instead)."""
+        return None
+
+    def find_named(self, query: NameQuery, *, cache: Any = None) -> Optional[Iterator[Named]]:
+        """One byte search for the graph's own nodes whose names ``query`` keeps, and the names
+        close to it (:class:`Named`, in file order; a generator: closing it ends the search). It
+        finds every such node, or raises :class:`Unplaced` where it cannot tell (a name spelt
+        otherwise than the search reads: another layout, an escape). ``None`` where the lane
+        offers none (the rules read the blocks instead)."""
         return None
 
     def read_near(

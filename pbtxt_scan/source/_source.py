@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import errno
 import functools
-import gzip
 import io
 import os
 import stat
 import sys
-import tempfile
 import zlib
 from typing import TYPE_CHECKING, BinaryIO, Iterator, Optional, Tuple, Union, cast
 
@@ -143,6 +141,8 @@ class _GzipReader(io.RawIOBase):
     """gzip with corrupt-stream errors turned into :class:`PbtxtError`."""
 
     def __init__(self, raw: BinaryIO, name: str) -> None:
+        import gzip  # (here: a regular file's reading never loads it)
+
         self._gz = gzip.GzipFile(fileobj=raw, mode="rb")
         self._raw = raw
         self._name = name
@@ -176,6 +176,8 @@ def spool(src: BinaryIO, name: str, head: bytes = b"") -> BinaryIO:
     nothing is left behind by an error, Ctrl-C or a kill; it is gone once closed. A full folder is
     one :class:`PbtxtError` that names it and says how to pick another.
     """
+    import tempfile  # (here: only a stream is spooled)
+
     folder = tempfile.gettempdir()
     try:
         out = _temporary()
@@ -196,6 +198,8 @@ def spool(src: BinaryIO, name: str, head: bytes = b"") -> BinaryIO:
 
 def _temporary() -> BinaryIO:
     """An unbuffered (``FileIO``: reads go straight to ``pread``) anonymous temporary file."""
+    import tempfile
+
     return tempfile.TemporaryFile(prefix="pbtxt-scan-spool-", buffering=0)
 
 

@@ -25,6 +25,8 @@ from typing import Any, BinaryIO, FrozenSet, Generator, Iterator, NamedTuple, Op
 
 from .._errors import PbtxtError
 from .._model import Block
+from ..source._lane import strict_of
+from ._strict import Met, collecting, last_first
 
 OPENER = re.compile(rb"\n([A-Za-z_][A-Za-z0-9_]*) [{<]\n")  # a column-0 opener (graph._parallel splits at it too)
 _CHUNK = 1 << 20
@@ -68,6 +70,7 @@ class _Reading(NamedTuple):
     field: str
     heads: FrozenSet[str]
     name: str
+    top: Any  # the check of the top-level fields (``_strict.TopFields``), or None
 
 
 def total_lines(f: BinaryIO, cache: Any) -> int:
@@ -103,7 +106,8 @@ def reverse_blocks(lane: Any, block_path: Tuple[str, ...], heads: FrozenSet[str]
         newlines = total_lines(f, cache)
         done = 0
         try:
-            for b in _canonical_reverse(_Reading(f, block_path[0], heads, store.name), size, newlines):
+            reading = _Reading(f, block_path[0], heads, store.name, lane.top_fields(block_path))
+            for b in _canonical_reverse(reading, size, newlines):
                 done += 1
                 yield b
             return
@@ -161,10 +165,14 @@ def _region(rd: _Reading, start: int, end: int, first: int) -> Iterator[Block]: 
     from the end, since reading backward never counts the lines before ``start``)."""
     from ._canonical import scan_canonical
 
+    # A top-level field the graph has not is refused when the blocks after it are out (not when
+    # the region is scanned): bp, which stops at its answer, never meets one before it.
+    met = Met()
     # (a _Slice is a file-like, no BinaryIO: reading is all a walk of a slice does)
     scanned = scan_canonical(
         cast(BinaryIO, _Slice(rd.f, start, end)), (rd.field,), rd.heads, chunk_size=_CHUNK, display=rd.name, start_offset=start, start_line=first,
         validate=False,  # (bp's reading: a long literal's escapes are check's, as on the forward lane)
+        top=None if rd.top is None else collecting(rd.top, met),
     )
     try:
         # A region is held whole to be reversed: bounded by _REGION_BLOCKS.
@@ -173,6 +181,8 @@ def _region(rd: _Reading, start: int, end: int, first: int) -> Iterator[Block]: 
         raise _NotCanonical() from None
     if len(blocks) > _REGION_BLOCKS:
         raise _NotCanonical()
+    if met.found:
+        return last_first(reversed(blocks), met, rd.top.strict)
     return reversed(blocks)
 
 
@@ -199,9 +209,12 @@ def _indexed(lane: Any, block_path: Tuple[str, ...], heads: FrozenSet[str], cach
         if not _plausible(lane.store, idx, block_path[-1]):
             idx = array.array("q")  # (a stale index: build it again)
     if not idx:
+        strict = strict_of(lane.store)
+        skipped = strict.skipped
         for b in lane.blocks(block_path, frozenset()):
             idx.extend((b.start, b.end, b.line, b.column))
-        cache.write(kind, idx.tobytes())
+        if strict.skipped == skipped:  # (an index read past a top-level field the graph has not, lenient, is not kept)
+            cache.write(kind, idx.tobytes())
     for i in range(len(idx) // 4 - 1, -1, -1):
         start, end, line, col = idx[4 * i : 4 * i + 4]
         got = lane.rescan(Block(block_path, start, end, line, col, ()), heads)

@@ -7,7 +7,7 @@ anything that needs the line-by-line walk stops the run at a line start.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from . import _layout as layout
 from ..language._atomic import user_groups
@@ -15,7 +15,9 @@ from ._frames import ANCESTOR, Frame, parents
 from ._layout import MAX_LITERAL, last_name, scalar_value, text_value
 from .._model import Block, Head
 from ._window import Window
-from ._schema import Watch
+
+if TYPE_CHECKING:
+    from ._schema import Watch
 
 _Fed = Tuple[int, int, int, int]  # the batch's schema state (see Batches._watch_field)
 _Match = Callable[[bytes, int, int], Optional["re.Match[bytes]"]]  # a bytes pattern's match or search
@@ -51,6 +53,7 @@ class Batches(Window):
     last_name: bytes
     no_batch: int
     _head_names: Tuple[str, ...]
+    top: Any = None  # the walk's ``_strict.TopFields``, or None
     _name_of: Dict[bytes, str]
     _rxs: Dict[Tuple[int, bool], _Rx]  # (depth, on the path): the walk's own, made at first use
     watch: Optional[Watch]  # the schema checked too
@@ -66,7 +69,7 @@ class Batches(Window):
         block_heads = top.block.heads if top is not None and top.block is not None else None  # (in a block to yield)
         in_sig = block_heads is not None and top is not None and top.name == "signature"
         name_of, count, new, col = self._name_of, buf.count, tuple.__new__, 2 * d + 1
-        base, line, after, big, watch = self.base, self.line, self.after, self.big, self.watch
+        base, line, after, big, watch, top_fields = self.base, self.line, self.after, self.big, self.watch, None if d else self.top
         above = parents(stack) if d else ()
         p = pos
         prev_str = None  # (pos, line, after, head taken) of a string scalar line just read
@@ -91,8 +94,8 @@ class Batches(Window):
                 fed = fed if watch is None else self._watch_field(watch, p, e, fed, line, d)
                 yield new(Block, (path, base + p + 2 * d, base + e - 1, line, col, tuple(hs), above))
             elif sc is None:
-                if fname == ancestor or fname == target:  # (a target named signature: line walk)
-                    break
+                if fname == ancestor or fname == target or top_fields is not None:  # (a target named signature, or
+                    break  # a top-level field the graph may not have: the line walk, which checks it)
                 if fname == b"signature" and top is not None and top.label is None:
                     break
                 fed = fed if watch is None else self._watch_field(watch, p, e, fed, line, d)
@@ -106,7 +109,7 @@ class Batches(Window):
                             break
                         block_heads.append(new(Head, (name_of[fname], scalar_value(sc), line)))
                         taken = True
-                elif fname == b"name" and top is not None:
+                elif (fname == b"name" and top is not None) or top_fields is not None:  # (a top-level one: as above)
                     break
                 prev_str = (p, line, after, taken) if sc[:1] in b"\"'" else None
                 p = e

@@ -40,7 +40,7 @@ Invalid UTF-8 stops the fast path before the bad byte, so the general scanner re
 from __future__ import annotations
 
 import re
-from typing import BinaryIO, Dict, FrozenSet, Generator, Iterator, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, BinaryIO, Dict, FrozenSet, Generator, Iterator, List, Optional, Sequence, Tuple
 
 from ..language._atomic import NATIVE, user_groups
 from . import _layout as layout
@@ -52,9 +52,12 @@ from ._scan import scan_tokens
 from ._handover import _HandOver, end_of, general_from
 from ._batch import Batches
 from ._strings import StringLines
+from ._strict import TopFields
 from ..source._source import DEFAULT_CHUNK
 from .._errors import PbtxtError
-from ._schema import Watch
+
+if TYPE_CHECKING:  # (the schema loads with the first reader that checks it: not fp)
+    from ._schema import Watch
 
 # A block longer than this is entered (walked line by line), not matched whole. Before 3.11 the
 # layout regexes are plain greedy repeats (``_layout``), and ``re`` keeps backtracking state for
@@ -92,6 +95,7 @@ def scan_canonical(
     warm_up: Optional[int] = None,
     validate: bool = True,
     watch: Optional[Watch] = None,
+    top: Optional[TopFields] = None,
 ) -> Generator[Block, None, None]:
     """The blocks ``scan(f, path, heads)`` yields, validated as strictly, mostly at C speed.
 
@@ -101,16 +105,17 @@ def scan_canonical(
     general scanner alone (the same blocks, errors and end state). ``warm_up``: see ``_Walker``.
     ``validate=False``: a string literal on a line of its own over ``_SKIP_FROM`` (a ``tensor_content``)
     is checked for where it ends, not escape by escape (``_strings.StringLines._body_ends``).
-    ``watch``: the schema checked too (``_schema``): its problems raised as it says."""
+    ``watch``: the schema checked too (``_schema``): its problems raised as it says. ``top``: the
+    check of the top-level fields met that are not at the path (``_strict``; in the writer layout only)."""
     try:
         if fast:
             w = _Walker(f, path, heads, chunk_size=chunk_size, display=display, start_offset=start_offset,
-                        start_line=start_line, warm_up=warm_up, validate=validate, watch=watch)
+                        start_line=start_line, warm_up=warm_up, validate=validate, watch=watch, top=top)
             yield from w.run()
             got = w.end_state
         else:
             lx = Lexer(f, chunk_size, start_offset=start_offset, start_line=start_line, path=display)
-            yield from scan_tokens(lx, tuple(path), heads, watch=watch)
+            yield from scan_tokens(lx, tuple(path), heads, watch=watch, top=top)
             got = end_of(lx)
     except PbtxtError as e:
         if watch is None:
@@ -141,6 +146,7 @@ class _Walker(Batches, StringLines):
         display: Optional[str] = None, start_offset: int = 0, start_line: int = 1,
         outer: Optional[List[Frame]] = None, warm_up: Optional[int] = None, validate: bool = True,
         watch: Optional[Watch] = None,
+        top: Optional[TopFields] = None,
     ) -> None:
         super().__init__(f, chunk_size, start_offset)
         self.first_line = start_line
@@ -151,6 +157,7 @@ class _Walker(Batches, StringLines):
         self.warm_up = warm_up
         self.validate = validate
         self.watch = watch
+        self.top = top
         self.end_state: Dict[str, int] = {}
         names = tuple(sorted(h for h in heads if IDENT_NAME.match(h)))
         self._head_names = names
@@ -190,8 +197,7 @@ class _Walker(Batches, StringLines):
         if warm is None:
             warm = 0 if layout.warm() else _WARMUP_LINES
         while True:
-            buf = self.buf
-            pos = self.pos
+            buf, pos = self.buf, self.pos
             nl = buf.find(b"\n", pos, self.lim)
             if nl < 0:
                 if self._unended():
@@ -214,6 +220,8 @@ class _Walker(Batches, StringLines):
             if m is None or m.end() != nl + 1:
                 raise _HandOver(self.base + pos, self.line)
             ident, opener, scalar, closer = m.group(*groups)
+            if not d and self.top is not None and closer is None and ident not in self.top.bnames:
+                self.top.met(ident.decode("ascii"), self.line, 1, self.base + pos)  # (a field the graph has not: refused, or skipped)
             # Branches in order of frequency: block openers, scalars, closers.
             if opener is not None:
                 fname = ident.decode("ascii")

@@ -10,7 +10,9 @@ from typing import Any, Callable, FrozenSet, Generator, Iterator, List, Optional
 from ..language._lines import FIELD_HEAD
 from .._model import FUNCTION_NODES, Block
 from ..parallel import _grep as _search
-from ..source._lane import Found, Near, Unplaced
+from .._errors import PbtxtError
+from ..source._lane import Found, Near, Unplaced, strict_of
+from ._strict import Met, collecting, top_fields
 
 _FIELD_LINE = re.compile((FIELD_HEAD + "\\Z").encode("ascii"))  # (a field line up to its value's quote)
 _BACK = 1 << 16
@@ -207,13 +209,18 @@ def read_near(g: Any, lo: int, hi: int, at: int, heads: FrozenSet[str], inside: 
     # the batch patterns already: building them (0.3 s) would cost more than they save here.
     warm_up = None if warm() else end - start
     blocks: List[Block] = []
+    top = top_fields(("node",), g, None)
+    met = Met()
     try:
-        for b in scan_canonical(g.reader(start, end), ("node",), heads, start_offset=start, start_line=1, validate=False, warm_up=warm_up):
+        for b in scan_canonical(g.reader(start, end), ("node",), heads, start_offset=start, start_line=1, validate=False, warm_up=warm_up,
+                                top=None if top is None else collecting(top, met)):
             if b.column != 1:
                 return None
             blocks.append(b)
     except Exception:  # (a PbtxtError, or a hand-over's end of input: bytes that are no whole nodes there)
         return None
+    for off, err in met.found:  # (a top-level field the graph has not, read in the window: its line is the file's)
+        strict_of(g).refuse(PbtxtError(err.msg, g.lane.lines_of([off]).get(off, err.line), err.column, err.path), off)
     return Near((start, end), blocks)
 
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any, BinaryIO, Callable, Dict, FrozenSet, Generator, Iterable, List, Optional, Sequence, cast
+from typing import Any, BinaryIO, Callable, Dict, FrozenSet, Generator, Iterable, Iterator, List, Optional, Sequence, cast
 
 from .._errors import PbtxtError
 from .._model import Block, Message
-from ..source._lane import PARSE_MAX, Ahead, Found, Lane, Near
+from ..source._lane import PARSE_MAX, Ahead, Found, Lane, Named, NameQuery, Near
+from ._strict import TopFields, top_fields
 from ..source._views import Prefixed
 
 
@@ -50,10 +51,14 @@ class TextLane(Lane):
 
         # ``validate=False``: the escapes of a string over a MiB on a line of its own are left
         # unread, as a binary graph's skipped fields are (``_strings.StringLines._body_ends``);
-        # every other byte is checked down to its last value either way.
+        # every other byte is checked down to its last value either way. Then too a top-level
+        # field the graph has not is refused (or skipped, lenient: ``_strict``); validating
+        # (``check``, ``stats``), or with the schema checked (``nodes``), the schema's own check words it.
+        watch = self.watch(schema)
         return scan_canonical(
             self.store.reader(), tuple(block_path), heads, chunk_size=chunk_size, display=self.store.name,
-            end_state=end_state, validate=validate, watch=self.watch(schema),
+            end_state=end_state, validate=validate, watch=watch,
+            top=None if validate or watch is not None else self.top_fields(block_path),
         )
 
     def watch(self, limit: int) -> Any:
@@ -68,6 +73,10 @@ class TextLane(Lane):
 
     def schema_root(self) -> Optional[str]:
         return _ROOTS.get(self.dialect.name)
+
+    def top_fields(self, block_path: Sequence[str]) -> Optional[TopFields]:
+        """The check of the top-level fields met reading ``block_path`` (``_strict``)."""
+        return top_fields(block_path, self.store, self.dialect)
 
     def read(self, block: Block) -> bytes:
         return self.store.read_at(block.start, block.end - block.start)
@@ -219,6 +228,20 @@ class TextLane(Lane):
         # (``first``: each hit as it is found: the search stops at the node, not at the file's end)
         opts = ("-F", "--line-buffered") if first else ("-F",)
         return hood_blocks(self.store, grep, tuple(path), centre, upto=upto, known=known, opts=opts, since=since)
+
+    def find_named(self, query: NameQuery, *, cache: Any = None) -> Optional[Iterator[Named]]:
+        """One ``grep -E`` for the name lines that matter and every name spelt otherwise, each
+        node placed by the writer's layout (``_named``); none in a stream, a nested graph, a GE dump."""
+        import shutil
+
+        from ._named import named_blocks
+
+        if not self.searchable or not self.store.regular or tuple(self.dialect.path) != ("node",):
+            return None
+        grep = shutil.which("grep")
+        if grep is None:
+            return None
+        return named_blocks(self.store, grep, query)
 
     def read_near(
         self, lo: int, hi: int, at: int, heads: FrozenSet[str], *, inside: Callable[[int, int], bool], cache: Any = None,

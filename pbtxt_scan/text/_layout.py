@@ -32,7 +32,7 @@ from typing import Any, List, Optional, Tuple
 from ..language._atomic import NATIVE, compile_bytes, user_groups
 from ..language._values import _number, decode, unescape, unescape_in
 from ..language._lines import CLOSE, IDENT, OPEN, SEP, VERIFIED_VALUE, classifier_text, ind, terms
-from .._model import Field, Message
+from .._model import Bare, Field, Message
 
 # Nesting levels one block regex spells out below the block's own level; deeper blocks are
 # entered. Fewer before 3.11, where compiling these long patterns takes longer (the text grows
@@ -174,7 +174,7 @@ def text_value(raw: str) -> str:
         if "\\" not in raw:
             return raw[1:-1]
         return decode(unescape(raw[1:-1]))
-    return raw
+    return Bare(raw)
 
 
 def scalar_value(raw: bytes) -> str:
@@ -184,7 +184,7 @@ def scalar_value(raw: bytes) -> str:
         if b"\\" not in raw:
             return decode(raw[1:-1])
         return decode(unescape_in(raw, 1, len(raw) - 1))  # (a tensor_content: no copies of it)
-    return raw.decode("ascii")
+    return Bare(raw.decode("ascii"))
 
 
 # --- a whole block, read as the grammar parses it ------------------------------------------------

@@ -9,7 +9,7 @@ out the way ``tf.io.write_graph`` and GE write them, and falls back to this one.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, BinaryIO, FrozenSet, Iterator, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, BinaryIO, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
 from ..language._grammar import describe_token
 from ..language._values import decode, unescape
@@ -46,15 +46,15 @@ def scan(
 
 def scan_tokens(
     lx: Lexer, path: Sequence[str], heads: FrozenSet[str] = frozenset(), stack: Optional[List[Frame]] = None,
-    after: bool = False, last_field: str = "", *, watch: Optional["Watch"] = None,
+    after: bool = False, last_field: str = "", *, watch: Optional["Watch"] = None, top: Any = None,
 ) -> Iterator[Block]:
     """``scan`` over the tokens of ``lx``, from inside the open messages ``stack`` (the fast
     path's, at a hand-over), ``after`` a complete field named ``last_field`` or not.
 
     The loop reads what every file is made of (field names, ``:``, scalars and strings, ``{`` and
     closers) inline; the rest is :class:`_Scanner`'s (its docstring says what the locals hold).
-    ``watch``: the schema checked too, on the tokens the scanner takes (``_schema.Watch.tee``)."""
-    sc = _Scanner(lx, path, heads, [] if stack is None else stack, watch)
+    ``watch``: the schema checked too, on the tokens the scanner takes (``_schema.Watch.tee``); ``top``: ``_Scanner``'s."""
+    sc = _Scanner(lx, path, heads, [] if stack is None else stack, watch, top=top)
     stack, names, target, lc_depths, tokens = sc.stack, sc.names, sc.target, sc.lc_depths, sc.tokens
     finish_scalar, open_msg, wanted = sc.finish_scalar, sc.open_msg, sc.wanted
     state = AFTER_FIELD if after else FIELD
@@ -138,9 +138,12 @@ class _Scanner:
     nothing uses it (only heads of the blocks read and ``name`` labels are kept: a run of adjacent
     literals elsewhere costs no memory)."""
 
-    __slots__ = ("lx", "tokens", "target", "above", "depth_target", "heads", "stack", "names", "lc_depths", "scalars_ok")
+    __slots__ = ("lx", "tokens", "target", "above", "depth_target", "heads", "stack", "names", "lc_depths", "scalars_ok", "top")
 
-    def __init__(self, lx: Lexer, path: Sequence[str], heads: FrozenSet[str], stack: List[Frame], watch: Optional["Watch"]) -> None:
+    def __init__(
+        self, lx: Lexer, path: Sequence[str], heads: FrozenSet[str], stack: List[Frame], watch: Optional["Watch"], *,
+        top: Any = None,
+    ) -> None:
         self.lx = lx
         self.tokens = lx.tokens() if watch is None else watch.tee(lx, lx.tokens())
         self.target = tuple(path)
@@ -152,6 +155,7 @@ class _Scanner:
         # Depths at which a field name's position may be needed: a block's own name, or a head.
         self.lc_depths = (self.depth_target - 1, self.depth_target) if heads else (self.depth_target - 1,)
         self.scalars_ok = False  # the list being read may hold scalars (its field had ':', no Any name)
+        self.top = top  # the check of the top-level messages not at the path (``_strict.TopFields``), or None
 
     def open_msg(self, tok: Token, in_list: bool, field: str, field_start: int, field_lc: Tuple[int, int]) -> None:
         stack = self.stack
@@ -164,6 +168,8 @@ class _Scanner:
                 start = field_start
                 line, col = field_lc
             block = BlockStart(start, line, col, [])
+        elif not stack and self.top is not None and field not in self.top.names:
+            self.top.met(field, field_lc[0], field_lc[1], field_start)  # (a top-level message the graph has not)
         stack.append(Frame(field, TARGET if block is not None else OTHER, block, _OPEN[tok[0]], in_list))
         self.names.append(field)
 

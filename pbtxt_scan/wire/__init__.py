@@ -6,8 +6,8 @@ offset lies by the length prefixes (``_wire_seek``), a NodeDef printed as text f
 with ``_wire_check``: a node's validity without rendering it) and telling the kinds apart
 (``_binary``).
 
-``binary`` (the kinds), ``events``, ``events_split`` (where an event file's graphs are) and ``events_pick``
-(which one is read) are modules handed on whole.
+``binary`` (the kinds), ``events``, ``events_split`` (where an event file's graphs are), ``events_pick``
+(which one is read) and ``events_list`` (its records, listed) are modules handed on whole.
 """
 from __future__ import annotations
 
@@ -35,6 +35,7 @@ _FACE = {
     "check_graph_record": ("._tfrecord", "check_graph_record"),
     "describe": ("._binary", "describe"),
     "events": ("._events", None),
+    "events_list": ("._events_list", None),
     "events_pick": ("._events_pick", None),
     "events_split": ("._events_split", None),
     "far_marks": ("._wire_marks", "far_marks"),

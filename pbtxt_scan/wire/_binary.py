@@ -5,21 +5,21 @@ from __future__ import annotations
 
 from typing import Optional, Tuple
 
-from . import _wire, _wire_sniff
+from . import _wire_read, _wire_sniff  # (not ``_wire``: telling text from binary loads no reader)
 
-SNIFF_BYTES = _wire.SNIFF_BYTES
-SAVEDMODEL = _wire.SAVEDMODEL
+SNIFF_BYTES = _wire_read.SNIFF_BYTES
+SAVEDMODEL = _wire_read.SAVEDMODEL
 
 KIND_NAMES = {
-    _wire.GRAPHDEF: "binary GraphDef",
-    _wire.METAGRAPH: "binary MetaGraphDef",
-    _wire.SAVEDMODEL: "binary SavedModel",
+    _wire_read.GRAPHDEF: "binary GraphDef",
+    _wire_read.METAGRAPH: "binary MetaGraphDef",
+    _wire_read.SAVEDMODEL: "binary SavedModel",
 }
 
 
 def sniff(head: bytes) -> Optional[str]:
     """The binary kind of a file starting with ``head``, or ``None`` (text, or not a graph)."""
-    return _wire.sniff(head[:SNIFF_BYTES])
+    return _wire_sniff.sniff(head[:SNIFF_BYTES])
 
 
 def broken(head: bytes, *, complete: bool) -> Optional[Tuple[str, int, str]]:

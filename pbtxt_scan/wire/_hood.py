@@ -16,7 +16,8 @@ from ._wire_marks import SPLIT_MIN, far_marks
 from ._wire_seek import NAME, NODE, Field, Malformed, TopWalk, node_field
 from .._model import Block
 from ..parallel import _grep as _search
-from ..source._lane import Found, Near, Unplaced
+from ..parallel._grep import ere, folded
+from ..source._lane import Found, Named, NameQuery, Near, Unplaced
 
 INPUT = 3  # NodeDef.input
 _MARK = 1 << 20
@@ -56,20 +57,46 @@ class Marks:
             marks.extend(far_marks(self.g.read_at, self.g.size or 0, marks[-1], off, _MARK, usable_cores()))
 
 
+class _Tops:
+    """The top-level field that holds each hit of a search (hits in file order), walked by the
+    length prefixes from the last boundary known before it (:class:`Marks`, kept up to date)."""
+
+    __slots__ = ("g", "marks", "walk", "last")
+
+    def __init__(self, g: Any, marks: Marks) -> None:
+        self.g = g
+        self.marks = marks
+        self.walk: Optional[TopWalk] = None
+        self.last: Optional[Field] = None
+
+    def at(self, off: int) -> Optional[Field]:
+        last = self.last
+        if last is not None and last.tag <= off < last.end:
+            return last
+        at = self.marks.at
+        self.marks.reach(off)
+        m = at[bisect.bisect_right(at, off) - 1]
+        walk = self.walk
+        if walk is None or walk.pos > off or m > walk.pos:
+            walk = self.walk = TopWalk(self.g.read_at, self.g.size or 0, m)
+        while walk.pos + _MARK < off and walk.holding(walk.pos + _MARK) is not None:
+            if walk.pos > at[-1]:
+                at.append(walk.pos)
+        self.last = walk.holding(off)
+        return self.last
+
+
 def hood_blocks(
     g: Any, marks: Marks, grep: str, opts: Tuple[str, ...] = ("-F",), known: Optional[Callable[[int], bool]] = None,
     upto: Optional[int] = None,
 ) -> Found:
     """A hop's search in a binary GraphDef (``upto``: in its first bytes only; ``known(offset)``:
     whether a hit lies in a block read already, left alone)."""
-    at = marks.at
     size = g.size or 0
 
     def find(want: FrozenSet[str], cons: FrozenSet[str]) -> Iterator[Block]:
-        walk: Optional[TopWalk] = None
-        last: Optional[Field] = None
-        top: Optional[Field]
         tops: List[Field] = []
+        walk = _Tops(g, marks)
         try:
             pattern = "\n".join(sorted(want | cons))
             hits = (
@@ -79,18 +106,7 @@ def hood_blocks(
             for off, _ in hits:
                 if (known is not None and known(off)) or not _may_name(g, off, want, cons):
                     continue  # (no name or input field there: not walked to)
-                if last is not None and last.tag <= off < last.end:
-                    top = last
-                else:
-                    marks.reach(off)
-                    m = at[bisect.bisect_right(at, off) - 1]
-                    if walk is None or walk.pos > off or m > walk.pos:
-                        walk = TopWalk(g.read_at, size, m)
-                    while walk.pos + _MARK < off and walk.holding(walk.pos + _MARK) is not None:
-                        if walk.pos > at[-1]:
-                            at.append(walk.pos)
-                    top = walk.holding(off)
-                last = top
+                top = walk.at(off)
                 if top is None or top.number != NODE or (tops and tops[-1] == top):
                     continue
                 f = node_field(g.read_at, top, off)
@@ -104,6 +120,65 @@ def hood_blocks(
             raise Unplaced("a binary graph whose fields do not chain") from None
 
     return find
+
+
+LIBRARY = 2  # GraphDef.library
+
+
+NEAR_MAX = 1 << 15  # close names read at most (then the search goes on without their pieces)
+
+
+def named_blocks(g: Any, marks: Marks, grep: str, query: NameQuery) -> Iterator[Named]:
+    """The search of :meth:`WireLane.find_named <pbtxt_scan.wire._lane.WireLane.find_named>`: one
+    ``grep -E`` for the needles (and the pieces of the close names, in any case), each hit walked
+    to the node field that holds it; a node's ``name`` field the query keeps is a node, another a
+    close name (the first :data:`NEAR_MAX`), and an exact name's bytes in the ``library`` are
+    ``elsewhere`` (read for them)."""
+    wanted = set(query.needles) if query.exact else None
+    exact = frozenset(query.needles)
+    walk = _Tops(g, marks)
+    seen: Optional[Field] = None
+    start, near = 0, 0
+    while True:
+        pats = [ere(n) for n in query.needles] + [folded(p) for p in query.near]
+        hits = _search._grep(grep, g, start, "|".join(pats), opts=("-E", "--line-buffered") if query.exact else ("-E",))
+        try:
+            for off, text in hits:
+                is_near = text.decode("utf-8", "surrogateescape") not in exact
+                if query.exact and not is_near and not _may_name(g, off, exact, frozenset()):
+                    continue  # (an exact name's bytes that begin no name field)
+                top = walk.at(off)
+                if top is None or top == seen:
+                    continue
+                if top.number != NODE:
+                    if top.number == LIBRARY and not is_near and wanted is not None:
+                        yield Named("elsewhere", text.decode("utf-8", "surrogateescape"))
+                    continue
+                f = node_field(g.read_at, top, off)
+                if f is None or f.number != NAME:
+                    continue
+                seen = top
+                name = g.read_at(f.start, f.end - f.start).decode("utf-8", "surrogateescape")
+                if not query.keep(name):
+                    near += 1
+                    if near > NEAR_MAX and query.near:
+                        start, query = top.end, query._replace(near=())  # (the next node on, without them)
+                        break
+                    yield Named("near", name)
+                    continue
+                yield Named("node", name, Block(("node",), top.start, top.end, 0, 0, ()))
+                if wanted is not None:
+                    wanted.discard(name)
+                    if not wanted:
+                        return
+            else:
+                return
+        except Malformed:
+            raise Unplaced("a binary graph whose fields do not chain") from None
+        finally:
+            close = getattr(hits, "close", None)
+            if close is not None:
+                close()
 
 
 _NAME_TAG, _INPUT_TAG = 0x0A, 0x1A  # NodeDef.name and NodeDef.input, length-delimited

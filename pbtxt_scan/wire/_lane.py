@@ -27,7 +27,7 @@ from ._binary import SAVEDMODEL, describe
 from ._wire_index import dump_index, load_index
 from .._errors import PbtxtError
 from .._model import Block, Message
-from ..source._lane import PARSE_MAX, Ahead, Found, Lane, Near
+from ..source._lane import PARSE_MAX, Ahead, Found, Lane, Named, NameQuery, Near
 
 
 class WireLane(Lane):
@@ -231,6 +231,20 @@ class WireLane(Lane):
             return None
         opts = ("-F", "--line-buffered") if first else ("-F",)
         return hood_blocks(self.store, self._hood_marks(cache), grep, opts, known=known, upto=upto)
+
+    def find_named(self, query: NameQuery, *, cache: Any = None) -> Optional[Iterator[Named]]:
+        """One ``grep -E`` for the needles, each hit walked to the field that holds it by the
+        length prefixes (``_hood``); a binary GraphDef's own nodes, with needles only."""
+        import shutil
+
+        from ._hood import named_blocks
+
+        if not self._searched(("node",)) or not query.needles:
+            return None
+        grep = shutil.which("grep")
+        if grep is None:
+            return None
+        return named_blocks(self.store, self._hood_marks(cache), grep, query)
 
     def read_near(
         self, lo: int, hi: int, at: int, heads: FrozenSet[str], *, inside: Callable[[int, int], bool], cache: Any = None,

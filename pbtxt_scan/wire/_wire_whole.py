@@ -49,11 +49,14 @@ class Fold:
     ``row``: the rows' format for the nodes :meth:`bulk` leaves (it formats its own as
     ``offset<TAB>name<TAB>op``: ``graph._paths.row_tsv``; ``tsv=False``: ``row`` is another, and
     every node is read the usual way); ``None``: count. ``validate``: check every node down to
-    its attr values (``check``, ``stats``)."""
+    its attr values (``check``, ``stats``). ``keep``: rows only for the nodes it keeps, asked with
+    their name and op bytes (``graph._paths.NodeFilter.raw``; ``nodes`` counts every node)."""
 
-    __slots__ = ("nodes", "ops", "rows", "row", "tsv", "validate", "seen", "last")
+    __slots__ = ("nodes", "ops", "rows", "row", "tsv", "validate", "seen", "last", "keep")
 
-    def __init__(self, *, row: Optional[Callable[[Block], str]] = None, tsv: bool = True, validate: bool = False) -> None:
+    def __init__(self, *, row: Optional[Callable[[Block], str]] = None, tsv: bool = True, validate: bool = False,
+                 keep: Optional[Callable[[bytes, bytes], bool]] = None) -> None:
+        self.keep = keep
         self.tsv = tsv  # (False: ``row`` is another format; every node is read the usual way)
         self.nodes = 0
         self.ops: Dict[bytes, int] = {}
@@ -90,7 +93,7 @@ class Fold:
             op = b.op
             key = op.encode("utf-8", "surrogateescape") if op else b""
             self.ops[key] = self.ops.get(key, 0) + 1
-        else:
+        elif self.keep is None or self.keep(_raw(b.name), _raw(b.op)):
             self.rows.append(self.row(b).encode("utf-8", "surrogateescape"))
         self.nodes += 1
         self.last = q
@@ -102,6 +105,7 @@ class Fold:
             return i
         n = 0
         rows = self.rows if self.row is not None else None
+        keep = self.keep
         ops = self.ops
         validate = self.validate
         seen = self.seen
@@ -139,7 +143,7 @@ class Fold:
             if rows is None:
                 op = buf[s:t]
                 ops[op] = ops.get(op, 0) + 1
-            else:
+            elif keep is None or keep(buf[p + 2 : e], buf[s:t]):
                 rows.append(b"%d\t%s\t%s" % (base + p, buf[p + 2 : e], buf[s:t]))
             n += 1
             i = q
@@ -147,6 +151,11 @@ class Fold:
             self.nodes += n
             self.last = base + i
         return i
+
+
+def _raw(value: Optional[str]) -> bytes:
+    """A node's name or op as the bytes :meth:`Fold.bulk` would have read (``b""`` when absent)."""
+    return (value or "").encode("utf-8", "surrogateescape")
 
 
 def fold_wire(

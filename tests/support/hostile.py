@@ -70,6 +70,19 @@ CASES = [
     ("schema_not_utf8", b'node {\n  name: "\\377"\n}\n', "3:1: Couldn't parse string: 'utf-8' codec can't decode byte 0xff in position 0: invalid start byte"),
 ]
 
+# Blocks that are no valid node (issue 37): a command that reads one before its answer refuses it
+# in check's words (tests/test_strict_blocks.py has the messages); the guard runs every command on them.
+STRICT_BLOCKS = {
+    "misspelt_node": b'nod {\n  name: "a"\n  op: "Const"\n}\n' + NODE,
+    "node_without_name": b'node {\n  op: "Const"\n}\n' + NODE,
+    "node_without_op": b'node {\n  name: "b"\n}\n' + NODE,
+    "name_a_number": b'node {\n  name: 5\n  op: "Const"\n}\n' + NODE,
+    "op_an_identifier": b'node {\n  name: "b"\n  op: Const\n}\n' + NODE,
+    "one_line_misspelt": b'nod { name: "a" op: "Const" } node { name: "b" op: "Const" }',
+    "function_node_without_op": b'library {\n  function {\n    signature {\n      name: "f"\n    }\n    node_def {\n'
+                                b'      name: "x"\n    }\n  }\n}\n' + NODE,
+    "binary_node_without_name": b"\x0a\x08\x12\x06MatMul" + b"\x0a\x09\x0a\x01y\x12\x04Relu",
+}
 
 
 # --- valid but deep or huge: (test_hostile_round2.py) ----------------------------------------------
@@ -105,6 +118,14 @@ COMMANDS: List[List[str]] = [
     ["report", "-o", os.devnull, "{f}"],
     ["report", "-o", "-", "{f}"],  # (issue 35: the page on stdout)
     ["ge-auto", "--format", "env", "{f}"],  # (issue 35: points' formats)
+    ["events", "{f}"],  # (issue 38: an event file's records)
+    ["events", "--json", "{f}"],
+    ["nodes", "--op", "Const", "--name", "*a*a*a*a*a*b", "-z", "{f}"],  # (issue 38: filters, NUL-ended rows)
+    ["nodes", "--count", "--name", "[", "{f}"],
+    ["points", "-z", "{f}"],
+    ["show", "{f}", "n", "a", "no/such"],  # (issue 38: several names, by one byte search)
+    ["show", "--json", "{f}", "--glob", "*"],
+    ["show", "{f}", "--regex", "^(a|n)$"],
 ]
 
 
