@@ -23,7 +23,8 @@ Public API (everything else is private and may change):
   :class:`Lookup`); :func:`iter_named`: every node whose name a filter keeps (a glob, a regex)
 - :class:`GraphFile`: one input opened once (a path, ``-``, a pipe or ``.gz``; text format, or a binary
   GraphDef, MetaGraphDef or SavedModel told by content), read through by every layer
-- :class:`PbtxtError`: the one error type (``line``, ``column``, ``path``)
+- :class:`PbtxtError`: the one error type (``line``, ``column``, ``path``); :class:`SchemaErrors`, one of
+  them holding every schema error of a file (``check(..., every=True)``)
 """
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ __version__ = "0.2.0.dev0"
 
 from typing import TYPE_CHECKING, Any
 
-from ._errors import IncompleteInputError, PbtxtError
+from ._errors import IncompleteInputError, PbtxtError, SchemaErrors
 
 if TYPE_CHECKING:  # (what these names are; at run time each loads on first use, as the rules' do)
     from ._api import (
@@ -106,6 +107,7 @@ __all__ = [
     "NodeFilter",
     "Options",
     "PbtxtError",
+    "SchemaErrors",
     "Point",
     "Points",
     "Stats",

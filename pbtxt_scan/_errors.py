@@ -47,3 +47,27 @@ class PbtxtError(ValueError):
 
 class IncompleteInputError(PbtxtError):
     """The input ended inside a block, a string or a list: typically a file cut off mid-write."""
+
+
+class SchemaErrors(PbtxtError):
+    """Every schema error of a file (``check --all``), in file order, at most a cap of them: ``errors``
+    (each a :class:`PbtxtError`; the last may be the syntax error that ended the reading) and
+    ``more``, how many were left out past the cap. ``str(err)`` is the first one's line."""
+
+    def __init__(self, errors: "list[PbtxtError]", more: int = 0) -> None:
+        first = errors[0]
+        self.errors = list(errors)
+        self.more = more
+        super().__init__(first.msg, first.line, first.column, first.path, first.offset)
+
+    def with_path(self, path: str) -> "PbtxtError":
+        for e in self.errors:
+            e.with_path(path)
+        return super().with_path(path)
+
+    def lines(self) -> "list[str]":
+        """What the CLI prints: one line an error, then ``FILE: and N more schema errors``."""
+        out = [str(e) for e in self.errors]
+        if self.more:
+            out.append("%s: and %d more schema error%s" % (self.path or "<input>", self.more, "" if self.more == 1 else "s"))
+        return out

@@ -182,7 +182,10 @@ def test_names_that_are_not_utf8_print_as_escapes(tmp_path: Path, args: "list[st
                        capture_output=True, env=dict(__import__("os").environ, PYTHONIOENCODING="utf-8"), timeout=60)
     err = r.stderr.decode("utf-8", "replace")
     assert "Traceback" not in err, err
-    assert r.returncode in (0, 1), err
+    if args[0] == "nodes":  # (issue 37: a string field that is no UTF-8 is refused, as TensorFlow refuses it)
+        assert r.returncode == 2 and err.count("\n") == 1 and "Couldn't parse string" in err, err
+    else:
+        assert r.returncode in (0, 1), err
     text = r.stdout.decode("utf-8")  # what is printed is valid UTF-8
     if "--json" in args or "--jsonl" in args:
         for line in text.splitlines():

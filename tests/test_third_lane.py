@@ -55,7 +55,8 @@ class JsonLane(Lane):
             hs += [Head("input", i, 0) for i in node["input"]]
         return b._replace(heads=tuple(hs))
 
-    def forward(self, block_path: Sequence[str], heads: FrozenSet[str], *, chunk_size: int, end_state: Optional[Dict[str, Any]], validate: bool) -> Iterator[Block]:
+    def forward(self, block_path: Sequence[str], heads: FrozenSet[str], *, chunk_size: int, end_state: Optional[Dict[str, Any]], validate: bool,
+                schema: int = 0) -> Iterator[Block]:
         blocks = self._nodes() if tuple(block_path) == ("node",) else []
         for b in blocks:
             yield self._with(b, heads)

@@ -245,6 +245,12 @@ def test_show_keeps_the_escapes(odd_graph: Path) -> None:
 def test_a_node_without_a_name_or_op_is_listed_as_before(tmp_path: Path) -> None:
     # (a hypothesis run of test_parallel found it: `nam` for `name`, a field text format accepts)
     g = tmp_path / "g.pbtxt"
+    # Issue 37: `nam` is no field of a NodeDef, and TensorFlow refuses it: so does nodes now. A node
+    # the schema accepts without its op is listed as before.
     g.write_text('node {\n  nam: "x"\n  op: "Const"\n}\nnode {\n  name: "y"\n}\n')
     r = subprocess.run([sys.executable, "-m", "pbtxt_scan", "nodes", str(g)], capture_output=True, text=True)
-    assert (r.returncode, r.stdout, r.stderr) == (0, "1\tNone\tConst\n5\ty\tNone\n", "")
+    assert (r.returncode, r.stdout) == (2, "") and r.stderr == '%s:2:3: Message type "tensorflow.NodeDef" has no field named "nam". ' \
+        'Did you mean "name"? (schema: TensorFlow 2.21.0)\n' % g, r.stderr
+    g.write_text('node {\n  name: "y"\n}\n')
+    r = subprocess.run([sys.executable, "-m", "pbtxt_scan", "nodes", str(g)], capture_output=True, text=True)
+    assert (r.returncode, r.stdout, r.stderr) == (0, "1\ty\tNone\n", "")

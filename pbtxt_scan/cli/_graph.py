@@ -18,7 +18,7 @@ from ._output import EXIT_BAD_INPUT, EXIT_NOT_FOUND, emit, out, plural
 from ._escape import plain_rows, row_text, shown, unshown
 
 
-@command(short="Validate whole files against the grammar.")
+@command(short="Validate whole files against the grammar and the schema.")
 def check(
     common: Common,
     files: List[str] = typer.Argument(..., help="Files to validate ('-' for stdin, .gz accepted).", metavar="FILE", show_default=False),
@@ -28,17 +28,27 @@ def check(
     jobs: Optional[int] = JobsOpt,
     record: Optional[str] = RecordOpt,
     run: Optional[str] = RunOpt,
+    every: bool = typer.Option(
+        False, "--all", help="List every schema error of a file (up to 1000, then how many more), not only the first; "
+        "a syntax error still ends the list.",
+    ),
 ) -> None:
-    """Validate whole files against the protobuf text format grammar (binary graphs: the wire format).
+    """Validate whole files against the protobuf text format grammar (binary graphs: the wire format)
+    and against the schema of what they are: TensorFlow 2.21's GraphDef, MetaGraphDef or SavedModel,
+    a GE ge_onnx dump's onnx.proto (field names, value types and ranges, enum values, a singular
+    field or a oneof set twice), as TensorFlow's own parser refuses them, with a did-you-mean.
 
     Prints 'FILE: ok (N lines, M nodes)' per valid file ('FILE: ok (N bytes, M nodes, binary
     GraphDef)' for a binary one); for the first error in a file, prints 'FILE:LINE:COL: message'
-    ('FILE:offset N: message') on stderr. Exit 2 if any file is invalid or unreadable.
+    ('FILE:offset N: message') on stderr; with --all, every schema error, one a line. Exit 2 if any
+    file is invalid or unreadable.
 
     A TensorBoard event file: its framing and every record's CRCs (the length's and the
     data's), then the graph it holds (the one fp and bp read, or --record's).
 
     Example: pbtxt-scan check graph.pbtxt
+
+    Example: pbtxt-scan check --all graph.pbtxt
     """
     from .. import check as _check
 
@@ -49,7 +59,7 @@ def check(
     for path in files:
         try:
             with open_graph(path, spool=False, record=common.record, run=common.run) as g, bar(g) as on_progress:
-                st = _check(g, on_progress=on_progress, jobs=n_jobs)
+                st = _check(g, on_progress=on_progress, jobs=n_jobs, every=every)
         except PbtxtError as e:
             con.error(e)
             bad = True

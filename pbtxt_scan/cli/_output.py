@@ -43,10 +43,15 @@ class Console(NamedTuple):
             self.note(g.unchecked)
 
     def error(self, err: PbtxtError) -> None:
-        """The one-line message on stderr, and under ``--json`` the same error as one JSON line on stdout."""
-        typer.echo(str(err), err=True)
-        if self.json:
-            emit(error_object(err.msg, err.path, err.line, err.column, err.offset))
+        """The one-line message on stderr, and under ``--json`` the same error as one JSON line on stdout
+        (``check --all``'s list of schema errors: a line each, then how many more were not listed)."""
+        for e in getattr(err, "errors", None) or [err]:
+            typer.echo(str(e), err=True)
+            if self.json:
+                emit(error_object(e.msg, e.path, e.line, e.column, e.offset))
+        more = getattr(err, "more", 0)
+        if more:
+            typer.echo("%s: and %d more schema error%s" % (err.path or "<input>", more, "" if more == 1 else "s"), err=True)
 
     def fail(self, err: PbtxtError) -> "typer.Exit":
         """:meth:`error`; ``raise con.fail(e)`` exits 2."""

@@ -308,21 +308,25 @@ class GraphFile:
         end_state: Optional[Dict[str, int]] = None,
         validate: bool = False,
         *,
+        schema: int = 0,
         strict: bool = True,
     ) -> Iterator[Block]:
         """Every message at ``block_path`` in file order, validated as it is read. (A binary
         graph's containers and node fields are always checked; ``validate`` also checks every
-        node's attr values, which listings skip: ``check`` and ``stats`` ask for it.) Without
-        ``validate``, a block that is no valid node (no name, no op) is refused or, lenient,
+        node's attr values, which listings skip: ``check`` and ``stats`` ask for it. ``schema``:
+        the whole file against its schema, see :meth:`~pbtxt_scan.source._lane.Lane.forward`.)
+        Without ``validate``, a block that is no valid node (no name, no op) is refused or, lenient,
         skipped (``_strict``): validating, the schema's check words it instead; ``strict=False``:
         every block as it is (a listing, the same on one process as on several)."""
         if validate or not strict:
             return self.lane.blocks(
-                block_path, heads, chunk_size=chunk_size, on_progress=on_progress, end_state=end_state, validate=validate
+                block_path, heads, chunk_size=chunk_size, on_progress=on_progress, end_state=end_state, validate=validate,
+                schema=schema,
             )
         op = op_head(self.dialect.heads)
         blocks = self.lane.blocks(
-            block_path, heads | {"name", op}, chunk_size=chunk_size, on_progress=on_progress, end_state=end_state
+            block_path, heads | {"name", op}, chunk_size=chunk_size, on_progress=on_progress, end_state=end_state,
+            schema=schema,
         )
         return checked(self, blocks, op)
 

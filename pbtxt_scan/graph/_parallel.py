@@ -73,10 +73,8 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import io
-import os
 import time
-from typing import Callable, Dict, FrozenSet, Generator, Iterator, List, NamedTuple, Optional, Tuple
+from typing import Callable, Dict, FrozenSet, Generator, Iterator, List, NamedTuple, Optional, Set, Tuple
 
 from .._errors import PbtxtError
 from ._filter import NodeFilter
@@ -85,6 +83,7 @@ from .._model import Block
 from ..parallel import _plan
 from ..parallel._pool import Pool, PoolError, can_fork
 from ..source._source import DEFAULT_CHUNK
+from ..source._views import PRead
 from ..text import OPENER
 from ..wire import GRAPHDEF, NODE_PATH, Fold, WireLane, fold_wire, split_finder
 
@@ -105,6 +104,7 @@ class Chunk(NamedTuple):
     text: str  # rows joined by newlines ("" when none)
     lines: int  # the lines it ends (its newlines, and a last line without one); 0 for a part
     bytes: int  # the offset its scan ended at (the file's size, for the last); 0 for a part
+    tops: Tuple[str, ...] = ()  # the schema checked: the top-level singular fields it sets
 
 
 # --- the plan (parent, before forking) --------------------------------------------------------
@@ -137,49 +137,14 @@ def _opener(data: bytes) -> int:
 # --- the job: what the workers serve, and the parent's own scans ----------------------------------
 
 
-class _PRead:
-    """Bytes ``[start, end)`` of a file descriptor, read with ``os.pread`` (no shared offset)."""
-
-    def __init__(self, fd: int, start: int, end: int) -> None:
-        self._fd = fd
-        self._start = start
-        self._pos = start
-        self._end = end
-
-    def read(self, n: int = -1) -> bytes:
-        left = self._end - self._pos
-        if n is None or n < 0 or n > left:
-            n = left
-        if n <= 0:
-            return b""
-        data = os.pread(self._fd, n, self._pos)
-        self._pos += len(data)
-        return data
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def seek(self, offset: int, whence: int = 0) -> int:
-        if whence != 0:
-            raise io.UnsupportedOperation("seek")
-        self._pos = self._start + offset
-        return offset
-
-    def tell(self) -> int:
-        return self._pos - self._start
-
-
 class _Job:
     """One command over one file: what every worker needs (made before the fork, so nothing of it
     is pickled per task), and the scans the parent makes itself."""
 
-    __slots__ = ("g", "path", "heads", "row", "on_progress", "wire", "tsv", "where")
+    __slots__ = ("g", "path", "heads", "row", "on_progress", "wire", "tsv", "schema", "where")
 
     def __init__(self, g: GraphFile, path: Tuple[str, ...], heads: FrozenSet[str], row: Optional[Row], on_progress: Progress, *,
-                 tsv: bool = False, where: Optional[NodeFilter] = None) -> None:
+                 tsv: bool = False, schema: int = 0, where: Optional[NodeFilter] = None) -> None:
         self.where = where  # rows only for the blocks it keeps (``_paths.NodeFilter``)
         self.g = g
         self.path = tuple(path)
@@ -188,12 +153,13 @@ class _Job:
         self.on_progress = on_progress  # (the parent's only: a worker never calls it)
         self.wire = isinstance(g.lane, WireLane)  # a binary GraphDef: chunks are folded by wire._wire_whole
         self.tsv = tsv  # ``row`` is ``_paths.row_tsv``, which the wire fold formats itself
+        self.schema = schema  # the lane's ``schema``: 0 none, 1 the first error, more: all (a chunk with one: see ``chunks``)
 
     # In the workers.
 
     def count(self, rng: Tuple[int, int]) -> int:
         """The newlines in bytes ``[start, end)``."""
-        f = _PRead(self.g.fileno(), rng[0], rng[1])
+        f = PRead(self.g.fileno(), rng[0], rng[1])
         n = 0
         while True:
             data = f.read(8 * DEFAULT_CHUNK)
@@ -212,13 +178,16 @@ class _Job:
             except PbtxtError:
                 return None
         end_state: Dict[str, int] = {}
-        f = _PRead(self.g.fileno(), start, end)
+        f = PRead(self.g.fileno(), start, end)
+        watch = self.g.lane.watch(self.schema)
         blocks = scan_canonical(f, self.path, self.heads, chunk_size=DEFAULT_CHUNK, display=self.g.name, end_state=end_state,
-                                start_offset=start, start_line=line, validate=self.row is None)  # (a listing: as --jobs 1 reads)
+                                start_offset=start, start_line=line, validate=self.row is None,  # (a listing: as --jobs 1 reads)
+                                watch=watch)
         try:
-            return list(self.fold(blocks, start, end, line, end_state))[0]
+            got = list(self.fold(blocks, start, end, line, end_state))[0]
         except PbtxtError:
             return None  # (the parent scans again from the chunk's start)
+        return got if watch is None else got._replace(tops=watch.checker.root_set())
 
     # In either.
 
@@ -268,9 +237,10 @@ class _Job:
 
     # In the parent.
 
-    def sequential(self, start: int, line: int, nodes: int = 0) -> Iterator[Chunk]:
-        """The file from ``start`` (at depth 0, line ``line``, after ``nodes`` blocks) to its end
-        in this process, as results of at most 512 rows each (the single-process path's batches)."""
+    def sequential(self, start: int, line: int, nodes: int = 0, tops: Tuple[str, ...] = ()) -> Iterator[Chunk]:
+        """The file from ``start`` (at depth 0, line ``line``, after ``nodes`` blocks) to its end in
+        this process, as results of at most 512 rows each (the single-process path's batches);
+        ``tops``: the top-level singular fields set before ``start``."""
         from ..text import scan_canonical
 
         g = self.g
@@ -284,8 +254,11 @@ class _Job:
                 raise (g.changed() or e.with_path(g.name)) from None
             return
         end_state: Dict[str, int] = {}
+        watch = g.lane.watch(self.schema)
+        if watch is not None:
+            watch.checker.seed(tops)
         blocks = scan_canonical(g.reader(start), self.path, self.heads, chunk_size=DEFAULT_CHUNK, display=g.name, end_state=end_state,
-                                start_offset=start, start_line=line, validate=self.row is None)
+                                start_offset=start, start_line=line, validate=self.row is None, watch=watch)
         try:
             yield from self.fold(blocks, start, -1, line, end_state, batch=512, progress=True)
         except PbtxtError as e:
@@ -321,6 +294,7 @@ def chunks(job: _Job, bounds: List[int], jobs: int, *, profile: Optional[Dict[st
     ranges = list(zip(bounds, bounds[1:]))
     lines: Optional[List[int]] = None
     done = nodes = 0  # chunks whose results are out, and their blocks (an error names a binary node by its index)
+    tops: Set[str] = set()  # the schema's top-level singular fields set so far
     try:
         with Pool(min(jobs, len(ranges)), [job.count, job.scan]) as pool:
             prof["fork"] = time.perf_counter() - t0
@@ -333,8 +307,9 @@ def chunks(job: _Job, bounds: List[int], jobs: int, *, profile: Optional[Dict[st
             merge = 0.0
             tasks = [(s, e, lines[i] if lines else 1) for i, (s, e) in enumerate(ranges)]
             for got in pool.map(job.scan, tasks, ahead=2 * jobs):
-                if got is None:
+                if got is None or tops.intersection(got.tops):  # (a top-level field set twice: read on alone)
                     break
+                tops.update(got.tops)
                 t0 = time.perf_counter()
                 yield got
                 done, nodes = done + 1, nodes + got.nodes
@@ -350,7 +325,7 @@ def chunks(job: _Job, bounds: List[int], jobs: int, *, profile: Optional[Dict[st
         # (the same error, or the rest of the file when the split was wrong).
         start = ranges[done][0]
         prof["sequential_from"] = start
-        yield from job.sequential(start, lines[done] if lines else 0 if job.wire else job.line_at(start), nodes)
+        yield from job.sequential(start, lines[done] if lines else 0 if job.wire else job.line_at(start), nodes, tuple(tops))
     err = job.g.changed()
     if err is not None:
         raise err
@@ -361,17 +336,17 @@ def chunks(job: _Job, bounds: List[int], jobs: int, *, profile: Optional[Dict[st
 
 def stats(
     g: GraphFile, path: Tuple[str, ...], heads: FrozenSet[str], jobs: int, on_progress: Progress = None, *,
-    split_bytes: Optional[int] = None, profile: Optional[Dict[str, float]] = None,
+    split_bytes: Optional[int] = None, profile: Optional[Dict[str, float]] = None, schema: int = 0,
 ) -> Optional[Tuple[int, Dict[str, int], int, Optional[int]]]:
     """(nodes, op histogram, bytes, lines) on ``jobs`` processes; None: take the single-process
-    path. (``split_bytes``: see :func:`plan`; ``profile``: see :func:`chunks`.)"""
+    path. (``split_bytes``: see :func:`plan`; ``profile``: see :func:`chunks`; ``schema``: the lane's.)"""
     bounds = plan(g, jobs, split_bytes=split_bytes, path=path)
     if bounds is None:
         return None
     n = 0
     ops: Dict[str, int] = collections.Counter()
     lines = size = 0
-    for c in chunks(_Job(g, path, heads, None, on_progress), bounds, jobs, profile=profile):
+    for c in chunks(_Job(g, path, heads, None, on_progress, schema=schema), bounds, jobs, profile=profile):
         n += c.nodes
         for k, v in c.ops.items():
             ops[k] += v
@@ -382,7 +357,8 @@ def stats(
 
 def rows(
     g: GraphFile, path: Tuple[str, ...], heads: FrozenSet[str], row: Row, jobs: int, on_progress: Progress = None, *,
-    split_bytes: Optional[int] = None, profile: Optional[Dict[str, float]] = None, tsv: bool = False, where: Optional[NodeFilter] = None,
+    split_bytes: Optional[int] = None, profile: Optional[Dict[str, float]] = None, tsv: bool = False, schema: int = 0,
+    where: Optional[NodeFilter] = None,
 ) -> Optional[Iterator[str]]:
     """The rows ``row(block)`` of every block at ``path`` (that ``where`` keeps) in file order, as
     texts of many rows joined by newlines; None: take the single-process path. (``tsv``: ``row``
@@ -390,7 +366,7 @@ def rows(
     bounds = plan(g, jobs, split_bytes=split_bytes, path=path)
     if bounds is None:
         return None
-    return _texts(chunks(_Job(g, path, heads, row, on_progress, tsv=tsv, where=where), bounds, jobs, profile=profile))
+    return _texts(chunks(_Job(g, path, heads, row, on_progress, tsv=tsv, schema=schema, where=where), bounds, jobs, profile=profile))
 
 
 def _texts(results: Generator[Chunk, None, None]) -> Iterator[str]:

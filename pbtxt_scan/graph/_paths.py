@@ -59,6 +59,7 @@ def iter_rows(
     heads: FrozenSet[str] = NAME_AND_OP,
     jobs: Optional[int] = 1,
     on_progress: Optional[Callable[[int], None]] = None,
+    schema: int = 1,
     where: Optional[NodeFilter] = None,
 ) -> Iterator[str]:
     """``row(block)`` for every operator block in file order, as texts of many rows joined by
@@ -66,14 +67,17 @@ def iter_rows(
     usable core) formats the rows on that many processes where the file allows; the same text.
     ``where``: only the blocks it keeps (a :class:`NodeFilter`), tested as the scan yields them.
 
-    A syntax error raises :class:`PbtxtError` after the text of the rows before it."""
+    A syntax error, or a schema error (``schema`` 1; 0: the grammar alone), raises
+    :class:`PbtxtError` after the text of the rows before it."""
     from ..parallel._cores import usable_cores
     from . import _parallel
 
     n_jobs = usable_cores() if jobs is None else jobs
     with opened(path, spool=False) as g:
         d = g.dialect if dialect is None or dialect == "auto" else named(dialect)
-        texts = _parallel.rows(g, d.path, heads, row, n_jobs, on_progress, tsv=row is row_tsv, where=where) if n_jobs != 1 else None
+        texts = _parallel.rows(
+            g, d.path, heads, row, n_jobs, on_progress, tsv=row is row_tsv, schema=schema, where=where
+        ) if n_jobs != 1 else None
         if texts is None and row is row_tsv and isinstance(g.lane, WireLane):
             texts = _wire_rows(g, d.path, heads, on_progress, where)
         if texts is not None:
@@ -81,7 +85,7 @@ def iter_rows(
             return
         rows = []
         try:
-            for b in g.blocks(d.path, heads, on_progress=on_progress, strict=False):  # (as _parallel.rows reads them)
+            for b in g.blocks(d.path, heads, on_progress=on_progress, schema=schema, strict=False):  # (as _parallel.rows reads them)
                 if where is not None and not where(b.name, b.op):
                     continue
                 rows.append(row(b))

@@ -39,16 +39,24 @@ class Stats(NamedTuple):
         return d
 
 
+# ``check --all``: the schema errors listed at most, the rest counted ("and N more").
+ALL_ERRORS = 1000
+
+
 def check(
-    path: Source, chunk_size: int = DEFAULT_CHUNK, on_progress: Optional[Callable[[int], None]] = None, jobs: Optional[int] = 1
+    path: Source, chunk_size: int = DEFAULT_CHUNK, on_progress: Optional[Callable[[int], None]] = None, jobs: Optional[int] = 1,
+    *, every: bool = False,
 ) -> Stats:
-    """Validate the whole file against the grammar; raise :class:`PbtxtError` at the first error.
-    (An event file: its framing and every record's data CRC, then the graph read.)"""
+    """Validate the whole file against the grammar and the schema of what it is (a GraphDef, a
+    MetaGraphDef, a SavedModel, a GE ge_onnx dump: ``pbtxt_scan.schema``); raise
+    :class:`PbtxtError` at the first error, or with ``every`` a :class:`SchemaErrors` listing every
+    schema error (up to ``ALL_ERRORS``; a syntax error ends the list). (An event file: its framing
+    and every record's data CRC, then the graph read.)"""
     t0 = time.perf_counter()
     jobs = usable_cores() if jobs is None else jobs
     with opened(path, spool=False) as g:
         g.check_records(every=True, jobs=jobs)  # (an event file: every record's CRC)
-        return _stats(g, None, chunk_size, on_progress, jobs, t0)
+        return _stats(g, None, chunk_size, on_progress, jobs, t0, schema=ALL_ERRORS if every else 1)
 
 
 def stats(
@@ -58,7 +66,8 @@ def stats(
     on_progress: Optional[Callable[[int], None]] = None,
     jobs: Optional[int] = 1,
 ) -> Stats:
-    """Bytes, lines, node count and op histogram, validating the whole file on the way.
+    """Bytes, lines, node count and op histogram, validating the whole file on the way (the
+    grammar and the schema, as :func:`check`: the first error raised).
 
     ``jobs`` > 1: on that many processes where the file allows (``_parallel``), the same result;
     ``None``: on every core this process may use."""
@@ -66,19 +75,19 @@ def stats(
     jobs = usable_cores() if jobs is None else jobs
     with opened(path, spool=False) as g:
         g.check_records(every=False)  # (an event file: its graph record's CRC, if opening did not check it)
-        return _stats(g, dialect, chunk_size, on_progress, jobs, t0)
+        return _stats(g, dialect, chunk_size, on_progress, jobs, t0, schema=1)
 
 
 def _stats(
     g: Any, dialect: Union[None, str, Dialect], chunk_size: int, on_progress: Optional[Callable[[int], None]], jobs: int,
-    t0: float,
+    t0: float, *, schema: int,
 ) -> Stats:
-    """:func:`stats` of an open input whose event-file CRCs (if any) were checked."""
+    """:func:`stats` of an open input whose event-file CRCs (if any) were checked (``schema``: the lane's)."""
     d = g.dialect if dialect is None or dialect == "auto" else named(dialect)
     if jobs != 1:
         from . import _parallel
 
-        got = _parallel.stats(g, d.path, NAME_AND_OP, jobs, on_progress)
+        got = _parallel.stats(g, d.path, NAME_AND_OP, jobs, on_progress, schema=schema)
         if got is not None:
             n, counted, nbytes, lines = got
             return Stats(g.name, d.name, nbytes, lines, n, counted, time.perf_counter() - t0, g.binary)
@@ -92,7 +101,7 @@ def _stats(
         return Stats(g.name, d.name, end_state["bytes"], None, fold.nodes, fold.histogram(), time.perf_counter() - t0, g.binary)
     ops: Dict[str, int] = collections.Counter()
     n = 0
-    for b in g.blocks(d.path, NAME_AND_OP, chunk_size, on_progress, end_state, validate=True):
+    for b in g.blocks(d.path, NAME_AND_OP, chunk_size, on_progress, end_state, validate=True, schema=schema):
         n += 1
         ops[b.op or "?"] += 1
     return Stats(g.name, d.name, end_state["bytes"], end_state["lines"], n, dict(ops), time.perf_counter() - t0, g.binary)

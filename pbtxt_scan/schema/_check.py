@@ -54,12 +54,13 @@ class Checker:
     which share the root's frame) fed as events. ``problems`` lists what it found, at most
     ``limit`` (then it stops looking: ``full``)."""
 
-    __slots__ = ("schema", "problems", "limit", "_stack", "_field", "_list")
+    __slots__ = ("schema", "problems", "limit", "dropped", "_stack", "_field", "_list")
 
     def __init__(self, root: str = "tensorflow.GraphDef", *, schema: Optional[Schema] = None, limit: int = 1000) -> None:
         self.schema = schema or default_schema()
         self.problems: List[Problem] = []
         self.limit = limit
+        self.dropped = 0  # problems found past the limit
         self._stack = [_Frame(root, self.schema.fields(root))]
         self._field: Optional[FieldType] = None  # the field named last; None: skip its value
         self._list = False  # inside a [...] list of the field named last
@@ -68,9 +69,36 @@ class Checker:
     def full(self) -> bool:
         return len(self.problems) >= self.limit
 
+    @property
+    def field(self) -> Optional[FieldType]:
+        """The field named last (None: unknown, refused, or its value is not checked)."""
+        return self._field
+
+    @property
+    def here(self) -> Optional[str]:
+        """The type of the message open now (None: inside a refused field's content)."""
+        return self._stack[-1].type
+
+    @property
+    def depth(self) -> int:
+        """How many messages are open below the root."""
+        return len(self._stack) - 1
+
+    def root_set(self) -> Tuple[str, ...]:
+        """The root's singular fields that hold a value (what a reader of a file's later part,
+        ``seed``-ed with them, must know to refuse one given again)."""
+        return tuple(self._stack[0].seen)
+
+    def seed(self, names: Tuple[str, ...]) -> None:
+        """The root's singular fields ``names`` were set before (by an earlier part of the file)."""
+        for n in names:
+            self._stack[0].seen[n] = True
+
     def _problem(self, line: int, column: int, message: str) -> None:
         if len(self.problems) < self.limit:
             self.problems.append(Problem(line, column, message))
+        else:
+            self.dropped += 1
 
     # --- the events ----------------------------------------------------------------------------
 

@@ -230,12 +230,15 @@ class Lane:
         on_progress: Optional[Callable[[int], None]] = None,
         end_state: Optional[Dict[str, Any]] = None,
         validate: bool = False,
+        schema: int = 0,
     ) -> Iterator[Block]:
         """Every message at ``block_path`` in file order with ``heads``, validated as read;
-        ``on_progress(end offset)`` after each; ``end_state`` gets ``bytes`` and ``lines`` at the end."""
+        ``on_progress(end offset)`` after each; ``end_state`` gets ``bytes`` and ``lines`` at the end.
+        ``schema``: see :meth:`forward`."""
         store = self.store
+        more = {"schema": schema} if schema else {}  # (a lane that checks no schema need not take it)
         try:
-            for b in self.forward(block_path, heads, chunk_size=chunk_size, end_state=end_state, validate=validate):
+            for b in self.forward(block_path, heads, chunk_size=chunk_size, end_state=end_state, validate=validate, **more):
                 yield b
                 if on_progress is not None:
                     on_progress(b.end)
@@ -254,10 +257,20 @@ class Lane:
         chunk_size: int,
         end_state: Optional[Dict[str, Any]],
         validate: bool,
+        schema: int = 0,
     ) -> Iterator[Block]:
         """The blocks :meth:`blocks` hands out (it adds progress and the changed-file check).
-        ``validate``: check everything down to the last value even where a listing would skip it."""
+        ``validate``: check everything down to the last value even where a listing would skip it.
+        ``schema``: also check the whole file against the schema of what it is (``pbtxt_scan.schema``):
+        0 not; 1 raise the first schema error as a syntax error is raised, where it is met; N > 1
+        gather up to N (the rest counted), then raise them all as one :class:`SchemaErrors` at the
+        end, or at a syntax error, which ends the list (``check --all``)."""
         raise NotImplementedError
+
+    def watch(self, limit: int) -> Any:
+        """A whole-file reader's schema check (``forward``'s ``schema``) where the lane has one
+        (the text lane's ``_schema.Watch``), else None."""
+        return None
 
     def read(self, block: Block) -> bytes:
         """The block as protobuf text, UTF-8 (text: its own bytes; wire: the NodeDef printed)."""

@@ -1,9 +1,11 @@
 """File-like views of a byte store (``_store``: what a :class:`~pbtxt_scan.graph._input.GraphFile` reads
 through): a byte range with a position of its own (so scans, block reads and rescans interleave on
-one open file), and some bytes before a stream."""
+one open file), some bytes before a stream, and a file descriptor's range read with ``os.pread`` (the
+workers' chunks)."""
 from __future__ import annotations
 
 import io
+import os
 from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Optional, cast
 
 from ._source import DEFAULT_CHUNK
@@ -89,3 +91,38 @@ class Prefixed(io.RawIOBase):
 # tell). typing's BinaryIO is a class, not a protocol, and io's streams are not its subclasses: the
 # cast says what the type system cannot. (Once here, not at each view made: a block read makes one.)
 view_of = cast("Callable[[Any, int, Optional[int]], BinaryIO]", View)
+
+
+class PRead:
+    """Bytes ``[start, end)`` of a file descriptor, read with ``os.pread`` (no shared offset)."""
+
+    def __init__(self, fd: int, start: int, end: int) -> None:
+        self._fd = fd
+        self._start = start
+        self._pos = start
+        self._end = end
+
+    def read(self, n: int = -1) -> bytes:
+        left = self._end - self._pos
+        if n is None or n < 0 or n > left:
+            n = left
+        if n <= 0:
+            return b""
+        data = os.pread(self._fd, n, self._pos)
+        self._pos += len(data)
+        return data
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        if whence != 0:
+            raise io.UnsupportedOperation("seek")
+        self._pos = self._start + offset
+        return offset
+
+    def tell(self) -> int:
+        return self._pos - self._start

@@ -7,7 +7,7 @@ anything that needs the line-by-line walk stops the run at a line start.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from . import _layout as layout
 from ..language._atomic import user_groups
@@ -16,6 +16,10 @@ from ._layout import MAX_LITERAL, last_name, scalar_value, text_value
 from .._model import Block, Head
 from ._window import Window
 
+if TYPE_CHECKING:
+    from ._schema import Watch
+
+_Fed = Tuple[int, int, int, int]  # the batch's schema state (see Batches._watch_field)
 _Match = Callable[[bytes, int, int], Optional["re.Match[bytes]"]]  # a bytes pattern's match or search
 
 
@@ -52,6 +56,7 @@ class Batches(Window):
     top: Any = None  # the walk's ``_strict.TopFields``, or None
     _name_of: Dict[bytes, str]
     _rxs: Dict[Tuple[int, bool], _Rx]  # (depth, on the path): the walk's own, made at first use
+    watch: Optional[Watch]  # the schema checked too
 
     def _batch(self, d: int) -> Iterator[Block]:
         """Step 2 for the lines at depth ``d`` that the buffer holds (see the class)."""
@@ -64,11 +69,12 @@ class Batches(Window):
         block_heads = top.block.heads if top is not None and top.block is not None else None  # (in a block to yield)
         in_sig = block_heads is not None and top is not None and top.name == "signature"
         name_of, count, new, col = self._name_of, buf.count, tuple.__new__, 2 * d + 1
-        base, line, after, big, top_fields = self.base, self.line, self.after, self.big, None if d else self.top
+        base, line, after, big, watch, top_fields = self.base, self.line, self.after, self.big, self.watch, None if d else self.top
         above = parents(stack) if d else ()
         p = pos
         prev_str = None  # (pos, line, after, head taken) of a string scalar line just read
         capped = end - pos > big  # (a field longer than big is entered, as in _whole_block)
+        fed = (pos, line, pos, 0)  # the schema's: see _watch_field
         while p < end:
             m = field(buf, p, (p + big if p + big < end else end) if capped else end)
             if m is None:
@@ -77,6 +83,7 @@ class Batches(Window):
             e = m.end()
             # Branches in order of frequency: the blocks to yield, other blocks, scalars.
             if sc is None and fname == target and fname != b"signature":
+                hs: Sequence[Head] = ()
                 if run_heads is not None:
                     if len(run) >= MAX_LITERAL:
                         break
@@ -84,16 +91,14 @@ class Batches(Window):
                           for i, (nm, simple, other) in enumerate(run_heads(run.decode("utf-8", "surrogateescape")), line + 1)]
                     if later is not None and not self._more_heads(more, m.start(groups[3]) - 1, e - 1, line + 1 + len(hs), m.end(groups[2]), hs):
                         break
-                    yield new(Block, (path, base + p + 2 * d, base + e - 1, line, col, tuple(hs), above))
-                else:
-                    yield new(Block, (path, base + p + 2 * d, base + e - 1, line, col, (), above))
-                prev_str = None
+                fed = fed if watch is None else self._watch_field(watch, p, e, fed, line, d)
+                yield new(Block, (path, base + p + 2 * d, base + e - 1, line, col, tuple(hs), above))
             elif sc is None:
                 if fname == ancestor or fname == target or top_fields is not None:  # (a target named signature, or
                     break  # a top-level field the graph may not have: the line walk, which checks it)
                 if fname == b"signature" and top is not None and top.label is None:
                     break
-                prev_str = None
+                fed = fed if watch is None else self._watch_field(watch, p, e, fed, line, d)
             else:  # a scalar
                 taken = False
                 if block_heads is not None:
@@ -127,14 +132,36 @@ class Batches(Window):
             line += count(b"\n", p, e)
             p = e
             after = True
+            prev_str = None
         if prev_str is not None:  # the line after a string may go on with an adjacent literal
             p, line, after, taken = prev_str
             if taken and block_heads is not None:
                 block_heads.pop()
-        self._stop(pos, p, line, after, end)
+        self._stop(pos, p, line, after, end, fed=fed)
 
-    def _stop(self, pos: int, p: int, line: int, after: bool, end: int) -> None:
-        """A batch from ``pos`` (to ``end``) stops at ``p``, at ``line``: the walk goes on there."""
+    def _watch_field(self, watch: Watch, p: int, e: int, fed: _Fed, line: int, d: int) -> _Fed:
+        """The schema (``_schema``) of a whole field ``buf[p:e]`` at ``line``, as the batch takes it,
+        after the scalar lines before it not fed yet (fed late: the batch may give back its last).
+        ``fed``: where they start, the line of an offset before them, that offset, and the next
+        backslash at or after some offset before ``p`` (``len(buf)``: none). Returns the same after
+        the field. The usual case first: a node block whose shape was valid before."""
+        buf = self.buf
+        at, at_line, at_p, esc = fed
+        if at == p and esc >= e and not d and watch.top.get(b"".join(buf[p:e].split(b'"')[::2])):
+            return e, line, p, esc  # (a repeated field of the root, its shape valid before: nothing to tell)
+        if at < p:
+            watch.lines(buf, at, p, at_line + buf.count(b"\n", at_p, at), d)
+        if esc < p:
+            esc = buf.find(b"\\", p)
+            esc = len(buf) if esc < 0 else esc
+        watch.field(buf, p, e, line, d, esc >= e)
+        return e, line, p, esc
+
+    def _stop(self, pos: int, p: int, line: int, after: bool, end: int, *, fed: Optional[_Fed] = None) -> None:
+        """A batch from ``pos`` (to ``end``) stops at ``p``, at ``line``: the walk goes on there
+        (the scalar lines from ``fed`` to it fed to the schema's watch, if any)."""
+        if self.watch is not None and fed is not None and fed[0] < p:
+            self.watch.lines(self.buf, fed[0], p, fed[1] + self.buf.count(b"\n", fed[2], fed[0]), len(self.stack))
         if p != pos:
             self.line = line
             self.pos = p

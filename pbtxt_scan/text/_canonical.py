@@ -40,7 +40,7 @@ Invalid UTF-8 stops the fast path before the bad byte, so the general scanner re
 from __future__ import annotations
 
 import re
-from typing import BinaryIO, Dict, FrozenSet, Generator, Iterator, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, BinaryIO, Dict, FrozenSet, Generator, Iterator, List, Optional, Sequence, Tuple
 
 from ..language._atomic import NATIVE, user_groups
 from . import _layout as layout
@@ -54,6 +54,10 @@ from ._batch import Batches
 from ._strings import StringLines
 from ._strict import TopFields
 from ..source._source import DEFAULT_CHUNK
+from .._errors import PbtxtError
+
+if TYPE_CHECKING:  # (the schema loads with the first reader that checks it: not fp)
+    from ._schema import Watch
 
 # A block longer than this is entered (walked line by line), not matched whole. Before 3.11 the
 # layout regexes are plain greedy repeats (``_layout``), and ``re`` keeps backtracking state for
@@ -90,6 +94,7 @@ def scan_canonical(
     fast: bool = True,
     warm_up: Optional[int] = None,
     validate: bool = True,
+    watch: Optional[Watch] = None,
     top: Optional[TopFields] = None,
 ) -> Generator[Block, None, None]:
     """The blocks ``scan(f, path, heads)`` yields, validated as strictly, mostly at C speed.
@@ -100,17 +105,26 @@ def scan_canonical(
     general scanner alone (the same blocks, errors and end state). ``warm_up``: see ``_Walker``.
     ``validate=False``: a string literal on a line of its own over ``_SKIP_FROM`` (a ``tensor_content``)
     is checked for where it ends, not escape by escape (``_strings.StringLines._body_ends``).
-    ``top``: the check of the top-level fields met that are not at the path (``_strict``; in the
-    writer layout only)."""
-    if fast:
-        w = _Walker(f, path, heads, chunk_size=chunk_size, display=display, start_offset=start_offset,
-                    start_line=start_line, warm_up=warm_up, validate=validate, top=top)
-        yield from w.run()
-        got = w.end_state
-    else:
-        lx = Lexer(f, chunk_size, start_offset=start_offset, start_line=start_line, path=display)
-        yield from scan_tokens(lx, tuple(path), heads, top=top)
-        got = end_of(lx)
+    ``watch``: the schema checked too (``_schema``): its problems raised as it says. ``top``: the
+    check of the top-level fields met that are not at the path (``_strict``; in the writer layout only)."""
+    try:
+        if fast:
+            w = _Walker(f, path, heads, chunk_size=chunk_size, display=display, start_offset=start_offset,
+                        start_line=start_line, warm_up=warm_up, validate=validate, watch=watch, top=top)
+            yield from w.run()
+            got = w.end_state
+        else:
+            lx = Lexer(f, chunk_size, start_offset=start_offset, start_line=start_line, path=display)
+            yield from scan_tokens(lx, tuple(path), heads, watch=watch, top=top)
+            got = end_of(lx)
+    except PbtxtError as e:
+        if watch is None:
+            raise
+        raise (watch.end(e) or e) from None
+    if watch is not None:
+        err = watch.end()
+        if err is not None:
+            raise err
     if end_state is not None:
         end_state.update(got)
 
@@ -131,6 +145,7 @@ class _Walker(Batches, StringLines):
         self, f: BinaryIO, path: Sequence[str], heads: FrozenSet[str], *, chunk_size: int = DEFAULT_CHUNK,
         display: Optional[str] = None, start_offset: int = 0, start_line: int = 1,
         outer: Optional[List[Frame]] = None, warm_up: Optional[int] = None, validate: bool = True,
+        watch: Optional[Watch] = None,
         top: Optional[TopFields] = None,
     ) -> None:
         super().__init__(f, chunk_size, start_offset)
@@ -141,6 +156,7 @@ class _Walker(Batches, StringLines):
         self.outer = outer
         self.warm_up = warm_up
         self.validate = validate
+        self.watch = watch
         self.top = top
         self.end_state: Dict[str, int] = {}
         names = tuple(sorted(h for h in heads if IDENT_NAME.match(h)))
@@ -175,10 +191,7 @@ class _Walker(Batches, StringLines):
         self.end_state = {"bytes": self.base + len(self.buf), "lines": self.line - 1}
 
     def _walk(self) -> Iterator[Block]:
-        path = self.path
-        k = len(path)
-        stack = self.stack
-        heads = self.heads
+        path, k, stack, heads = self.path, len(self.path), self.stack, self.heads
         line_res: List[Tuple["re.Pattern[bytes]", Tuple[int, ...]]] = []
         warm = self.warm_up  # lines still to walk before batches and whole blocks are tried
         if warm is None:
@@ -251,6 +264,8 @@ class _Walker(Batches, StringLines):
                 fr = stack.pop()
                 if fr.block is not None:  # (a TARGET)
                     yield close_block(path, fr.block, self.base + pos + 2 * d - 1, stack)
+            if self.watch is not None:  # (the line taken: now fed to the schema, once)
+                self.watch.line(d, ident, opener is not None, scalar, self.line, (self.buf, nl))
             self.pos = nl + 1
             self.line += 1
             self.after = opener is None  # (a field ended, unless a message opened)
@@ -298,6 +313,8 @@ class _Walker(Batches, StringLines):
             return False
         stack = self.stack
         line = self.line
+        if self.watch is not None:
+            self.watch.field(buf, start, end, line, d, buf.find(b"\\", start, end) < 0)
         out: "Block | bool" = True
         if fname == "signature" and d and stack[-1].label is None:
             m = layout.fields_re(d + 1, ("name",)).search(buf, start, end)

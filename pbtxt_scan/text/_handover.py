@@ -60,5 +60,7 @@ def general_from(w: Any, h: _HandOver) -> Iterator[Block]:
     # The field name an error would name: the last one read (a complete field's, or the
     # innermost opener's).
     last = w.last_name.decode("ascii") if w.after else (w.stack[-1].name if w.stack else "")
-    yield from scan_tokens(lx, w.path, w.heads, w.stack, w.after, last, top=getattr(w, "top", None))
+    yield from scan_tokens(
+        lx, w.path, w.heads, w.stack, w.after, last, watch=getattr(w, "watch", None), top=getattr(w, "top", None)
+    )
     w.end_state = end_of(lx)

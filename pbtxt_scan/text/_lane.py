@@ -45,6 +45,7 @@ class TextLane(Lane):
         chunk_size: int,
         end_state: Optional[Dict[str, Any]],
         validate: bool,
+        schema: int = 0,
     ) -> Generator[Block, None, None]:
         from ._canonical import scan_canonical
 
@@ -52,11 +53,26 @@ class TextLane(Lane):
         # unread, as a binary graph's skipped fields are (``_strings.StringLines._body_ends``);
         # every other byte is checked down to its last value either way. Then too a top-level
         # field the graph has not is refused (or skipped, lenient: ``_strict``); validating
-        # (``check``, ``stats``), the schema's own check words it.
+        # (``check``, ``stats``), or with the schema checked (``nodes``), the schema's own check words it.
+        watch = self.watch(schema)
         return scan_canonical(
             self.store.reader(), tuple(block_path), heads, chunk_size=chunk_size, display=self.store.name,
-            end_state=end_state, validate=validate, top=None if validate else self.top_fields(block_path),
+            end_state=end_state, validate=validate, watch=watch,
+            top=None if validate or watch is not None else self.top_fields(block_path),
         )
+
+    def watch(self, limit: int) -> Any:
+        """The schema check of a whole-file reader: the file's message by what it is (a GraphDef,
+        a GE dump's onnx.ModelProto; a ge_proto dump has no schema vendored: none)."""
+        root = self.schema_root()
+        if not limit or root is None:
+            return None
+        from ._schema import Watch
+
+        return Watch(root, limit=limit, display=self.store.name)
+
+    def schema_root(self) -> Optional[str]:
+        return _ROOTS.get(self.dialect.name)
 
     def top_fields(self, block_path: Sequence[str]) -> Optional[TopFields]:
         """The check of the top-level fields met reading ``block_path`` (``_strict``)."""
@@ -237,6 +253,9 @@ class TextLane(Lane):
         if not self.searchable or not self.store.regular:
             return None
         return read_near(self.store, lo, hi, at, heads, inside)
+
+
+_ROOTS = {"graphdef": "tensorflow.GraphDef", "function": "tensorflow.GraphDef", "ge_onnx": "onnx.ModelProto"}
 
 
 @functools.lru_cache(maxsize=None)

@@ -63,17 +63,29 @@ class NestedTextLane(TextLane):
         chunk_size: int,
         end_state: Optional[Dict[str, Any]],
         validate: bool,
+        schema: int = 0,
     ) -> Generator[Block, None, None]:
+        from ._canonical import scan_canonical
+
         start, end = self._meta_graph()
-        inner = self._whole.forward(self.prefix + tuple(block_path), heads, chunk_size=chunk_size, end_state=end_state, validate=validate)
+        # (the whole file's reader, as ``_whole``'s; its schema is the container's: a SavedModel, a MetaGraphDef)
+        inner = scan_canonical(
+            self.store.reader(), self.prefix + tuple(block_path), heads, chunk_size=chunk_size, display=self.store.name,
+            end_state=end_state, validate=validate, watch=self.watch(schema),
+        )
         try:
             for b in inner:
                 if end is not None and b.start >= end:
+                    if schema:
+                        continue  # (the MetaGraph read is over; the schema is checked to the end)
                     break  # (blocks come in file order: the MetaGraph read is over)
                 if b.start >= start:
                     yield self._inner(b, block_path)
         finally:
             inner.close()
+
+    def schema_root(self) -> Optional[str]:
+        return "tensorflow.SavedModel" if self.prefix == SAVEDMODEL_PREFIX else "tensorflow.MetaGraphDef"
 
     def backward(self, block_path: Sequence[str], heads: FrozenSet[str], cache: Any) -> Generator[Block, None, None]:
         start, end = self._meta_graph()

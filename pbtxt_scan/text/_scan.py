@@ -9,7 +9,7 @@ out the way ``tf.io.write_graph`` and GE write them, and falls back to this one.
 """
 from __future__ import annotations
 
-from typing import Any, BinaryIO, FrozenSet, Iterator, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, BinaryIO, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
 from ..language._grammar import describe_token
 from ..language._values import decode, unescape
@@ -17,6 +17,9 @@ from ._frames import OTHER, TARGET, BlockStart, Frame, close_block, take_label
 from ._lexer import Lexer, Token
 from .._model import Block, Head
 from ..source._source import DEFAULT_CHUNK
+
+if TYPE_CHECKING:
+    from ._schema import Watch
 
 # Parser states (what may come next inside a message body).
 FIELD, AFTER_FIELD, NAME, COLON, NEG, STRINGS = range(6)
@@ -43,14 +46,15 @@ def scan(
 
 def scan_tokens(
     lx: Lexer, path: Sequence[str], heads: FrozenSet[str] = frozenset(), stack: Optional[List[Frame]] = None,
-    after: bool = False, last_field: str = "", *, top: Any = None,
+    after: bool = False, last_field: str = "", *, watch: Optional["Watch"] = None, top: Any = None,
 ) -> Iterator[Block]:
     """``scan`` over the tokens of ``lx``, from inside the open messages ``stack`` (the fast
     path's, at a hand-over), ``after`` a complete field named ``last_field`` or not.
 
     The loop reads what every file is made of (field names, ``:``, scalars and strings, ``{`` and
-    closers) inline; the rest is :class:`_Scanner`'s (its docstring says what the locals hold)."""
-    sc = _Scanner(lx, path, heads, [] if stack is None else stack, top=top)
+    closers) inline; the rest is :class:`_Scanner`'s (its docstring says what the locals hold).
+    ``watch``: the schema checked too, on the tokens the scanner takes (``_schema.Watch.tee``); ``top``: ``_Scanner``'s."""
+    sc = _Scanner(lx, path, heads, [] if stack is None else stack, watch, top=top)
     stack, names, target, lc_depths, tokens = sc.stack, sc.names, sc.target, sc.lc_depths, sc.tokens
     finish_scalar, open_msg, wanted = sc.finish_scalar, sc.open_msg, sc.wanted
     state = AFTER_FIELD if after else FIELD
@@ -136,9 +140,12 @@ class _Scanner:
 
     __slots__ = ("lx", "tokens", "target", "above", "depth_target", "heads", "stack", "names", "lc_depths", "scalars_ok", "top")
 
-    def __init__(self, lx: Lexer, path: Sequence[str], heads: FrozenSet[str], stack: List[Frame], *, top: Any = None) -> None:
+    def __init__(
+        self, lx: Lexer, path: Sequence[str], heads: FrozenSet[str], stack: List[Frame], watch: Optional["Watch"], *,
+        top: Any = None,
+    ) -> None:
         self.lx = lx
-        self.tokens = lx.tokens()
+        self.tokens = lx.tokens() if watch is None else watch.tee(lx, lx.tokens())
         self.target = tuple(path)
         self.above = list(self.target[:-1])  # the names of the messages a block at the path is in
         self.depth_target = len(self.target)

@@ -26,6 +26,7 @@ from ._lexer import _WINDOW, _string_body
 from ._window import Window
 
 if TYPE_CHECKING:
+    from ._schema import Watch
     from ._skim_pool import Skimmer
 
 _CLOSERS = re.compile(rb"(?: *\}\n)*")
@@ -74,6 +75,7 @@ class StringLines(Window):
     validate: bool
     _skim: "Skimmer | None"  # made at the first long line (_skimmer), closed at the walk's end
     _skim_made: bool
+    watch: "Watch | None"  # the schema checked too (``_schema``)
 
     def _string_ends(self, nl: int) -> int:
         """Whether the string ending the line at ``nl`` is followed by no adjacent string literal:
@@ -103,6 +105,7 @@ class StringLines(Window):
         if d and (fname == "name" or (self.stack[-1].kind == TARGET and fname in self.heads)):
             raise _HandOver(start_abs, line)  # its value is needed: let the general scanner read it
         quote = self.buf[m.end() - 1]
+        head = bytes(self.buf[m.end() - 1 : m.end() + 15])  # (what a schema problem shows of it)
         body = _string_body(quote)
         i = m.end()
         # Several processes first, on a line longer than their window (``_skim_pool``): they say
@@ -141,6 +144,8 @@ class StringLines(Window):
                 self.line = line + 1
                 self.after = True
                 self.last_name = m.group(1)
+                if self.watch is not None:  # (the line taken whole: now it is fed, once)
+                    self.watch.scalar(d, m.group(1), head, line)
                 # (and so are the closers after it)
                 mc = _CLOSERS.match(self.buf, self.pos, self.lim)  # (none at all is a match)
                 self.no_batch = max(self.no_batch, self.base + (self.pos if mc is None else mc.end()))

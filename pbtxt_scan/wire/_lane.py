@@ -61,9 +61,11 @@ class WireLane(Lane):
         chunk_size: int,
         end_state: Optional[Dict[str, Any]],
         validate: bool,
+        schema: int = 0,
     ) -> Iterator[Block]:
         """The containers and each node's fields are always checked; ``validate`` also checks every
-        node's attr values, which listings skip (``check`` and ``stats`` ask for it)."""
+        node's attr values, which listings skip (``check`` and ``stats`` ask for it). (``schema``:
+        the lane protocol's; not read here yet.)"""
         self._paths(block_path)
         it = _wire.iter_wire_blocks(
             self.store.reader(), [tuple(block_path)], heads, kind=self.kind, chunk_size=chunk_size, info=self.info,

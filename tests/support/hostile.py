@@ -53,12 +53,21 @@ CASES = [
     ("binary_control_bytes", bytes([1, 2, 3, 4, 5, 6, 7, 8]) * 40, "this looks like a binary file (control bytes), not protobuf text format"),
     ("binary_graphdef_cut", _BINARY_GRAPHDEF[:-5], "offset 28: truncated: a length-delimited field runs past the end of the file"),
     ("binary_graphdef_damaged", _DAMAGED_PB, "offset 33: not a valid binary graph: a name is not UTF-8 (byte 0x80)"),
-    ("number_then_letters", b"node {\n  x: 10bar\n}\n", "2:6: invalid number (a number cannot be followed directly by a letter or digit)"),
-    ("plus_sign", b"node {\n  x: +1\n}\n", "2:6: unexpected '+' (a number takes no '+' sign)"),
-    ("scalar_without_colon", b"node {\n  x 1\n}\n", "2:5: unexpected number 1, expected ':' or '{' after field name 'x'"),
+    ("number_then_letters", b"node {\n  op: 10bar\n}\n", "2:7: invalid number (a number cannot be followed directly by a letter or digit)"),
+    ("plus_sign", b"node {\n  op: +1\n}\n", "2:7: unexpected '+' (a number takes no '+' sign)"),
+    ("scalar_without_colon", b"node {\n  op 1\n}\n", "2:6: unexpected number 1, expected ':' or '{' after field name 'op'"),
     ("unnamed_message", b"{\n}\n", "1:1: unexpected '{', expected a field name"),
-    ("double_separator", b"a: 1;;\n", "1:6: unexpected ';', expected a field name"),
+    ("double_separator", b"version: 1;;\n", "1:12: unexpected ';', expected a field name"),
     ("name_starting_with_a_digit", b'node {\n  9x: "a"\n}\n', "2:3: invalid number (a number cannot be followed directly by a letter or digit)"),
+    # issue 37: what TensorFlow's parser refuses, refused where it does, in its words
+    ("schema_unknown_node", b'nod {\n  name: "a"\n}\n', '1:1: Message type "tensorflow.GraphDef" has no field named "nod". '
+     'Did you mean "node"? (schema: TensorFlow 2.21.0)'),
+    ("schema_string_as_number", b'node {\n  name: "a"\n  op: 5\n}\n', "3:7: Expected string but found: '5'"),
+    ("schema_enum_misspelt", b'node {\n  name: "a"\n  op: "Cast"\n  attr {\n    key: "T"\n    value {\n      type: DT_FLAOT\n    }\n  }\n}\n',
+     '7:13: Enum type "tensorflow.DataType" has no value named DT_FLAOT. Did you mean DT_FLOAT?'),
+    ("schema_int32_range", b"versions {\n  producer: 4294967297\n}\n", "2:13: Value out of range: 4294967297"),
+    ("schema_op_twice", b'node { name: "a" op: "A" op: "B" }\n', '1:30: Message type "tensorflow.NodeDef" should not have multiple "op" fields.'),
+    ("schema_not_utf8", b'node {\n  name: "\\377"\n}\n', "3:1: Couldn't parse string: 'utf-8' codec can't decode byte 0xff in position 0: invalid start byte"),
 ]
 
 # Blocks that are no valid node (issue 37): a command that reads one before its answer refuses it

@@ -1,0 +1,292 @@
+"""``check`` (and ``stats``, ``nodes``) refuse what TensorFlow's parser refuses, from the user's side.
+
+``tests/data/schema/cases.json`` holds one change each to real fixture graphs, with TensorFlow
+2.21's verdict (``text_format.Parse``, recorded once: see tests/test_schema.py). Here the command
+line runs on each changed file: the same accept or refuse, at the same line, with the right
+did-you-mean; ``--all`` lists every error of a file in order; ``--jobs 2`` says what one process
+says; and the writer layout's fast path finds what the general scanner finds (its per-shape memo
+included).
+"""
+from __future__ import annotations
+
+import functools
+import io
+import json
+import random
+from pathlib import Path
+from typing import Any, Dict, List, Tuple
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pbtxt_scan import PbtxtError, SchemaErrors
+from pbtxt_scan.cli import app
+from pbtxt_scan.graph import _parallel
+from pbtxt_scan.schema import default_schema
+from pbtxt_scan.text._canonical import scan_canonical
+from pbtxt_scan.text._schema import Watch
+from support.cli import CliRunner
+from support.data import DATA
+
+CASES: List[Dict[str, Any]] = json.loads((DATA / "schema" / "cases.json").read_text(encoding="utf-8"))["cases"]
+runner = CliRunner()
+_STATS, _ROWS = _parallel.stats, _parallel.rows
+
+
+def changed(case: Dict[str, Any]) -> str:
+    lines = (DATA / case["base"]).read_text(encoding="utf-8").split("\n")
+    i, col, cut = case["line"] - 1, case["column"], case["cut"]
+    assert lines[i][col : col + len(cut)] == cut, "the fixture changed under the corpus: re-record it"
+    lines[i] = lines[i][:col] + case["put"] + lines[i][col + len(cut) :]
+    return "\n".join(lines)
+
+
+def run(args: List[str]) -> Tuple[str, str, int]:
+    r = runner.invoke(app, args)
+    assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
+    return r.stdout, r.stderr, r.exit_code
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
+def test_check_agrees_with_tensorflow(case: Dict[str, Any], tmp_path: Path) -> None:
+    f = tmp_path / "graph.pbtxt"
+    f.write_text(changed(case), encoding="utf-8")
+    out, err, code = run(["check", str(f)])
+    tf = case["tf"]
+    if tf["accept"]:
+        assert code == 0 and err == "", err
+        return
+    assert code == 2 and out == "", (out, err)
+    lines = err.strip().split("\n")
+    assert len(lines) == 1, err
+    where, _, message = lines[0].partition(": ")
+    _, line, _ = where.rsplit(":", 2)
+    if tf["line"] is not None:
+        assert int(line) == tf["line"], (err, tf)
+    assert message.startswith(tf["message"].replace("ValueError: ", "").rstrip(".")), (err, tf)
+    if case["near"]:
+        assert 'Did you mean "%s"?' % case["near"] in message or "Did you mean %s?" % case["near"] in message, message
+    if "has no field named" in message:
+        assert "(schema: TensorFlow 2.21.0)" in message
+
+
+def test_the_corpus_refuses_at_every_depth_of_the_fast_path() -> None:
+    """The corpus's changes sit in node blocks matched whole, in batches, and in lines walked one
+    by one: the first problem is the same whichever reader met it."""
+    for case in CASES:
+        text = changed(case).encode("utf-8")
+        root = "tensorflow.SavedModel" if case["root"] == "SavedModel" else "tensorflow.GraphDef"
+        got = [_problems(text, root, fast, warm) for fast, warm in ((True, 0), (True, 10 ** 9), (False, 0))]
+        assert got[0] == got[1] == got[2], (case["id"], got)
+
+
+def _problems(text: bytes, root: str, fast: bool, warm: int, limit: int = 1000) -> List[str]:
+    w = Watch(root, limit=limit, display="g")
+    try:
+        list(scan_canonical(io.BytesIO(text), ("node",), frozenset({"name", "op"}), watch=w, fast=fast, warm_up=warm))
+    except SchemaErrors as e:
+        return [str(x) for x in e.errors]
+    except PbtxtError as e:
+        return [str(e)]
+    return []
+
+
+PLANTED = (
+    'node {\n  nme: "a"\n  op: "Const"\n}\n'
+    'node {\n  name: "b"\n  op: 5\n}\n'
+    'node {\n  name: "c"\n  op: "Cast"\n  attr {\n    key: "T"\n    value {\n      type: DT_FLAOT\n    }\n  }\n}\n'
+    'node {\n  name: "d"\n  op: "Const"\n  op: "Const"\n}\n'
+    'versions {\n  producer: 4294967297\n}\n'
+    'versions {\n  producer: 1\n}\n'
+)
+
+
+def test_all_lists_every_error_in_order(tmp_path: Path) -> None:
+    f = tmp_path / "g.pbtxt"
+    f.write_text(PLANTED, encoding="utf-8")
+    out, err, code = run(["check", str(f)])
+    assert code == 2 and err.count("\n") == 1 and ":2:3: " in err  # (without --all: the first)
+    out, err, code = run(["check", "--all", str(f)])
+    assert code == 2 and out == ""
+    got = [line.split(": ", 1)[0].replace(str(f), "F") for line in err.strip().split("\n")]
+    assert got == ["F:2:3", "F:7:7", "F:15:13", "F:22:7", "F:25:13", "F:27:10"], err
+    assert 'Did you mean "name"?' in err and "Did you mean DT_FLOAT?" in err
+    # a syntax error ends the list, after the schema errors before it
+    f.write_text(PLANTED + "node {\n  name: }\n", encoding="utf-8")
+    _, err2, code = run(["check", "--all", str(f)])
+    lines = err2.strip().split("\n")
+    assert code == 2 and len(lines) == 7 and ":31:9: unexpected" in lines[-1], err2
+
+
+def test_all_caps_the_list_and_counts_the_rest(tmp_path: Path) -> None:
+    f = tmp_path / "g.pbtxt"
+    f.write_text("".join('node {\n  nme: "n%d"\n}\n' % i for i in range(1005)), encoding="utf-8")
+    _, err, code = run(["check", "--all", "--json", str(f)])
+    lines = err.strip().split("\n")
+    assert code == 2 and len(lines) == 1001 and lines[-1].endswith("and 5 more schema errors"), lines[-1]
+
+
+def test_all_json_gives_an_error_object_each(tmp_path: Path) -> None:
+    f = tmp_path / "g.pbtxt"
+    f.write_text(PLANTED, encoding="utf-8")
+    out, _, code = run(["check", "--all", "--json", str(f)])
+    objs = [json.loads(line) for line in out.strip().split("\n")]
+    assert code == 2 and [o["line"] for o in objs] == [2, 7, 15, 22, 25, 27] and objs[0]["column"] == 3
+
+
+@pytest.mark.parametrize("cmd", [["stats"], ["nodes"], ["nodes", "--json"], ["stats", "--input-kind", "function"]])
+def test_stats_and_nodes_refuse_a_schema_error(cmd: List[str], tmp_path: Path) -> None:
+    f = tmp_path / "g.pbtxt"
+    text = (DATA / "graphs" / "mlp_sgd.pbtxt").read_text(encoding="utf-8")
+    f.write_text(text.replace("  op: ", "  opp: ", 1), encoding="utf-8")
+    _, err, code = run(cmd + [str(f)])
+    assert code == 2 and 'has no field named "opp". Did you mean "op"?' in err, err
+
+
+def test_a_misspelt_node_is_no_longer_dropped(tmp_path: Path) -> None:
+    """The issue's first row: ``nod {`` passed check, and stats counted one node less."""
+    f = tmp_path / "g.pbtxt"
+    f.write_text((DATA / "graphs" / "mlp_sgd.pbtxt").read_text(encoding="utf-8").replace("node {", "nod {", 1), encoding="utf-8")
+    for cmd in (["check"], ["stats"], ["nodes"]):
+        _, err, code = run(cmd + [str(f)])
+        assert code == 2 and ':1:1: Message type "tensorflow.GraphDef" has no field named "nod". Did you mean "node"?' in err
+
+
+def _jobs(args: List[str], jobs: int, monkeypatch: pytest.MonkeyPatch) -> Tuple[str, str, int]:
+    monkeypatch.setattr(_parallel, "stats", functools.partial(_STATS, split_bytes=300))
+    monkeypatch.setattr(_parallel, "rows", functools.partial(_ROWS, split_bytes=300))
+    return run(args + ["--jobs", str(jobs)])
+
+
+@pytest.mark.parametrize("cmd", [["check"], ["check", "--all"], ["stats"], ["nodes"]])
+@pytest.mark.parametrize("change", ["none", "versions_twice", "early", "late", "two"])
+def test_jobs_2_says_what_one_process_says(cmd: List[str], change: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = (DATA / "graphs" / "mlp_sgd.pbtxt").read_text(encoding="utf-8")
+    if change == "versions_twice":  # (a singular top-level field in two chunks: each alone is valid)
+        text = text.replace("node {", "versions {\n  producer: 3\n}\nnode {", 1)
+    elif change == "early":
+        text = text.replace("  op: ", "  opp: ", 1)
+    elif change == "late":
+        i = text.rindex("  op: ")
+        text = text[:i] + "  op: 5\n" + text[text.index("\n", i) + 1 :]
+    elif change == "two":
+        text = text.replace("  op: ", "  opp: ", 1)
+        text = text.replace("type: DT_FLOAT", "type: DT_FLAOT")
+    f = tmp_path / "g.pbtxt"
+    f.write_text(text, encoding="utf-8")
+    want = _jobs(cmd + [str(f)], 1, monkeypatch)
+    got = _jobs(cmd + [str(f)], 2, monkeypatch)
+    assert got[1:] == want[1:] and (cmd[0] == "stats" or got[0] == want[0]), (got, want)
+    assert (want[2] == 0) == (change == "none"), want
+
+
+TEXT_FIXTURES = sorted(p for p in DATA.rglob("*") if p.is_file() and p.suffix in (".pbtxt", ".txt")
+                       and not {"hostile", "_external", "prof", "schema"} & set(p.parts))
+
+
+@pytest.mark.parametrize("path", TEXT_FIXTURES, ids=lambda p: str(p.relative_to(DATA)))
+def test_every_text_fixture_passes_check(path: Path) -> None:
+    """Real files TensorFlow (or GE) wrote: no false alarm."""
+    out, err, code = run(["check", str(path)])
+    assert code == 0, err
+
+
+# --- property: the fast path and the general scanner find the same problems -------------------
+
+_VALUES = {
+    "int": ["1", "42", "0x1F", "-7", "4294967297", "3.5"],
+    "uint": ["1", "4294967295", "-1"],
+    "float": ["1.5", "2", "1e3", "inf", "-2.5f", "nan", "x"],
+    "bool": ["true", "t", "False", "0", "maybe"],
+    "string": ['"abc"', "'x/y:0'", '"\\303\\251"', '"\\377"', '""', "5"],
+}
+_WRONG_NAMES = ("nme", "Node", "opp", "attrs", "type_zz")
+
+
+def _family(type_name: str) -> str:
+    if type_name in ("string", "bytes"):
+        return "string"
+    if type_name in ("float", "double", "bool"):
+        return type_name if type_name == "bool" else "float"
+    return "uint" if type_name.startswith(("uint", "fixed")) else "int"
+
+
+def _writer_layout(seed: int) -> str:
+    """A random GraphDef in the writer layout, from the schema: nodes of a few repeated shapes (so
+    the memo is hit) with random values, some of them wrong, a name misspelt now and then, a
+    singular field given twice now and then."""
+    schema = default_schema()
+    rnd = random.Random(seed)
+    out: List[str] = []
+
+    def message(type_name: str, depth: int) -> None:
+        fields = [f for f in schema.fields(type_name).values() if f.kind != "message" or depth < 4]
+        for f in rnd.sample(fields, min(len(fields), rnd.randint(0, 3))):
+            for _ in range(rnd.choice((1, 1, 1, 2))):
+                field(f, depth)
+
+    def field(f: Any, depth: int) -> None:
+        pad = "  " * depth
+        name = f.name if rnd.random() > 0.03 else rnd.choice(_WRONG_NAMES)
+        if f.kind == "message":
+            out.append("%s%s {" % (pad, name))
+            message(f.type, depth + 1)
+            out.append("%s}" % pad)
+        elif f.kind == "enum":
+            names = list(schema.enums[f.type])
+            value = rnd.choice(names + ["1", "NO_SUCH"]) if rnd.random() < 0.2 else rnd.choice(names)
+            out.append("%s%s: %s" % (pad, name, value))
+        else:
+            values = _VALUES[_family(f.type)]
+            value = rnd.choice(values) if rnd.random() < 0.3 else values[0]
+            out.append("%s%s: %s" % (pad, name, value))
+
+    shapes = [rnd.getstate()]
+    for _ in range(rnd.randint(1, 30)):
+        if rnd.random() < 0.7 and shapes:
+            state = rnd.getstate()
+            rnd.setstate(rnd.choice(shapes))
+            message("tensorflow.GraphDef", 0)
+            rnd.setstate(state)
+            rnd.random()
+        else:
+            shapes.append(rnd.getstate())
+            message("tensorflow.GraphDef", 0)
+    return "\n".join(out) + "\n"
+
+
+@settings(deadline=None, max_examples=150)
+@given(st.integers(0, 2 ** 32), st.sampled_from([0, 10 ** 9]), st.floats(0, 1))
+def test_the_fast_path_finds_what_the_general_scanner_finds(seed: int, warm: int, joined: float) -> None:
+    """``joined``: where in the file two lines are joined into one (out of the writer layout: the
+    fast path hands over to the general scanner there, with the schema's state)."""
+    text = _writer_layout(seed)
+    if joined < 0.5:
+        lines = text.split("\n")
+        k = int(joined * 2 * (len(lines) - 1))
+        text = "\n".join(lines[:k] + [lines[k] + " " + lines[k + 1].lstrip()] + lines[k + 2 :]) if k + 1 < len(lines) else text
+    text = text.encode("utf-8")
+    general = _problems(text, "tensorflow.GraphDef", False, 0)
+    assert _problems(text, "tensorflow.GraphDef", True, warm) == general
+    assert _problems(text, "tensorflow.GraphDef", True, warm, limit=1) == general[:1]
+
+
+def test_a_shape_valid_once_is_not_trusted_where_content_decides() -> None:
+    """The memo keeps a shape's verdict only where no string's content can change it: an escape in a
+    string field (UTF-8), a singular field given twice (whether the first was the default)."""
+    def nodes(*bodies: str) -> bytes:
+        return "".join('node {\n  name: "n%d"\n  op: "Const"\n%s}\n' % (i, b) for i, b in enumerate(bodies)).encode("utf-8")
+
+    utf8 = '  device: "\\303\\251"\n'
+    bad = '  device: "\\377"\n'
+    twice_ok = '  device: ""\n  device: "x"\n'
+    twice_bad = '  device: "y"\n  device: "x"\n'
+    raw = '  attr {\n    key: "value"\n    value {\n      tensor {\n        tensor_content: "%s"\n      }\n    }\n  }\n'
+    for text, line in ((nodes(utf8, utf8, bad), 15), (nodes(twice_ok, twice_ok, twice_bad), 17),
+                       (nodes(raw % "\\303", raw % "\\377", utf8, bad), 34)):
+        for fast, warm in ((True, 0), (True, 10 ** 9), (False, 0)):
+            got = _problems(text, "tensorflow.GraphDef", fast, warm)
+            assert len(got) == 1 and got[0].startswith("g:%d:" % line), (fast, warm, got, text.decode())
+    clean = nodes(*[raw % "\\001\\377"] * 5)
+    assert _problems(clean, "tensorflow.GraphDef", True, 0) == []
