@@ -12,6 +12,8 @@ from typing import List, Tuple
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from support.marks import slow_if_big
 from support.cli import CliRunner
 from support.examples import examples
 from support.wire_encoder import encode, graph, node
@@ -49,7 +51,7 @@ GLOBS = ["*MatMul*", "*/Relu", "gradients/*_grad/Mat*", "*[Ii]terator*"]
 REGEXES = ["MatMul$", "^gradients/.*_grad/", "Relu|Softmax", "(?i)iterator"]
 
 
-@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", slow_if_big(FIXTURES), ids=lambda p: p.name)  # (the large ones: CI's slow run)
 def test_glob_and_regex_give_the_listing_filtered(path):
     rows = _listing(path)
     for g in GLOBS:
@@ -241,7 +243,7 @@ def test_a_name_line_in_another_layout_is_read_for(tmp_path, layout):
     assert r.exit_code == 0 and '"x"' in r.stdout, r.stderr
 
 
-@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", slow_if_big(FIXTURES), ids=lambda p: p.name)  # (the large ones: CI's slow run)
 def test_look_up_agrees_with_reading_the_blocks(path):
     """Twenty names spread over the file, names changed in case and cut short: found where
     find_node finds the graph's own node, missing where it finds none, and read for where it finds
