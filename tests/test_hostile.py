@@ -150,6 +150,7 @@ _GZ = gzip.compress(NODE * 2000)
         ("bad_header", b"\x1f\x8b" + b"X" * 30, "Unknown compression method"),
         ("bad_crc", _GZ[:-8] + b"\0" * 8, "CRC check failed 0x0 != 0x%x" % (gzip.zlib.crc32(NODE * 2000))),
     ],
+    ids=["truncated", "bad_header", "bad_crc"],  # (not the bytes: gzip writes the clock's second, and xdist's workers must agree)
 )
 def test_corrupt_gzip(tmp_path: Path, name: str, data: bytes, detail: str) -> None:
     path = write(tmp_path, name + ".pbtxt.gz", data)
