@@ -44,6 +44,16 @@ class Message(List[Field]):
                 return f
         return None
 
+    def depth(self, stop: int) -> int:
+        """How deeply messages nest in this one (1: no message field), counted without recursion,
+        up to ``stop`` (a bound: the count stops there)."""
+        deepest, todo = 1, [(self, 1)]
+        while todo and deepest < stop:
+            msg, d = todo.pop()
+            deepest = max(deepest, d)
+            todo.extend((f.value, d + 1) for f in msg if isinstance(f.value, Message))
+        return deepest
+
     def to_data(self, lines: bool = False) -> Dict[str, List[Any]]:
         """JSON-ready: ``{name: [values...]}`` (every field is a list: the text has no schema)."""
         out: Dict[str, List[Any]] = {}
