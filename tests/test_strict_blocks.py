@@ -280,3 +280,49 @@ def test_a_ge_op_without_its_type_stops_every_ge_reading(tmp_path: Path, args: L
     assert r.exit_code == 2, r.stdout
     assert r.stderr.splitlines() == ['%s:3:3: Message type "ge.proto.OpDef" is missing required field "type": '
                                      "a node needs a name and an op." % f]
+
+
+def _ge_without_type(tmp_path: Path) -> Path:
+    """The GE fixture with its first op's ``type`` line gone (an op GE would not load)."""
+    lines = GE_DUMP.read_text(encoding="utf-8").split("\n")
+    del lines[4]
+    f = tmp_path / "ge_proto_00000003_graph_1_Build.txt"
+    f.write_text("\n".join(lines), encoding="utf-8")
+    return f
+
+
+GE_SKIPPED = ('%s: --lenient: skipped 1 block that is no valid node; the first at line 3: Message type "ge.proto.OpDef" '
+              'is missing required field "type": a node needs a name and an op.')
+
+
+@pytest.mark.parametrize("args", [["ge-auto"], ["ge-auto", "--jobs", "2"], ["ge-auto", "--json"],
+                                  ["resolve", "dense/MatMul", "--ge"], ["resolve", "dense/MatMul", "--jobs", "2", "--ge"]],
+                         ids=lambda a: "-".join(a))
+def test_lenient_on_a_ge_command_skips_the_op_with_one_warning(tmp_path: Path, args: List[str]) -> None:
+    """ge-auto and resolve take --lenient as fp and bp do: the op without its type is left out (it
+    was the data source, IteratorV2: GE's own choice then has no fp), and one stderr line says so."""
+    f = _ge_without_type(tmp_path)
+    whole = _run(args, GE_DUMP)
+    r = _run(args[:1] + ["--lenient"] + args[1:], f)
+    if args[0] == "resolve":  # (the op skipped is no match of dense/MatMul: the same matches, a line up)
+        assert r.exit_code == 0, r.stderr
+        assert r.stdout == whole.stdout.replace("line 24", "line 23")
+    else:
+        assert r.exit_code == 1, r.stderr  # (no data source left: GE would find no fp)
+        if "--json" in args:
+            import json
+
+            assert json.loads(r.stdout)["fp"]["name"] is None and json.loads(r.stdout)["bp"]["name"]
+        else:
+            assert r.stdout.startswith("fp  (none)\nbp  gradients/"), r.stdout
+    assert r.stderr.splitlines().count(GE_SKIPPED % f) == 1, r.stderr
+
+
+def test_lenient_on_points_ge_skips_in_the_dump_too(tmp_path: Path) -> None:
+    f = _ge_without_type(tmp_path)
+    r = _run(["points", str(BASE), "--ge"], f)
+    assert r.exit_code == 2 and "ge.proto.OpDef" in r.stderr and "--lenient" not in r.stderr, r.stderr
+    r = _run(["points", "--lenient", str(BASE), "--ge"], f)
+    assert r.exit_code == 0, r.stderr
+    assert "dense/MatMuldense/BiasAdd" in r.stdout
+    assert GE_SKIPPED % f in r.stderr.splitlines(), r.stderr
