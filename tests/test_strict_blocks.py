@@ -326,3 +326,55 @@ def test_lenient_on_points_ge_skips_in_the_dump_too(tmp_path: Path) -> None:
     assert r.exit_code == 0, r.stderr
     assert "dense/MatMuldense/BiasAdd" in r.stdout
     assert GE_SKIPPED % f in r.stderr.splitlines(), r.stderr
+
+
+# --- a graph inside a text SavedModel or MetaGraphDef: its node blocks held to the same ----------
+
+# (the container, the file's name, the lines and columns its graph_def's text is moved by)
+CONTAINERS = [("saved_model", "saved_model.pbtxt", 7, 4), ("meta_graph", "model.ckpt-1.meta", 5, 2)]
+
+
+def _contained(container: str, text: str) -> str:
+    from support.containers import text_meta_graph, text_saved_model
+
+    return text_saved_model([("train", text)]) if container == "saved_model" else text_meta_graph(text)
+
+
+def _moved(error: str, lines: int, columns: int) -> str:
+    line, col, msg = error.split(":", 2)
+    return "%d:%d:%s" % (int(line) + lines, int(col) + columns, msg)
+
+
+NESTED = [(c, args, d) for c in CONTAINERS for args, line in ((["fp"], EARLY), (["bp"], LATE)) for d in damages(line)]
+
+
+@pytest.mark.parametrize("container, args, d", NESTED, ids=["%s-%s-%s" % (c[0], a[0], d.kind) for c, a, d in NESTED])
+def test_a_damaged_node_inside_a_text_container_stops_the_command(tmp_path: Path, container: Tuple[str, str, int, int],
+                                                                   args: List[str], d: Damage, answers: "dict[str, str]") -> None:
+    """A text SavedModel's (or MetaGraphDef's) graph_def is a GraphDef: a ``nod {`` in it, a node
+    without a name or with a number for one, stops fp and bp where they read it, at the file's own
+    line and column, as in a graph.pbtxt; --lenient skips it with one stderr line."""
+    kind, name, lines, columns = container
+    f = tmp_path / name
+    f.write_text(_contained(kind, damaged(d)), encoding="utf-8")
+    r = _run(args, f)
+    assert r.exit_code == 2, r.stdout
+    assert r.stderr.splitlines() == ["%s:%s" % (f, _moved(d.error, lines, columns))]
+    r = _run(args, f, "--lenient")
+    assert r.exit_code == 0, r.stderr
+    assert _names(r.stdout) == _names(answers[args[0]])
+    assert "%s: --lenient: skipped 1 block that is no valid node; the first at line %d" % (
+        f, int(d.error.split(":")[0]) + lines) in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("container", CONTAINERS, ids=lambda c: c[0])
+def test_damage_a_container_s_reading_never_meets_leaves_the_answer(tmp_path: Path, container: Tuple[str, str, int, int],
+                                                                     answers: "dict[str, str]") -> None:
+    """fp stops at its answer: a ``nod {`` after it is never read (check refuses it)."""
+    kind, name, lines, _ = container
+    f = tmp_path / name
+    f.write_text(_contained(kind, damaged(damages(LATE)[0])), encoding="utf-8")
+    r = _run(["fp"], f)
+    assert r.exit_code == 0 and _names(r.stdout) == _names(answers["fp"]), r.stderr
+    r = _run(["check"], f)
+    assert r.exit_code == 2 and r.stderr.startswith("%s:%d:" % (f, LATE + lines)) and '"nod"' in r.stderr, r.stderr

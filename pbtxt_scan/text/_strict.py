@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from .._errors import PbtxtError
-from .._model import FUNCTION_NODES, Block
+from .._model import FUNCTION_NODES, METAGRAPH_PREFIX, SAVEDMODEL_PREFIX, Block
 from ..schema import field_names, unknown_field
 
 GRAPH = "tensorflow.GraphDef"
@@ -20,12 +20,16 @@ GRAPH = "tensorflow.GraphDef"
 
 class TopFields:
     """The top-level fields of ``message`` (``names`` as text, ``bnames`` as bytes) and what to do
-    with another one (``strict``: a ``source._lane.Strict``; ``display``: the input's name)."""
+    with another one (``strict``: a ``source._lane.Strict``; ``display``: the input's name).
+    ``depth``: how many messages hold the graph in its file (0; a text SavedModel's ``meta_graphs
+    { graph_def {``: 2, a text MetaGraphDef's ``graph_def {``: 1): its fields are those met at that
+    depth inside the messages of the path read."""
 
-    __slots__ = ("message", "names", "bnames", "strict", "display")
+    __slots__ = ("message", "names", "bnames", "strict", "display", "depth")
 
-    def __init__(self, message: str, strict: Any, display: Optional[str]) -> None:
+    def __init__(self, message: str, strict: Any, display: Optional[str], depth: int = 0) -> None:
         self.message = message
+        self.depth = depth
         self.names: FrozenSet[str] = field_names(message)
         self.bnames: FrozenSet[bytes] = frozenset(n.encode("ascii") for n in self.names)
         self.strict = strict
@@ -51,7 +55,7 @@ class Met:
 
 def collecting(top: TopFields, met: Met) -> TopFields:
     """``top`` with ``met`` in place of its ``Strict``."""
-    return TopFields(top.message, met, top.display)
+    return TopFields(top.message, met, top.display, top.depth)
 
 
 def last_first(blocks: Iterable[Block], met: Met, strict: Any) -> Iterator[Block]:
@@ -71,13 +75,17 @@ def last_first(blocks: Iterable[Block], met: Met, strict: Any) -> Iterator[Block
 
 def top_fields(path: Sequence[str], store: Any, dialect: Any) -> Optional[TopFields]:
     """The check of a TensorFlow graph's top-level fields, for a reading of ``path`` (its nodes, or
-    its functions' nodes) in ``store`` (read as ``dialect``, unless the store says otherwise: an
-    input opened with ``--input-kind``); None for another path or a GE dump (whose top level the
-    TensorFlow rules may read too: no schema of it here)."""
+    its functions' nodes; in a text SavedModel or MetaGraphDef, the same under its graph_def) in
+    ``store`` (read as ``dialect``, unless the store says otherwise: an input opened with
+    ``--input-kind``); None for another path or a GE dump (whose top level the TensorFlow rules may
+    read too: no schema of it here)."""
     kind = getattr(getattr(store, "dialect", None) or dialect, "name", "graphdef")
-    if kind in ("graphdef", "function") and tuple(path) in (("node",), FUNCTION_NODES):
-        from ..source._lane import strict_of
+    path = tuple(path)
+    if kind not in ("graphdef", "function"):
+        return None
+    for prefix in ((), METAGRAPH_PREFIX, SAVEDMODEL_PREFIX):
+        if path[: len(prefix)] == prefix and path[len(prefix) :] in (("node",), FUNCTION_NODES):
+            from ..source._lane import strict_of
 
-        strict, display = strict_of(store), store.name
-        return TopFields(GRAPH, strict, display)
+            return TopFields(GRAPH, strict_of(store), store.name, len(prefix))
     return None
