@@ -82,6 +82,10 @@ STRICT_BLOCKS = {
     "function_node_without_op": b'library {\n  function {\n    signature {\n      name: "f"\n    }\n    node_def {\n'
                                 b'      name: "x"\n    }\n  }\n}\n' + NODE,
     "binary_node_without_name": b"\x0a\x08\x12\x06MatMul" + b"\x0a\x09\x0a\x01y\x12\x04Relu",
+    "one_line_name_a_number": b'node { name: 5 op: "Const" } node { name: "b" op: "Const" }',
+    "saved_model_misspelt_node": b'meta_graphs {\n  graph_def {\n    nod {\n      name: "a"\n      op: "Const"\n    }\n'
+                                 b'    node {\n      name: "b"\n      op: "Const"\n    }\n  }\n}\n',
+    "meta_graph_node_without_op": b'graph_def {\n  node {\n    name: "a"\n  }\n  node {\n    name: "b"\n    op: "Const"\n  }\n}\n',
 }
 
 # The same in GE dumps (issue 37): an op without its type or its name, an ONNX node without its
