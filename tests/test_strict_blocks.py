@@ -378,3 +378,71 @@ def test_damage_a_container_s_reading_never_meets_leaves_the_answer(tmp_path: Pa
     assert r.exit_code == 0 and _names(r.stdout) == _names(answers["fp"]), r.stderr
     r = _run(["check"], f)
     assert r.exit_code == 2 and r.stderr.startswith("%s:%d:" % (f, LATE + lines)) and '"nod"' in r.stderr, r.stderr
+
+
+# --- a GE dump's graph: a field its graph has not, where its ops are ------------------------------
+
+GE_ONNX = DATA / "ge" / "ge_onnx_00000042_graph_1_Build.pbtxt"
+GE_READINGS = [["ge-auto"], ["ge-auto", "--jobs", "2"], ["resolve", "IteratorV2", "--ge"], ["fp"], ["bp"], ["points"]]
+
+
+def _ge_edited(tmp_path: Path, src: Path, line: int, new: Optional[str], name: str = "") -> Path:
+    """``src`` with its line ``line`` (1-based) made ``new`` (None: the block opened there taken out)."""
+    lines = src.read_text(encoding="utf-8").split("\n")
+    if new is None:
+        opener = lines[line - 1]
+        end = lines.index(opener[: len(opener) - len(opener.lstrip())] + "}", line)
+        del lines[line - 1 : end + 1]
+    else:
+        lines[line - 1] = new
+    f = tmp_path / (name + src.name)
+    f.write_text("\n".join(lines), encoding="utf-8")
+    return f
+
+
+def _reading(args: List[str], f: Path, lenient: bool = False) -> "object":
+    return _run(args[:1] + (["--lenient"] if lenient else []) + args[1:], f)
+
+
+@pytest.fixture
+def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--jobs 2`` cuts even these small dumps (at op openers, every 200 bytes or so)."""
+    import functools
+
+    from pbtxt_scan.ge import _split
+
+    monkeypatch.setattr(_split, "load", functools.partial(_split.load, split_bytes=200))
+
+
+@pytest.mark.parametrize("args", GE_READINGS, ids=lambda a: "-".join(a))
+def test_a_misspelt_node_in_a_ge_onnx_graph_stops_every_ge_reading(tmp_path: Path, args: List[str], small_chunks: None) -> None:
+    """onnx.proto is vendored: ``nod {`` in an ONNX dump's graph is refused, as check refuses it."""
+    f = _ge_edited(tmp_path, GE_ONNX, 219, "  nod {")
+    r = _reading(args, f)
+    assert r.exit_code == 2, r.stdout
+    assert r.stderr.splitlines() == ['%s:219:3: Message type "onnx.GraphProto" has no field named "nod". Did you mean "node"? '
+                                     "(schema: ONNX 1.23.2)" % f]
+    r = _reading(args, f, lenient=True)
+    want = _reading(args, _ge_edited(tmp_path, GE_ONNX, 219, None, "cut_"))
+    assert (r.exit_code, _lines_less(r.stdout)) == (want.exit_code, _lines_less(want.stdout.replace("cut_", ""))), r.stderr
+    assert "%s: --lenient: skipped 1 block that is no valid node; the first at line 219" % f in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("args", GE_READINGS, ids=lambda a: "-".join(a))
+def test_a_misspelt_op_in_a_ge_proto_graph_is_warned_and_read_past(tmp_path: Path, args: List[str], small_chunks: None) -> None:
+    """ge_ir.proto is not vendored: ``opp {`` in a ge_proto graph (a name no GE dump shows there) is
+    warned of, once, with a did-you-mean, and the answer is the dump's without that op."""
+    f = _ge_edited(tmp_path, GE_DUMP, 47, "  opp {")
+    r = _reading(args, f)
+    want = _reading(args, _ge_edited(tmp_path, GE_DUMP, 47, None, "cut_"))
+    assert (r.exit_code, _lines_less(r.stdout)) == (want.exit_code, _lines_less(want.stdout.replace("cut_", ""))), r.stderr
+    warned = [line for line in r.stderr.splitlines() if "warning" in line]
+    assert warned == ['%s:47:3: warning: Message type "ge.proto.GraphDef" has no field named "opp". Did you mean "op"? '
+                      "(schema: the fields seen in GE's ge_proto dumps; no ge_ir.proto here, so a warning: the file is read on)" % f]
+
+
+def _lines_less(out: str) -> str:
+    """An output less its line numbers (an op taken out moves the ones after it)."""
+    import re
+
+    return re.sub(r'line[" :]+\d+|\b\d{2,}\b', "N", out)

@@ -42,7 +42,7 @@ class GeBuild:
 
     def _build(self, path: str, dialect: str, ops: List[GeOp], notes: Tuple[str, ...] = ()) -> None:
         """The records, and the indexes over them (a pickled build is made again from its records).
-        ``notes``: what its reading said (``--lenient``: the op blocks skipped), for stderr."""
+        ``notes``: what its reading said (``--lenient``: the op blocks skipped; a field not seen), for stderr."""
         self.path = path
         self.notes = notes
         self.dialect = dialect
@@ -117,8 +117,7 @@ def load_build(
             ops = got if got is not None else list(ops_from(g, d, full_parse_max, fast=fast))
         except PbtxtError as e:
             raise e.with_path(g.name) from None
-        skipped = g.strict.note()
-        return GeBuild(g.name, d.name, ops, (skipped,) if skipped else ())
+        return GeBuild(g.name, d.name, ops, g.notes)  # (its notes: --lenient's ops skipped, a ge_proto graph's field not seen)
 
 
 __all__ = ["ALLREDUCE_TYPES", "DATA_TYPES", "FULL_PARSE_MAX", "GLOBAL_STEP", "GeBuild", "GeOp", "load_build"]
