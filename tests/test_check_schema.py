@@ -13,6 +13,7 @@ import functools
 import io
 import json
 import random
+import re
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
@@ -69,6 +70,28 @@ def test_check_agrees_with_tensorflow(case: Dict[str, Any], tmp_path: Path) -> N
         assert 'Did you mean "%s"?' % case["near"] in message or "Did you mean %s?" % case["near"] in message, message
     if "has no field named" in message:
         assert "(schema: TensorFlow 2.21.0)" in message
+
+
+# The corpus's refusals of a name TensorFlow has not that are no misspelling of one: a made-up field
+# (no name of NodeDef is near "xyz": no did-you-mean, rather than a wrong one), an enum value quoted
+# as a string ("DT_FLOAT": protobuf refuses a string for an enum), a number for an enum (1.0).
+NOT_MISSPELT = {"019_unknown_field": None, "063_enum": None, "065_enum": None}
+
+
+def test_every_misspelt_name_in_the_corpus_gets_its_did_you_mean(tmp_path: Path) -> None:
+    """Issue 37's done-when: every misspelt field or enum name in the corpus (each refusal of an
+    unknown name, those above aside) gets a did-you-mean from ``check`` naming the right one; the
+    others get none."""
+    refused = [c for c in CASES if not c["tf"]["accept"] and re.search(r"has no (field|value) named", c["tf"]["message"])]
+    assert {c["id"] for c in refused if not c["near"]} == set(NOT_MISSPELT)
+    misspelt = [c for c in refused if c["near"]]
+    assert len(misspelt) == 31 and {c["kind"] for c in misspelt} == {"unknown_field", "enum", "any"}  # (any: a field of an Any's expansion)
+    for c in refused:
+        f = tmp_path / "graph.pbtxt"
+        f.write_text(changed(c), encoding="utf-8")
+        _, err, code = run(["check", str(f)])
+        said = re.findall(r'Did you mean "?([A-Za-z_]\w*)"?\?', err)
+        assert code == 2 and said == ([c["near"]] if c["near"] else []), (c["id"], err)
 
 
 def test_the_corpus_refuses_at_every_depth_of_the_fast_path() -> None:
