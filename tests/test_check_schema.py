@@ -384,3 +384,29 @@ def test_a_ge_onnx_dump_is_held_to_onnx_proto(tmp_path: Path) -> None:
         _, err, code = run(cmd + [str(f)])
         assert code == 2 and err == ('%s:%d:5: Message type "onnx.NodeProto" has no field named "atribute". Did you mean '
                                      '"attribute"? (schema: ONNX 1.23.2)\n' % (f, line)), err
+
+
+GE_PROTO_DUMPS = sorted(p for p in GE.rglob("ge_proto_*.txt"))
+
+
+@settings(deadline=None, max_examples=60)
+@given(st.data())
+def test_any_field_renamed_in_a_ge_proto_dump_is_warned_at_its_place(data: Any) -> None:
+    """Property: a field of a real ge_proto dump (below its top level) given a name no GE dump
+    shows is warned of at its line and column, by one stderr line, and check still passes."""
+    path = data.draw(st.sampled_from(GE_PROTO_DUMPS))
+    lines = path.read_text(encoding="utf-8").split("\n")
+    i = data.draw(st.sampled_from([k for k, line in enumerate(lines) if re.match(r"  +[a-z_]+(: | \{$)", line)]))
+    new = data.draw(st.from_regex(r"zz[a-z_]{1,8}", fullmatch=True))
+    body = lines[i].lstrip(" ")
+    col = len(lines[i]) - len(body) + 1
+    lines[i] = " " * (col - 1) + new + body[len(re.split(r"[: ]", body, 1)[0]):]
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        f = Path(d) / path.name
+        f.write_text("\n".join(lines), encoding="utf-8")
+        out, err, code = run(["check", str(f)])
+    assert code == 0 and out.startswith("%s: ok (" % f), err
+    assert len(err.splitlines()) == 1 and err.startswith('%s:%d:%d: warning: Message type "ge.proto.' % (f, i + 1, col)), err
+    assert 'has no field named "%s"' % new in err
