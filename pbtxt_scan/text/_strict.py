@@ -81,7 +81,7 @@ class Met:
 
 def collecting(top: TopFields, met: Met) -> TopFields:
     """``top`` with ``met`` in place of its ``Strict``."""
-    return TopFields(top.message, met, top.display, top.depth)
+    return TopFields(top.message, met, top.display, top.depth, top.names)
 
 
 def last_first(blocks: Iterable[Block], met: Met, strict: Any) -> Iterator[Block]:
