@@ -9,6 +9,9 @@ Scalar = Union[str, int, float]
 # fields of a node that the rules read, and where a function library's nodes are.
 TF_HEADS = frozenset({"name", "op", "input", "device"})
 FUNCTION_NODES = ("library", "function", "node_def")
+# Where a graph sits in a text SavedModel and in a text MetaGraphDef (what holds its GraphDef).
+SAVEDMODEL_PREFIX = ("meta_graphs", "graph_def")
+METAGRAPH_PREFIX = ("graph_def",)
 
 
 class Field(NamedTuple):

@@ -354,11 +354,12 @@ Source = Union[PathLike, GraphFile]
 
 
 @contextlib.contextmanager
-def opened(src: Source, spool: bool = True) -> Iterator[GraphFile]:
-    """``src`` itself if it is already open (the caller closes it), else a new one, closed after."""
+def opened(src: Source, spool: bool = True, *, lenient: bool = False) -> Iterator[GraphFile]:
+    """``src`` itself if it is already open (the caller closes it), else a new one (``lenient``:
+    see :meth:`GraphFile.open`), closed after."""
     if isinstance(src, GraphFile):
         yield src
         return
-    with GraphFile.open(src, spool=spool) as g:
+    with GraphFile.open(src, spool=spool, lenient=lenient) as g:
         yield g
 

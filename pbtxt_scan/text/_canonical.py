@@ -191,7 +191,8 @@ class _Walker(Batches, StringLines):
         self.end_state = {"bytes": self.base + len(self.buf), "lines": self.line - 1}
 
     def _walk(self) -> Iterator[Block]:
-        path, k, stack, heads = self.path, len(self.path), self.stack, self.heads
+        path, k, stack, heads, tf = self.path, len(self.path), self.stack, self.heads, self.top
+        tdepth = -1 if tf is None else tf.depth  # (the depth of the graph's own fields: ``top``'s)
         line_res: List[Tuple["re.Pattern[bytes]", Tuple[int, ...]]] = []
         warm = self.warm_up  # lines still to walk before batches and whole blocks are tried
         if warm is None:
@@ -220,8 +221,8 @@ class _Walker(Batches, StringLines):
             if m is None or m.end() != nl + 1:
                 raise _HandOver(self.base + pos, self.line)
             ident, opener, scalar, closer = m.group(*groups)
-            if not d and self.top is not None and closer is None and ident not in self.top.bnames:
-                self.top.met(ident.decode("ascii"), self.line, 1, self.base + pos)  # (a field the graph has not: refused, or skipped)
+            if d == tdepth and closer is None and tf is not None and ident not in tf.bnames and (not d or stack[-1].kind == ANCESTOR):
+                tf.met(ident.decode("ascii"), self.line, 2 * d + 1, self.base + pos + 2 * d)  # (a field the graph has not: refused, or skipped)
             # Branches in order of frequency: block openers, scalars, closers.
             if opener is not None:
                 fname = ident.decode("ascii")

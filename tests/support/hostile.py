@@ -82,6 +82,21 @@ STRICT_BLOCKS = {
     "function_node_without_op": b'library {\n  function {\n    signature {\n      name: "f"\n    }\n    node_def {\n'
                                 b'      name: "x"\n    }\n  }\n}\n' + NODE,
     "binary_node_without_name": b"\x0a\x08\x12\x06MatMul" + b"\x0a\x09\x0a\x01y\x12\x04Relu",
+    "one_line_name_a_number": b'node { name: 5 op: "Const" } node { name: "b" op: "Const" }',
+    "saved_model_misspelt_node": b'meta_graphs {\n  graph_def {\n    nod {\n      name: "a"\n      op: "Const"\n    }\n'
+                                 b'    node {\n      name: "b"\n      op: "Const"\n    }\n  }\n}\n',
+    "meta_graph_node_without_op": b'graph_def {\n  node {\n    name: "a"\n  }\n  node {\n    name: "b"\n    op: "Const"\n  }\n}\n',
+}
+
+# The same in GE dumps (issue 37): an op without its type or its name, an ONNX node without its
+# op_type, read before any answer by every GE reading (ge-auto, resolve, fp/bp/points on a dump).
+_GE_OP = b'  op {\n    name: "n"\n    type: "Data"\n  }\n'
+GE_STRICT_BLOCKS = {
+    "ge_op_without_type": b'graph {\n  name: "g"\n  op {\n    name: "a"\n  }\n' + _GE_OP + b"}\n",
+    "ge_op_without_name": b'graph {\n  name: "g"\n  op {\n    type: "Const"\n  }\n' + _GE_OP + b"}\n",
+    "ge_op_name_a_number": b'graph {\n  name: "g"\n  op {\n    name: 5\n    type: "Const"\n  }\n' + _GE_OP + b"}\n",
+    "ge_onnx_node_without_op_type": b'ir_version: 6\nproducer_name: "GE"\ngraph {\n  node {\n    name: "a"\n  }\n'
+                                    b'  node {\n    name: "n"\n    op_type: "ge:Data"\n  }\n}\n',
 }
 
 
