@@ -29,7 +29,7 @@ pbtxt_scan.fpbp pbtxt_scan.fpbp._ahead pbtxt_scan.fpbp._answers pbtxt_scan.fpbp.
 pbtxt_scan.fpbp._fp pbtxt_scan.fpbp._fp_flow pbtxt_scan.fpbp._fp_inputs pbtxt_scan.fpbp._fp_pick
 pbtxt_scan.fpbp._fp_scan pbtxt_scan.fpbp._fp_settle pbtxt_scan.fpbp._fp_steps pbtxt_scan.fpbp._hood_find
 pbtxt_scan.fpbp._needles pbtxt_scan.fpbp._profiling
-pbtxt_scan.graph pbtxt_scan.graph._dialect pbtxt_scan.graph._folders pbtxt_scan.graph._input pbtxt_scan.graph._sniff
+pbtxt_scan.graph pbtxt_scan.graph._dialect pbtxt_scan.graph._input pbtxt_scan.graph._sniff
 pbtxt_scan.graph._strict pbtxt_scan.text._strict
 pbtxt_scan.schema pbtxt_scan.schema._tensorflow pbtxt_scan.schema._types
 pbtxt_scan.language pbtxt_scan.language._atomic pbtxt_scan.language._grammar pbtxt_scan.language._lines pbtxt_scan.language._skip
