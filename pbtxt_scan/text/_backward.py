@@ -45,9 +45,9 @@ _REGION_BLOCKS = 50000
 _TRIES = 4  # loose openers tried in one chunk before its region is let grow to the chunk before
 # Bytes that are not UTF-8 continuation bytes: deleting them leaves one byte a character's tail.
 _NOT_TAIL = bytes(b for b in range(256) if not 0x80 <= b < 0xC0)
-# A string literal (to its closing quote, or the line's end) or a "#": what the lexer reads as a
-# comment is a "#" outside the strings.
-_STRING_OR_HASH = re.compile(rb'"(?:[^"\\\n]|\\.)*"?|\'(?:[^\'\\\n]|\\.)*\'?|#')
+# Outside a string, what opens one, a comment, or the line's end; inside one, what closes it or escapes.
+_OUTSIDE = re.compile(rb"[\"'#\n]")
+_IN_STRING = {0x22: re.compile(rb'[\\"\n]'), 0x27: re.compile(rb"[\\'\n]")}
 
 
 class _Slice(io.RawIOBase):
@@ -259,16 +259,34 @@ def _span(f: BinaryIO, start: int, end: int) -> Tuple[int, int, bool]:
 
 def _comment_on_first_line(f: BinaryIO, start: int, end: int) -> bool:
     """Whether the first line of bytes [start, end), read from outside any string, holds a comment:
-    a ``#`` outside the string literals as they pair from ``start``."""
+    a ``#`` outside the string literals as they pair from ``start`` (read a piece at a time)."""
     f.seek(start)
-    line = b""
-    while start + len(line) < end and b"\n" not in line:
-        piece = f.read(min(end - start - len(line), _CHUNK))
+    quote = 0  # the quote of the string open, if any
+    skip = 0  # bytes to skip at the next piece's start (an escape's second byte)
+    while start < end:
+        piece = f.read(min(end - start, _CHUNK))
         if not piece:
             break
-        line += piece
-    nl = line.find(b"\n")
-    return any(m.group() == b"#" for m in _STRING_OR_HASH.finditer(line, 0, nl if nl >= 0 else len(line)))
+        start += len(piece)
+        i = skip
+        skip = 0
+        while True:
+            m = (_IN_STRING[quote] if quote else _OUTSIDE).search(piece, i)
+            if m is None:
+                break
+            c, i = piece[m.start()], m.start() + 1
+            if c == 0x0A:
+                return False
+            if not quote:
+                if c == 0x23:
+                    return True
+                quote = c
+            elif c == 0x5C:  # (an escape: its next byte is not a quote)
+                i += 1
+                skip = max(0, i - len(piece))
+            else:
+                quote = 0
+    return False
 
 
 def _column(f: BinaryIO, w: _Window, at: int) -> int:
