@@ -206,6 +206,8 @@ class TextLane(Lane):
         layout) only keeps more nodes live, the answer reading gradients scopes alone."""
         if b"input" not in raw or not (every or self.may_name(raw, word)):
             return []
+        if block.column > _DEEPEST_OPENER:
+            return None  # (no writer layout: a one-line file's block, far along its line)
         found = _input_lines(block.column).findall(raw)
         if len(found) != raw.count(b"input"):
             return None
@@ -277,6 +279,11 @@ def _split_in(word: bytes) -> "re.Pattern[bytes]":
     for ch in reversed(word[1:-1]):
         rx = b"(?:" + re.escape(bytes([ch])) + rx + b")?"
     return re.compile(re.escape(word[:1]) + rx + b"[\"']")
+
+
+# The writer layout indents two spaces a level, and a node block is a few levels deep at most (a
+# function's node_def: 5): a block whose column is past this one is on a line of other fields.
+_DEEPEST_OPENER = 17
 
 
 @functools.lru_cache(maxsize=None)

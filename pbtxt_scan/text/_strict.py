@@ -13,7 +13,7 @@ from typing import Any, FrozenSet, Iterable, Iterator, List, Optional, Sequence,
 
 from .._errors import PbtxtError
 from .._model import FUNCTION_NODES, METAGRAPH_PREFIX, SAVEDMODEL_PREFIX, Block
-from ..schema import field_names, unknown_field
+from ..schema._types import field_names
 
 GRAPH = "tensorflow.GraphDef"
 GE_GRAPH = "ge.proto.GraphDef"
@@ -38,6 +38,8 @@ class TopFields:
 
     def met(self, name: str, line: int, column: int, at: int) -> None:
         """A top-level field ``name`` the message has not, at ``line``, ``column`` (byte ``at``)."""
+        from ..schema._check import unknown_field  # (the validator, loaded for a refusal only)
+
         self.strict.refuse(PbtxtError(unknown_field(self.message, name), line, column, self.display), at)
 
 

@@ -68,6 +68,11 @@ CASES = [
     ("schema_int32_range", b"versions {\n  producer: 4294967297\n}\n", "2:13: Value out of range: 4294967297"),
     ("schema_op_twice", b'node { name: "a" op: "A" op: "B" }\n', '1:30: Message type "tensorflow.NodeDef" should not have multiple "op" fields.'),
     ("schema_not_utf8", b'node {\n  name: "\\377"\n}\n', "3:1: Couldn't parse string: 'utf-8' codec can't decode byte 0xff in position 0: invalid start byte"),
+    # issue 38: a graph on one line, read back by blocks from its end (bp): the forward reading's words
+    ("one_line_extra_close_brace", b'node { name: "a" op: "Const" } node { name: "b" op: "NoOp" } }',
+     "1:62: unexpected '}': no message is open here (one '}' too many?)"),
+    ("one_line_unknown_field", b'node { name: "a" op: "Const" } nod { name: "b" } node { name: "c" op: "NoOp" input: "a" }',
+     '1:32: Message type "tensorflow.GraphDef" has no field named "nod". Did you mean "node"? (schema: TensorFlow 2.21.0)'),
 ]
 
 # Blocks that are no valid node (issue 37): a command that reads one before its answer refuses it
