@@ -266,6 +266,34 @@ def test_fp_reads_a_pipe_only_to_where_its_answer_is_settled(tmp_path: Path) -> 
     assert os.listdir(str(spool)) == []
 
 
+@needs_grep
+def test_fp_answers_while_the_writer_pauses(tmp_path: Path) -> None:
+    """A writer that has written past where fp's answer is settled and then pauses, the pipe still
+    open (a slow producer, ``tail -f``): fp answers and exits without waiting for more (before:
+    it copied the stream to its end first; a read that waited to fill its buffer, or grep's hits
+    held in its output buffer, would wait for the writer too)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from benchmarks.generate import generate
+
+    path = tmp_path / "dense.pbtxt"
+    generate("dense", str(path), 12 << 20, seed=0)
+    body = path.read_bytes()
+    part = body[: body.find(b'\n  name: "gradients/') + (1 << 20)]
+    p = subprocess.Popen(
+        [sys.executable, "-m", "pbtxt_scan", "fp", "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, bufsize=0,
+    )
+    assert p.stdin is not None and p.stdout is not None
+    try:
+        p.stdin.write(part)  # (and nothing more until fp is done: the pipe stays open)
+        code = p.wait(timeout=120)  # (before: TimeoutExpired)
+        out = p.stdout.read()
+    finally:
+        p.kill()
+        p.stdin.close()
+    assert (code, out) == (0, b"layer_0/MatMul\n"), p.stderr.read() if p.stderr else ""
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pipe sizes are Linux's")
 def test_a_pipe_read_gets_a_wide_buffer(tmp_path):
     # A 64 KiB pipe makes `cat F | pbtxt-scan fp -` take turns with cat every 64 KiB (2.6 s a GB to

@@ -107,7 +107,8 @@ class _GrepRun:
         if end is None:
             _widen(w)
         try:
-            self._p = _spawn(grep, pattern, r, opts)
+            # (a stream's hits as grep finds them: its writer may pause, and the next 4 KiB of hits wait for it)
+            self._p = _spawn(grep, pattern, r, opts + ("--line-buffered",) if end is None else opts)
         except _SearchFailed:
             os.close(w)
             raise
@@ -140,7 +141,10 @@ class _GrepRun:
         if p.stdout is not None:
             p.stdout.close()
         if self._feeder is not None:
-            self._feeder.join()
+            # (a stream's feeder may wait on the stream itself, for its writer's next bytes: a writer
+            # that pauses is not waited for, the feeder is left to meet the closed pipe then, or to
+            # end with the process; it waits on the bare descriptor, holding no buffered reader's lock)
+            self._feeder.join(0.1 if self._g.known_size() is None else None)
             self._feeder = None
         if self._direct:
             self._g.free_offset()
@@ -203,7 +207,10 @@ def _widen(fd: int) -> None:
 def _feed_stream(g: Any, off: int, end: Optional[int], w: int, failed: List[BaseException]) -> None:
     try:
         while end is None or off < end:
-            chunk = g.read_at(off, 1 << 20 if end is None else min(1 << 20, end - off))
+            # What the stream has given (or its next read, a byte asked): a pause of its writer is
+            # not waited out to fill a MiB, so grep sees what came, and a closed pipe is met soon.
+            n = min(1 << 20, max(1, g.bytes_read() - off))
+            chunk = g.read_at(off, n if end is None else min(n, end - off))
             if not chunk:
                 return
             view = memoryview(chunk)

@@ -123,9 +123,14 @@ class _ReadOnly(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
+    def fileno(self) -> int:
+        return cast(BinaryIO, self._src).fileno()  # (stdin's: AttributeError, io.UnsupportedOperation for a test's)
+
     def readinto(self, b: WriteableBuffer) -> int:
-        into = getattr(self._src, "readinto", None)
-        if into is not None:  # (straight into the caller's buffer: a spool copies 4 MiB at a time)
+        # (straight into the caller's buffer: a spool copies 4 MiB at a time; one read of the source,
+        # as a raw stream reads: what a paused writer has written is not held back to fill it)
+        into = getattr(self._src, "readinto1", None) or getattr(self._src, "readinto", None)
+        if into is not None:
             return into(b) or 0
         view = memoryview(b)
         data = self._src.read(len(view))
@@ -219,19 +224,24 @@ class Copier:
     """A stream copied to its spool a read at a time (:meth:`more`): ``stored`` bytes so far. A
     read or write error is one :class:`PbtxtError` (a full folder says how to pick another)."""
 
-    __slots__ = ("src", "out", "name", "stored", "_view")
+    __slots__ = ("src", "out", "name", "stored", "_view", "_bare")
 
-    def __init__(self, src: BinaryIO, out: BinaryIO, name: str) -> None:
+    def __init__(self, src: BinaryIO, out: BinaryIO, name: str, *, bare: bool = False) -> None:
         self.src = src
         self.out = out
         self.name = name
         self.stored = 0
         self._view = memoryview(bytearray(SPOOL_CHUNK))
+        # ``bare``: after the first read (which takes what the stream's buffer holds), read its
+        # descriptor itself: a read that waits there (a writer that pauses) holds no lock of a
+        # buffered reader, which a thread left waiting at the interpreter's exit would abort it on.
+        self._bare = bare
 
     def more(self) -> int:
-        """Copy the stream's next read (up to :data:`SPOOL_CHUNK` bytes); 0 at its end."""
+        """Copy the stream's next read (up to :data:`SPOOL_CHUNK` bytes: what one read gives, not
+        waiting for more to fill it; a writer that pauses is not waited for); 0 at its end."""
         src = self.src
-        readinto = getattr(src, "readinto", None)
+        readinto = getattr(src, "readinto1", None) or getattr(src, "readinto", None)
         try:
             if readinto is not None:
                 n = readinto(self._view)
@@ -243,6 +253,12 @@ class Copier:
         except OSError as e:
             raise PbtxtError("read error: %s" % (e.strerror or e), path=self.name) from None
         self.put(data)
+        if self._bare:
+            self._bare = False
+            try:
+                self.src = cast(BinaryIO, io.FileIO(src.fileno(), "rb", closefd=False))
+            except (AttributeError, OSError, ValueError):  # (io.UnsupportedOperation: no descriptor)
+                pass
         return len(data)
 
     def put(self, data: "bytes | memoryview") -> None:

@@ -188,7 +188,7 @@ class FillingStore(FileStore):
         self._stat = None
         self.busy = False
         self.stream = stream
-        self._copier = Copier(stream, self.raw, name)
+        self._copier = Copier(stream, self.raw, name, bare=True)
         self._eof = False
         self._error: Optional[PbtxtError] = None  # (the stream's read or the spool's write failed: said each time)
         self._lock = threading.Lock()
