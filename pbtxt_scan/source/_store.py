@@ -218,7 +218,10 @@ class FillingStore(FileStore):
 
     def read_file_at(self, pos: int, n: int) -> bytes:
         self._fill(pos + n)
-        return FileStore.read_file_at(self, pos, n)
+        if _PREAD:
+            return FileStore.read_file_at(self, pos, n)
+        with self._lock:  # (seek and read: one thread's at a time)
+            return FileStore.read_file_at(self, pos, n)
 
     read_at = read_file_at
 
