@@ -42,7 +42,7 @@ OPENINGS: Dict[str, Tuple[Callable[[Path], GraphFile], Tuple[str, bool, bool, bo
     "a binary file": (lambda t: GraphFile.open(MLP_PB), ("FileStore", True, False, True, False)),
     "gzip, spooled": (lambda t: GraphFile.open(_gz(t)), ("SpooledStore", True, True, True, False)),
     "gzip, read once": (lambda t: GraphFile.open(_gz(t), spool=False), ("StreamStore", False, False, False, False)),
-    "a stream object": (lambda t: GraphFile.of_stream(io.BytesIO(MLP.read_bytes()), "<pipe>"), ("SpooledStore", True, True, True, False)),
+    "a stream object": (lambda t: GraphFile.of_stream(io.BytesIO(MLP.read_bytes()), "<pipe>"), ("FillingStore", True, True, False, False)),
     "a stream, read once": (lambda t: GraphFile(cast(BinaryIO, io.BufferedReader(io.BytesIO(MLP.read_bytes()))), "<pipe>", spool=False),
                             ("StreamStore", False, False, False, False)),
     "an event file": (lambda t: GraphFile.open(_event_file()), ("RecordStore", True, False, False, True)),

@@ -1,7 +1,8 @@
-"""stdin, pipes and gzip at path speed (issue 21): a stream is copied whole to an anonymous
-temporary file (the spool) and then read like a regular file, so every fast path a file has
-(positioned reads, fp's grep ahead, --jobs splits, bp's reverse index) works on it too. A full
-temporary folder is one error line, and no temporary file is ever left behind."""
+"""stdin, pipes and gzip at path speed (issue 21): a stream is copied to an anonymous temporary
+file (the spool) and read like a regular file, so every fast path a file has (positioned reads,
+fp's grep ahead, --jobs splits, bp's reverse index) works on it too; a pipe is copied as far as
+it is read (issue 38: fp's answer near the start of a piped GB does not wait for the rest), gzip
+whole. A full temporary folder is one error line, and no temporary file is ever left behind."""
 from __future__ import annotations
 
 import gzip
@@ -14,7 +15,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, List
+from typing import Any, List, Tuple
 
 import pytest
 from support.signals import default_sigint
@@ -23,6 +24,7 @@ from pbtxt_scan import GraphFile, PbtxtError
 from pbtxt_scan.source import _source
 
 DATA = Path(__file__).parent / "data"
+needs_grep = pytest.mark.skipif(shutil.which("grep") is None, reason="fp's search ahead runs grep")
 MLP = DATA / "graphs" / "mlp_sgd.pbtxt"
 GE = DATA / "ge" / "ge_proto_00000013_graph_3_Build.txt"
 
@@ -35,15 +37,25 @@ def _cli(*args: str, **kw: Any) -> "subprocess.CompletedProcess[str]":
 
 @pytest.mark.parametrize("wrap", ["pipe", "gzip"])
 def test_a_spooled_stream_is_read_like_a_file(wrap: str) -> None:
-    """The whole stream is in the spool once opened: it has a size and positioned reads (what
-    fp's grep ahead and the --jobs split ask for), and every byte reads back as it came."""
-    body = MLP.read_bytes() * 3
+    """A spooled stream has positioned reads (what fp's grep ahead asks for) and a size (what the
+    --jobs split asks for), and every byte reads back as it came. gzip is in the spool whole
+    once opened; a pipe only as far as it was read, until its size is asked for."""
+    body = MLP.read_bytes() * 100
+    assert len(body) > 2 * _source.SPOOL_CHUNK
     data = gzip.compress(body) if wrap == "gzip" else body
     src = io.BufferedReader(io.BytesIO(data))
     if wrap == "gzip":
         src = io.BufferedReader(_source._GzipReader(src, "<pipe>"))  # type: ignore[arg-type]
     with GraphFile(src, "<pipe>", spool=True) as g:  # type: ignore[arg-type]
-        assert g.regular and g.spooled and g.offset_free and g.size == len(body)
+        assert g.regular and g.spooled
+        if wrap == "pipe":
+            assert g.known_size() is None and g.bytes_read() == 0  # (nothing is read at open)
+            assert g.read_at(0, 10) == body[:10] and g.bytes_read() == _source.SPOOL_CHUNK  # (a read copies a chunk)
+            assert not g.offset_free  # (grep is fed by the reads, not given the spool's descriptor)
+            assert g.read_at(len(body) - 10, 5) == body[-10:-5] and g.known_size() is None
+        else:
+            assert g.offset_free and g.known_size() == len(body)
+        assert g.size == len(body) and g.known_size() == len(body)  # (asking for the size reads the rest)
         assert os.pread(g.fileno(), len(body) + 1, 0) == body
         assert g.changed() is None and g.identity() is None  # (no cache is keyed on a spool)
         blocks = list(g.nodes())
@@ -88,7 +100,8 @@ def test_a_full_temporary_folder_is_one_error(monkeypatch: pytest.MonkeyPatch) -
 
     monkeypatch.setattr(_source, "_temporary", full)
     with pytest.raises(PbtxtError) as e:
-        GraphFile(io.BufferedReader(io.BytesIO(MLP.read_bytes())), "<stdin>", spool=True)  # type: ignore[arg-type]
+        with GraphFile(io.BufferedReader(io.BytesIO(MLP.read_bytes())), "<stdin>", spool=True) as g:  # type: ignore[arg-type]
+            g.head()  # (a pipe is copied as it is read)
     msg = str(e.value)
     assert msg.startswith("<stdin>: no room left in the temporary folder ")
     assert tempfile.gettempdir() in msg and "TMPDIR" in msg and "\n" not in msg
@@ -205,6 +218,80 @@ def test_a_pipe_runs_at_path_speed(tmp_path: Path, command: str) -> None:
     by_path = _best_of(2, [command, str(path)], tmp_path / "path-cache")
     by_pipe = _best_of(2, [command, "-"], tmp_path / "pipe-cache", stdin_path=path)
     assert by_pipe <= by_path * 1.5 + 2.0, "pipe %.2f s, path %.2f s" % (by_pipe, by_path)
+
+
+def _piped(args: List[str], data: bytes, env: Any) -> Tuple[int, bytes, bytes, int]:
+    """The CLI with ``data`` written to its stdin through a pipe, as ``cat`` writes it: (exit
+    status, stdout, stderr, the bytes it took before it closed the pipe)."""
+    p = subprocess.Popen(
+        [sys.executable, "-m", "pbtxt_scan", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, bufsize=0, env=env,
+    )
+    assert p.stdin is not None and p.stdout is not None and p.stderr is not None
+    taken = 0
+    try:
+        while taken < len(data):
+            taken += os.write(p.stdin.fileno(), data[taken : taken + (1 << 16)])
+    except BrokenPipeError:  # (the reader has gone: what cat meets as SIGPIPE)
+        pass
+    try:
+        p.stdin.close()
+    except BrokenPipeError:
+        pass
+    out, err = p.stdout.read(), p.stderr.read()
+    return p.wait(timeout=120), out, err, taken
+
+
+@needs_grep
+def test_fp_reads_a_pipe_only_to_where_its_answer_is_settled(tmp_path: Path) -> None:
+    """fp on the dense benchmark graph settles at its first gradients node (half-way in: whether
+    the step runs at the top level): on a pipe it reads the stream to there, plus a window (the
+    copy's reads and the pipes' buffers), and leaves the rest unread (the writer meets a closed
+    pipe, as ``cat`` meets SIGPIPE). Before (issue 38), the whole stream was copied to the spool
+    first: 3 s on 1 GB. The answer is the path's, and no temporary file is left."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from benchmarks.generate import generate
+
+    path = tmp_path / "dense.pbtxt"
+    generate("dense", str(path), 40 << 20, seed=0)
+    body = path.read_bytes()
+    settled = body.find(b'\n  name: "gradients/')
+    assert 0 < settled < len(body) // 2 + (4 << 20)
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    env = dict(os.environ, TMPDIR=str(spool))
+    code, out, err, taken = _piped(["fp", "-"], body, env)
+    assert (code, out) == (0, _cli("fp", str(path)).stdout.encode()), err
+    assert taken <= settled + 2 * _source.SPOOL_CHUNK < len(body), (taken, settled)
+    assert os.listdir(str(spool)) == []
+
+
+@needs_grep
+def test_fp_answers_while_the_writer_pauses(tmp_path: Path) -> None:
+    """A writer that has written past where fp's answer is settled and then pauses, the pipe still
+    open (a slow producer, ``tail -f``): fp answers and exits without waiting for more (before:
+    it copied the stream to its end first; a read that waited to fill its buffer, or grep's hits
+    held in its output buffer, would wait for the writer too)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from benchmarks.generate import generate
+
+    path = tmp_path / "dense.pbtxt"
+    generate("dense", str(path), 12 << 20, seed=0)
+    body = path.read_bytes()
+    part = body[: body.find(b'\n  name: "gradients/') + (1 << 20)]
+    p = subprocess.Popen(
+        [sys.executable, "-m", "pbtxt_scan", "fp", "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, bufsize=0,
+    )
+    assert p.stdin is not None and p.stdout is not None
+    try:
+        p.stdin.write(part)  # (and nothing more until fp is done: the pipe stays open)
+        code = p.wait(timeout=120)  # (before: TimeoutExpired)
+        out = p.stdout.read()
+    finally:
+        p.kill()
+        p.stdin.close()
+    assert (code, out) == (0, b"layer_0/MatMul\n"), p.stderr.read() if p.stderr else ""
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pipe sizes are Linux's")

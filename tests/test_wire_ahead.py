@@ -195,3 +195,41 @@ def test_fp_on_a_big_binary_copies_graph_keeps_to_its_text_twin(tmp_path):
     assert runs[".pb"][0] == runs[".pbtxt"][0] == meta["expected"]["fp"]
     assert runs[".pb"][2] <= 100, runs
     assert runs[".pb"][1] <= 2 * runs[".pbtxt"][1] + 1.0, runs
+
+
+@needs_grep
+def test_a_far_hit_is_proved_on_every_core(tmp_path, monkeypatch):
+    """fp's names search meets the first gradients node of the dense benchmark graph half-way in
+    (half a GB into 1 GB). The walk to it, one field after another, took 0.5 s of one core there
+    (issue 38: fp on the binary twin at 2.5-3x the text's): it is cut into parts on the usable
+    cores, joined at boundaries (``_wire_marks.far_marks``), and every hit lies in the field the
+    walk one field after another gives. (Small here: the split's threshold lowered.)"""
+    from pbtxt_scan.parallel._cores import usable_cores
+    from pbtxt_scan.wire import _ahead, _wire_marks
+    from pbtxt_scan.wire._wire_seek import NAME
+
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.generate import generate
+
+    pb = tmp_path / "dense.pb"
+    generate("binary", str(pb), 4 << 20, seed=0)
+    with GraphFile.open(pb) as g:
+        hits = [off for off, _text in _grep_range(GREP, g, 0, g.size, _ahead.name_pattern(["gradient"]))]
+        alone = _ahead.Verifier(g, 0)
+        want = [alone.value(off, NAME) for off in hits]
+        walks: List[int] = []
+
+        def far(*args, **kw):
+            got = _wire_marks.far_marks(*args, **kw)
+            walks.append(len(got))
+            return got
+
+        monkeypatch.setattr(_ahead, "SPLIT_MIN", 256 << 10)
+        monkeypatch.setattr(_ahead, "_MARK", 64 << 10)
+        monkeypatch.setattr(_wire_marks, "SPLIT_MIN", 256 << 10)
+        monkeypatch.setattr(_ahead, "far_marks", far)
+        split = _ahead.Verifier(g, 0)
+        got = [split.value(off, NAME) for off in hits]
+    assert got == want
+    assert hits[0] > 1 << 20 and (want[0] or "").startswith("gradients/")  # (the first hit is far, and a gradients node)
+    assert walks and (usable_cores() < 2 or walks[0] > 0)

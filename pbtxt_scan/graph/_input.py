@@ -17,13 +17,16 @@ How the bytes are reached depends on the source:
 
 - a regular, uncompressed file is read in place, at any offset (``seek`` + ``read``);
 - anything else (stdin, a pipe or FIFO, a ``.gz`` file) is a *stream*. With ``spool=True`` (the
-  default: commands that read twice, backward or a block again) the whole stream is copied at
-  open, in 4 MiB reads, to an anonymous temporary file (``source._source.spool``), which is then
-  read exactly like a regular file: positioned reads, fp's grep ahead, ``--jobs`` splits, bp's
-  reverse index. Copying first costs one pass at disk (or gunzip) speed; reading the spool as it
-  fills would leave every fast path that needs a file descriptor and a size unused (fp on a 1 GB
-  pipe took 17 s that way, against 0.6 s by path). With ``spool=False`` (one forward pass:
-  ``stats``, ``check``, ``nodes``) nothing is copied and the stream is read once.
+  default: commands that read twice, backward or a block again) it is copied, in 4 MiB reads, to an
+  anonymous temporary file (``source._source.spool``), which is read exactly like a regular file:
+  positioned reads, fp's grep ahead, ``--jobs`` splits, bp's reverse index. gzip is copied whole at
+  open; a pipe as far as it is read (``source._store.FillingStore``): a read past the copy reads on,
+  fp's grep is fed from it as it searches, and asking for the ``size`` reads it to its end (bp's
+  backward reading does). So fp on a piped GB whose answer is settled half-way leaves the rest
+  unread, and copies only what it read: the copy to disk was most of its cost (issue 38). (Reading
+  the stream block by block instead would leave the fast paths unused: fp on a 1 GB pipe took 17 s
+  that way, against 0.6 s by path.) With ``spool=False`` (one forward pass: ``stats``, ``check``,
+  ``nodes``) nothing is copied and the stream is read once.
 
 Memory is bounded by the read size (4 MiB) whatever the source: the spool lives on disk.
 
@@ -90,7 +93,7 @@ class GraphFile:
     """
 
     __slots__ = (
-        "name", "lane", "provenance", "regular", "can_seek", "size", "base", "_store", "_dialect", "_said", "_owned",
+        "name", "lane", "provenance", "regular", "can_seek", "base", "_store", "_dialect", "_said", "_owned",
         *_STORE_READS,
     )
     # Set once, in _made (annotated here for readers and mypy; __slots__ holds them).
@@ -99,7 +102,6 @@ class GraphFile:
     provenance: Provenance
     regular: bool
     can_seek: bool
-    size: Optional[int]
     base: int
     _store: Any
     _dialect: Optional[Dialect]
@@ -138,7 +140,6 @@ class GraphFile:
         put(self, "_owned", owned)
         put(self, "regular", store.regular)  # readable in place at any offset
         put(self, "can_seek", store.regular)  # any offset can be read again (a regular file, or a spooled stream)
-        put(self, "size", store.size)
         put(self, "base", store.base)  # a graph inside an event file: its first byte's offset in the file
         # The store's own reads, as they are: no hop through this object on the way.
         for name in _STORE_READS:
@@ -286,6 +287,12 @@ class GraphFile:
         return "GraphFile(%r)" % self.name
 
     # --- bytes: the store's --------------------------------------------------------------------
+
+    @property
+    def size(self) -> Optional[int]:
+        """The size of a regular file, or of a stream read through a spool (asking reads it to its
+        end: ``known_size`` does not); ``None`` for a stream read once."""
+        return self._store.size
 
     def head(self, n: int = HEAD_BYTES) -> bytes:
         return self.read_at(0, n)

@@ -46,8 +46,12 @@ def _grep(
     (at least ``split`` bytes each, at most one a usable core, or ``cores``) searched by processes
     started together; each part's matches come after the previous part's. A match never spans
     lines, so none is lost at a cut. All start before any is read: waiting for one part's first
-    hit before starting the next ran them one after the other whenever a part had none."""
-    size = g.size or 0
+    hit before starting the next ran them one after the other whenever a part had none. A stream
+    read as far as asked (its size not known yet) is one part, fed from it as grep reads on."""
+    size = g.known_size()
+    if size is None:
+        yield from _grep_range(grep, g, offset, None, pattern, opts)
+        return
     parts = max(1, min(usable_cores() if cores is None else cores, _MAX_PARTS, (size - offset) // split))
     cuts = [offset]
     for k in range(1, parts):
@@ -74,15 +78,19 @@ class _GrepRun:
     matches as ``(offset, text)``. grep never opens the file: it reads the open descriptor itself
     (a range to the end) or a pipe this process fills from it."""
 
-    __slots__ = ("_g", "_start", "_feeder", "_direct", "_p")
+    __slots__ = ("_g", "_start", "_feeder", "_direct", "_p", "_failed")
 
-    def __init__(self, grep: str, g: Any, start: int, end: int, pattern: str, opts: Tuple[str, ...] = ERE) -> None:
+    def __init__(
+        self, grep: str, g: Any, start: int, end: Optional[int], pattern: str, opts: Tuple[str, ...] = ERE,
+    ) -> None:
         import threading
 
         self._g = g
         self._start = start
         self._feeder: Optional["threading.Thread"] = None
-        self._direct = end >= (g.size or 0) and g.take_offset()
+        self._failed: List[BaseException] = []  # (the feeder's read failed: grep saw less than asked)
+        # (``end`` None: to the end of a stream read as far as asked, whose size is not known yet)
+        self._direct = g.offset_free and end is not None and end >= (g.size or 0) and g.take_offset()
         if self._direct:  # (one child at a time may own the descriptor's offset: others take a pipe)
             # To the end of the file: grep reads the open descriptor itself from `start` (our own
             # reads are positioned, so its moving offset is no one else's); no copy through a
@@ -96,14 +104,17 @@ class _GrepRun:
                 raise
             return
         r, w = os.pipe()
+        if end is None:
+            _widen(w)
         try:
-            self._p = _spawn(grep, pattern, r, opts)
+            # (a stream's hits as grep finds them: its writer may pause, and the next 4 KiB of hits wait for it)
+            self._p = _spawn(grep, pattern, r, opts + ("--line-buffered",) if end is None else opts)
         except _SearchFailed:
             os.close(w)
             raise
         finally:
             os.close(r)
-        self._feeder = threading.Thread(target=_feed, args=(g, start, end, w), daemon=True)
+        self._feeder = threading.Thread(target=_feed, args=(g, start, end, w, self._failed), daemon=True)
         self._feeder.start()
 
     def __iter__(self) -> Iterator[Tuple[int, bytes]]:
@@ -116,6 +127,10 @@ class _GrepRun:
             yield self._start + int(off), text.rstrip(b"\n")
         if p.wait() not in (0, 1):
             raise _SearchFailed("grep failed")
+        if self._feeder is not None:
+            self._feeder.join()
+        if self._failed:
+            raise _SearchFailed("the input could not be read to the search's end")
 
     def close(self) -> None:
         """Stop grep (if it still runs) and its feeder; give the descriptor back. Idempotent."""
@@ -126,7 +141,10 @@ class _GrepRun:
         if p.stdout is not None:
             p.stdout.close()
         if self._feeder is not None:
-            self._feeder.join()
+            # (a stream's feeder may wait on the stream itself, for its writer's next bytes: a writer
+            # that pauses is not waited for, the feeder is left to meet the closed pipe then, or to
+            # end with the process; it waits on the bare descriptor, holding no buffered reader's lock)
+            self._feeder.join(0.1 if self._g.known_size() is None else None)
             self._feeder = None
         if self._direct:
             self._g.free_offset()
@@ -134,7 +152,7 @@ class _GrepRun:
 
 
 def _grep_range(
-    grep: str, g: Any, start: int, end: int, pattern: str, opts: Tuple[str, ...] = ERE
+    grep: str, g: Any, start: int, end: Optional[int], pattern: str, opts: Tuple[str, ...] = ERE
 ) -> Iterator[Tuple[int, bytes]]:
     """grep's matches in bytes ``[start, end)`` of the file, as offsets."""
     run = _GrepRun(grep, g, start, end, pattern, opts)
@@ -144,11 +162,17 @@ def _grep_range(
         run.close()
 
 
-def _feed(g: Any, start: int, end: int, w: int) -> None:
+def _feed(g: Any, start: int, end: Optional[int], w: int, failed: List[BaseException]) -> None:
     """Write bytes ``[start, end)`` of the file into the pipe ``w`` and close it: ``sendfile`` at
     explicit offsets where the system has it (the file's own position is left alone), else
-    positioned reads; stop quietly when the reader has gone."""
+    positioned reads; stop quietly when the reader has gone. A stream read as far as asked (its
+    size not known) is read on as grep reads (``end`` None: to its end); a read that fails is
+    put in ``failed`` (the search then fails: what grep did not see cannot be told)."""
+    if g.known_size() is None:
+        _feed_stream(g, start, end, w, failed)
+        return
     fd = g.fileno()
+    assert end is not None
     off, end = start + g.base, end + g.base  # (a graph inside an event file: its bytes from ``base`` on)
     try:
         while off < end:
@@ -165,6 +189,38 @@ def _feed(g: Any, start: int, end: int, w: int) -> None:
             off += n
     except OSError:
         return
+    finally:
+        os.close(w)
+
+
+def _widen(fd: int) -> None:
+    """A pipe's buffer raised to 1 MiB (the default pipe-max-size; Linux, where it can): in 64 KiB,
+    grep and the feeder of a stream take turns 16,000 times a GB (``source._source.PIPE_BYTES``)."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
+    except (ImportError, OSError):
+        pass
+
+
+def _feed_stream(g: Any, off: int, end: Optional[int], w: int, failed: List[BaseException]) -> None:
+    try:
+        while end is None or off < end:
+            # What the stream has given (or its next read, a byte asked): a pause of its writer is
+            # not waited out to fill a MiB, so grep sees what came, and a closed pipe is met soon.
+            n = min(1 << 20, max(1, g.bytes_read() - off))
+            chunk = g.read_at(off, n if end is None else min(n, end - off))
+            if not chunk:
+                return
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(w, view):]
+            off += len(chunk)
+    except BrokenPipeError:
+        return
+    except Exception as e:  # (a read error, the spool's folder full: said by the reads that follow)
+        failed.append(e)
     finally:
         os.close(w)
 

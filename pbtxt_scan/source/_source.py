@@ -75,6 +75,11 @@ def gunzipped(raw: BinaryIO, name: str) -> BinaryIO:
     return raw
 
 
+def is_gzip(raw: object) -> bool:
+    """Whether ``raw`` is gzip unpacked (:func:`gunzipped`'s, or stdin's in its buffer)."""
+    return isinstance(raw, _GzipReader) or isinstance(getattr(raw, "raw", None), _GzipReader)
+
+
 def _widen_pipe(f: object) -> None:
     """Raise the buffer of ``f`` to :data:`PIPE_BYTES` if it is a pipe; anything else (a file, a
     terminal, a system without the call, a pipe-max-size set lower) keeps what it has."""
@@ -118,9 +123,14 @@ class _ReadOnly(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
+    def fileno(self) -> int:
+        return cast(BinaryIO, self._src).fileno()  # (stdin's: AttributeError, io.UnsupportedOperation for a test's)
+
     def readinto(self, b: WriteableBuffer) -> int:
-        into = getattr(self._src, "readinto", None)
-        if into is not None:  # (straight into the caller's buffer: a spool copies 4 MiB at a time)
+        # (straight into the caller's buffer: a spool copies 4 MiB at a time; one read of the source,
+        # as a raw stream reads: what a paused writer has written is not held back to fill it)
+        into = getattr(self._src, "readinto1", None) or getattr(self._src, "readinto", None)
+        if into is not None:
             return into(b) or 0
         view = memoryview(b)
         data = self._src.read(len(view))
@@ -176,24 +186,31 @@ def spool(src: BinaryIO, name: str, head: bytes = b"") -> BinaryIO:
     nothing is left behind by an error, Ctrl-C or a kill; it is gone once closed. A full folder is
     one :class:`PbtxtError` that names it and says how to pick another.
     """
-    import tempfile  # (here: only a stream is spooled)
-
-    folder = tempfile.gettempdir()
+    out = new_spool(name)
     try:
-        out = _temporary()
-    except OSError as e:
-        raise PbtxtError(
-            "cannot make a temporary file in %s to read the input through: %s (set TMPDIR to another folder)"
-            % (folder, e.strerror or e),
-            path=name,
-        ) from None
-    try:
-        _copy(src, out, head, name, folder)
+        copier = Copier(src, out, name)
+        copier.put(head)
+        while copier.more():
+            pass
         out.seek(0)
     except BaseException:
         out.close()
         raise
     return out
+
+
+def new_spool(name: str) -> BinaryIO:
+    """An empty spool for the stream ``name`` (see :func:`spool`)."""
+    import tempfile  # (here: only a stream is spooled)
+
+    try:
+        return _temporary()
+    except OSError as e:
+        raise PbtxtError(
+            "cannot make a temporary file in %s to read the input through: %s (set TMPDIR to another folder)"
+            % (tempfile.gettempdir(), e.strerror or e),
+            path=name,
+        ) from None
 
 
 def _temporary() -> BinaryIO:
@@ -203,39 +220,63 @@ def _temporary() -> BinaryIO:
     return tempfile.TemporaryFile(prefix="pbtxt-scan-spool-", buffering=0)
 
 
-def _copy(src: BinaryIO, out: BinaryIO, head: bytes, name: str, folder: str) -> None:
-    buf = bytearray(SPOOL_CHUNK)
-    view = memoryview(buf)
-    stored = 0
-    readinto = getattr(src, "readinto", None)
-    data: "bytes | memoryview" = head
-    while True:
-        if data:
-            try:
-                while data:  # (a raw file may write less than it was given)
-                    n = out.write(data)
-                    stored += n
-                    data = data[n:]
-            except OSError as e:
-                full = e.errno in _FULL
-                why = "no room left in the temporary folder" if full else "cannot write to the temporary folder"
-                raise PbtxtError(
-                    "%s %s after copying %d MB of the input there (%s): set TMPDIR to a folder with room%s"
-                    % (why, folder, stored >> 20, e.strerror or e, ", or pass a file" if name == "<stdin>" else ""),
-                    path=name,
-                ) from None
+class Copier:
+    """A stream copied to its spool a read at a time (:meth:`more`): ``stored`` bytes so far. A
+    read or write error is one :class:`PbtxtError` (a full folder says how to pick another)."""
+
+    __slots__ = ("src", "out", "name", "stored", "_view", "_bare")
+
+    def __init__(self, src: BinaryIO, out: BinaryIO, name: str, *, bare: bool = False) -> None:
+        self.src = src
+        self.out = out
+        self.name = name
+        self.stored = 0
+        self._view = memoryview(bytearray(SPOOL_CHUNK))
+        # ``bare``: after the first read (which takes what the stream's buffer holds), read its
+        # descriptor itself: a read that waits there (a writer that pauses) holds no lock of a
+        # buffered reader, which a thread left waiting at the interpreter's exit would abort it on.
+        self._bare = bare
+
+    def more(self) -> int:
+        """Copy the stream's next read (up to :data:`SPOOL_CHUNK` bytes: what one read gives, not
+        waiting for more to fill it; a writer that pauses is not waited for); 0 at its end."""
+        src = self.src
+        readinto = getattr(src, "readinto1", None) or getattr(src, "readinto", None)
         try:
             if readinto is not None:
-                n = readinto(view)
-                data = view[:n] if n else b""
+                n = readinto(self._view)
+                data: "bytes | memoryview" = self._view[:n] if n else b""
             else:
                 data = src.read(SPOOL_CHUNK)
         except PbtxtError as e:
-            raise e.with_path(name) from None
+            raise e.with_path(self.name) from None
         except OSError as e:
-            raise PbtxtError("read error: %s" % (e.strerror or e), path=name) from None
-        if not data:
-            return
+            raise PbtxtError("read error: %s" % (e.strerror or e), path=self.name) from None
+        self.put(data)
+        if self._bare:
+            self._bare = False
+            try:
+                self.src = cast(BinaryIO, io.FileIO(src.fileno(), "rb", closefd=False))
+            except (AttributeError, OSError, ValueError):  # (io.UnsupportedOperation: no descriptor)
+                pass
+        return len(data)
+
+    def put(self, data: "bytes | memoryview") -> None:
+        try:
+            while data:  # (a raw file may write less than it was given)
+                n = self.out.write(data)
+                self.stored += n
+                data = data[n:]
+        except OSError as e:
+            import tempfile
+
+            full = e.errno in _FULL
+            why = "no room left in the temporary folder" if full else "cannot write to the temporary folder"
+            raise PbtxtError(
+                "%s %s after copying %d MB of the input there (%s): set TMPDIR to a folder with room%s"
+                % (why, tempfile.gettempdir(), self.stored >> 20, e.strerror or e, ", or pass a file" if self.name == "<stdin>" else ""),
+                path=self.name,
+            ) from None
 
 
 def iter_chunks(f: BinaryIO, size: int = DEFAULT_CHUNK) -> Iterator[bytes]:

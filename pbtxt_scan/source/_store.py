@@ -1,8 +1,11 @@
 """The byte stores an input reads through: one small class for each way the bytes are reached.
 
 - :class:`FileStore`: a regular, uncompressed file, read in place at any offset (``pread``);
-- :class:`SpooledStore`: a stream (stdin, a pipe or FIFO, gzip) copied to an anonymous temporary
-  file (``source._source.spool``) and read like a regular file: ours alone, so it never changes;
+- :class:`SpooledStore`: a stream (gzip, or a graph a command reads from its end) copied whole to an
+  anonymous temporary file (``source._source.spool``) and read like a regular file: ours alone, so
+  it never changes;
+- :class:`FillingStore`: a stream (stdin, a pipe or FIFO) copied to its spool as far as it is read,
+  and read like a regular file up to there (further, the copy reads on);
 - :class:`StreamStore`: a stream read once, forward, its first bytes kept to be read again;
 - :class:`RecordStore`: a byte range of a file or spool, read as if it were all of it (a
   TensorBoard event file's graph record): offset 0 is its first byte, and the store ends with it.
@@ -21,10 +24,10 @@ import stat
 from typing import Any, BinaryIO, Optional, Tuple
 
 from .._errors import PbtxtError
-from ._source import spool as spool_stream
+from ._source import Copier, is_gzip, new_spool, spool as spool_stream
 from ._views import view_of
 
-__all__ = ["FileStore", "RecordStore", "SpooledStore", "StreamStore", "store_of"]
+__all__ = ["FileStore", "FillingStore", "RecordStore", "SpooledStore", "StreamStore", "store_of"]
 
 # Regular files are read with pread where the system has it: reads never depend on (or move) the
 # descriptor's shared offset, which fp's grep may then use as its own stdin (see parallel._grep).
@@ -65,12 +68,13 @@ class _Store:
 
 def store_of(raw: BinaryIO, name: str, *, spool: bool, head_bytes: int) -> Any:
     """The store that reads ``raw``: in place if it is a regular file, else a stream, spooled
-    (``spool``) or read once (then its first ``head_bytes`` are read now, to be read again)."""
+    (``spool``: gzip whole at once, anything else as far as it is read) or read once (then its
+    first ``head_bytes`` are read now, to be read again)."""
     st = _regular_stat(raw)
     if st is not None:
         return FileStore(raw, name, st)
     if spool:
-        return SpooledStore(raw, name, b"")
+        return SpooledStore(raw, name, b"") if is_gzip(raw) else FillingStore(raw, name)
     return StreamStore(raw, name, head_bytes)
 
 
@@ -158,6 +162,86 @@ class SpooledStore(FileStore):
 
     def close(self, owned: bool) -> None:
         self.raw.close()  # the spool: ours whatever the input (and gone once closed)
+        if owned:
+            self.stream.close()
+
+
+class FillingStore(FileStore):
+    """A stream copied to its spool as far as it is read: a read past the copy's end reads on from
+    the stream (a :data:`~pbtxt_scan.source._source.SPOOL_CHUNK` at a time) and nothing further.
+    So fp on ``cat F |`` costs the bytes up to its answer and its byte searches' (grep is fed from
+    here, ``parallel._grep``), not a copy of the whole stream first; what is left of the stream is
+    not read (the writer gets SIGPIPE, as ``head`` gives it). ``size`` reads the stream to its end
+    (bp's backward reading, a search to the end, a split: the whole spool, as
+    :class:`SpooledStore`'s). Reads may come from several threads (a search's feeder reads on
+    while the scan reads behind it)."""
+
+    __slots__ = ("stream", "_copier", "_eof", "_error", "_lock")
+    spooled = True
+    offset_free = False  # (the spool holds only what was read: grep is fed through a pipe, by read_at)
+
+    def __init__(self, stream: BinaryIO, name: str) -> None:
+        import threading
+
+        self.name = name
+        self.raw = new_spool(name)
+        self._stat = None
+        self.busy = False
+        self.stream = stream
+        self._copier = Copier(stream, self.raw, name, bare=True)
+        self._eof = False
+        self._error: Optional[PbtxtError] = None  # (the stream's read or the spool's write failed: said each time)
+        self._lock = threading.Lock()
+
+    @property
+    def size(self) -> int:  # (what asks for it reads the stream to its end)
+        self._fill(-1)
+        return self._copier.stored
+
+    @size.setter
+    def size(self, value: Optional[int]) -> None:
+        raise AttributeError("a filling store's size is the stream's")
+
+    def _fill(self, upto: int) -> None:
+        """Copy the stream to the spool until it holds byte ``upto - 1`` (``-1``: all of it)."""
+        if self._eof or 0 <= upto <= self._copier.stored:
+            return
+        with self._lock:
+            if self._error is not None:
+                raise self._error
+            try:
+                while not self._eof and (upto < 0 or self._copier.stored < upto):
+                    self._eof = not self._copier.more()
+            except PbtxtError as e:
+                self._error = e
+                raise
+
+    def read_file_at(self, pos: int, n: int) -> bytes:
+        self._fill(pos + n)
+        if _PREAD:
+            return FileStore.read_file_at(self, pos, n)
+        with self._lock:  # (seek and read: one thread's at a time)
+            return FileStore.read_file_at(self, pos, n)
+
+    read_at = read_file_at
+
+    def known_size(self) -> Optional[int]:
+        return self._copier.stored if self._eof else None
+
+    def bytes_read(self) -> int:
+        return self._copier.stored
+
+    def take_offset(self) -> bool:
+        return False
+
+    def identity(self) -> None:
+        return None
+
+    def changed(self) -> None:
+        return None
+
+    def close(self, owned: bool) -> None:
+        self.raw.close()
         if owned:
             self.stream.close()
 

@@ -32,9 +32,8 @@ def hood_blocks(
     if centre is None:
         if tuple(g.lane.dialect.path) != ("node",):
             return None
-        size = g.size or 0
         lo = max(0, since - 1)  # (from the newline before the next opener)
-        return _text_blocks(g, grep, lo, size if upto is None else min(upto, size), indent=2, opener=b"node {\n", known=known, opts=opts)
+        return _text_blocks(g, grep, lo, _within(g, upto), indent=2, opener=b"node {\n", known=known, opts=opts)
     fn = tuple(path) == FUNCTION_NODES
     indent = 6 if fn else 2
     opener = (b" " * (indent - 2)) + (b"node_def {\n" if fn else b"node {\n")
@@ -49,6 +48,15 @@ def hood_blocks(
     else:
         lo, hi = 0, g.size or 0
     return _text_blocks(g, grep, lo, hi, indent=indent, opener=opener, opts=opts)
+
+
+def _within(g: Any, upto: Optional[int]) -> int:
+    """Where a search of the graph's own nodes ends: ``upto``, within the file. (A stream read as
+    far as asked is not read to its end to know its size: a search to ``upto`` ends there anyway.)"""
+    if upto is not None and g.known_size() is None:
+        return upto
+    size = g.size or 0
+    return size if upto is None else min(upto, size)
 
 
 def _text_blocks(
@@ -68,7 +76,7 @@ def _text_blocks(
             # "GradientDescent/update" in every "GradientDescent/update_layer_k/...") the rest
             # of the file is searched again quoted, from the last block found on.
             pattern = "\n".join(search_patterns(want, cons, quoted))
-            whole = lo == 0 and hi >= (g.size or 0)
+            whole = lo == 0 and g.known_size() is not None and hi >= (g.size or 0)
             hits = cast(  # (both are generators: closed below, which stops grep)
                 "Generator[Tuple[int, bytes], None, None]",
                 _search._grep(grep, g, start_at, pattern, opts=opts) if whole else _search._grep_range(grep, g, start_at, hi, pattern, opts),

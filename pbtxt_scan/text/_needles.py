@@ -176,7 +176,7 @@ def text_ahead(g: Any, op_words: Sequence[str], name_words: Sequence[str]) -> Op
     return Ahead(
         LineSearch(ops, lambda off: line_context(g, off)),
         LineSearch(names, lambda off: line_context(g, off)),
-        lambda start, end: _text_ops(g, _grep_range(grep, g, start, min(end, g.size or end), pattern)),
+        lambda start, end: _text_ops(g, _grep_range(grep, g, start, min(end, g.known_size() or end), pattern)),
     )
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from typing import Any, FrozenSet, Iterator, Optional, Sequence, Tuple
 
+from ._wire_marks import SPLIT_MIN, far_marks
 from ._wire_seek import NAME, NODE, OP, Field, Malformed, TopWalk, node_field
 from ..parallel._grep import _grep_range, _SearchFailed, needle_hits
 from ..source._lane import UNKNOWN, Ahead, Hit, Hits, Judged, Search
@@ -48,15 +49,23 @@ def name_pattern(words: Sequence[str]) -> str:
     return "|".join(_ere(w) for w in words)
 
 
+_MARK = 1 << 20  # (the far walk's boundaries: only its last one before the hit is kept)
+
+
 class Verifier:
     """Where hits of one search lie, for hits asked in increasing order: the top-level walk from a
-    field boundary, and the last field it found (several hits may fall in one node)."""
+    field boundary, and the last field it found (several hits may fall in one node). A hit more
+    than ``_wire_marks.SPLIT_MIN`` past the walk is walked to by parallel parts, joined at
+    boundaries (``far_marks``: the same fields, on every usable core), and the walk goes on from
+    the last boundary they prove before it: the first gradients node of a 1 GB graph lies half a
+    GB on, 0.5 s of one core's walk."""
 
-    __slots__ = ("_read", "_walk", "_last", "broken")
+    __slots__ = ("_read", "_size", "_walk", "_last", "broken")
 
     def __init__(self, g: Any, start: int) -> None:
         self._read = g.read_at
-        self._walk = TopWalk(g.read_at, g.size or 0, start)
+        self._size = g.size or 0
+        self._walk = TopWalk(g.read_at, self._size, start)
         self._last: Optional[Field] = None
         self.broken = False  # the fields did not chain: nothing can be told after that
 
@@ -68,7 +77,7 @@ class Verifier:
             return "?"
         try:
             last = self._last
-            top = last if last is not None and last.tag <= off < last.end else self._walk.holding(off)
+            top = last if last is not None and last.tag <= off < last.end else self._holding(off)
             self._last = top
             if top is None or top.number != NODE:
                 return None
@@ -80,6 +89,16 @@ class Verifier:
             self.broken = True
             return "?"
         return raw.decode("utf-8", "surrogateescape")
+
+    def _holding(self, off: int) -> Optional[Field]:
+        walk = self._walk
+        if off - walk.pos > SPLIT_MIN:
+            from ..parallel._cores import usable_cores
+
+            marks = far_marks(self._read, self._size, walk.pos, off, _MARK, usable_cores())
+            if marks and walk.pos < marks[-1] <= off:
+                walk = self._walk = TopWalk(self._read, self._size, marks[-1])
+        return walk.holding(off)
 
 
 class _WireSearch(Search):
