@@ -50,7 +50,7 @@ from .._model import Block, Head
 from ._frames import ANCESTOR, OTHER, TARGET, BlockStart, Frame, close_block, parents, take_label
 from ._scan import scan_tokens
 from ._handover import _HandOver, end_of, general_from
-from ._batch import Batches
+from ._batch import PLAN_ROOM, Batches
 from ._strings import StringLines
 from ._strict import TopFields
 from ..source._source import DEFAULT_CHUNK
@@ -163,6 +163,8 @@ class _Walker(Batches, StringLines):
         self._head_names = names
         self._name_of = {n.encode("ascii"): n for n in names}
         self._rxs = {}  # (the batches' regexes, by depth: _batch._Rx)
+        self._plans = {}  # (the node shapes' heads: _batch._known)
+        self._plan_room = PLAN_ROOM
 
     # --- the walk ------------------------------------------------------------------------------
 
