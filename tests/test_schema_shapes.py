@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pbtxt_scan import PbtxtError, SchemaErrors
-from pbtxt_scan.text import _batch
+from pbtxt_scan.text import _batch, _schema
 from pbtxt_scan.text._canonical import scan_canonical
 from pbtxt_scan.text._schema import Watch
 
@@ -134,7 +134,8 @@ def test_known_shapes_are_taken_by_their_split(monkeypatch: Any) -> None:
 
 
 def test_a_walk_keeps_a_bounded_room_of_shapes(monkeypatch: Any) -> None:
-    """A walk keeps at most PLAN_ROOM bytes of shapes: past that, the regex reads every node."""
+    """A walk keeps at most PLAN_ROOM bytes of shapes (past that, the regex reads every node), and
+    the schema's reader at most MEMO_ROOM (past that, every field is checked line by line)."""
     taken = _spy(monkeypatch)
     text = "".join(SHAPES[i % 2] % (("n%d" % i,) + ("x",) * 3)[: SHAPES[i % 2].count("%s")] for i in range(20)).encode("ascii")
     assert _read(text, True) == _read(text, False)
@@ -143,3 +144,8 @@ def test_a_walk_keeps_a_bounded_room_of_shapes(monkeypatch: Any) -> None:
     monkeypatch.setattr("pbtxt_scan.text._canonical.PLAN_ROOM", 10)
     assert _read(text, True) == _read(text, False)
     assert taken and not any(taken)
+    monkeypatch.setattr(_schema, "MEMO_ROOM", 300)
+    w = Watch("tensorflow.GraphDef", display="g")
+    list(scan_canonical(io.BytesIO(text), ("node",), HEADS, watch=w, warm_up=0))
+    assert sum(len(m) for m in w.memo.values()) == 1  # (the first shape: 34 bytes and its entry)
+    assert _read(text, True) == _read(text, False)

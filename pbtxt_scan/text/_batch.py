@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, NamedTupl
 from . import _layout as layout
 from ..language._atomic import user_groups
 from ._frames import ANCESTOR, Frame, parents
-from ._layout import MAX_LITERAL, last_name, scalar_value, text_value
+from ._layout import MAX_LITERAL, SMALL, last_name, scalar_value, text_value
 from .._model import Block, Head
 from ._window import Window
 
@@ -149,7 +149,7 @@ class Batches(Window):
         buf = self.buf
         at, at_line, at_p, esc = fed
         # (A repeated field of the root, its shape valid before: nothing to tell.)
-        if not (at == p and esc >= e and not d and watch.top.get(b"".join(buf[p:e].split(b'"')[::2]))):
+        if not (at == p and esc >= e and not d and e - p < SMALL and watch.top.get(b"".join(buf[p:e].split(b'"')[::2]))):
             if at < p:
                 watch.lines(buf, at, p, at_line + buf.count(b"\n", at_p, at), d)
             if esc < p:
@@ -173,8 +173,8 @@ class Batches(Window):
         buf = self.buf
         i = buf.find(b"\n}\n", p, end)
         e = i + 3
-        if i < 0 or e - p > self.big or e - p >= MAX_LITERAL:
-            return None  # (not whole in the buffer, or too long: the regex's, which enters it)
+        if i < 0 or e - p > self.big or e - p >= SMALL:
+            return None  # (not whole in the buffer, or long: the regex's, which enters it if too long)
         esc = fed[3]
         if esc < p:
             esc = buf.find(b"\\", p)
@@ -193,8 +193,10 @@ class Batches(Window):
         """After the regex matched a block to yield at depth 0 and the schema checked it: if its
         shape is valid (the watch's memo of the root's fields) and its strings plain, where its
         heads are, kept for the blocks of that shape (``_known``)."""
+        if e - p >= SMALL or self._plan_room < e - p + 256:
+            return
         plans, watch, block = self._plans, self.watch, self.buf[p:e]
-        if self._plan_room < len(block) or watch is None or b"\\" in block or b"'" in block or b"\0" in block:
+        if watch is None or b"\\" in block or b"'" in block or b"\0" in block:
             return
         parts = block.split(b'"')
         key = b'"'.join(parts[::2])
@@ -204,7 +206,7 @@ class Batches(Window):
         if plan is not None and [Head(nm, parts[k].decode("utf-8", "surrogateescape"), line + n) for nm, k, n in plan] != list(hs):
             plan = None
         plans[key] = None if plan is None else (block.count(b"\n"), plan)  # (None: a shape its heads are not read from)
-        self._plan_room -= len(key)
+        self._plan_room -= len(key) + 256  # (and its entry)
 
     def _stop(self, pos: int, p: int, line: int, after: bool, end: int, *, fed: Optional[_Fed] = None) -> None:
         """A batch from ``pos`` (to ``end``) stops at ``p``, at ``line``: the walk goes on there

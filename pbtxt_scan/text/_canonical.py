@@ -16,7 +16,9 @@ The algorithm, over a byte buffer refilled in chunks:
    that spells the layout out level by level (``block_re``). The indentation is exact, so no
    nested line can look like that closer: a block that matches is exactly one grammar field.
    Heads (and ``name`` labels) are its lines at ``IND(d+1)``, found by one more regex; lines are
-   counted with ``bytes.count``.
+   counted with ``bytes.count``. (With the schema checked, a top-level block to yield whose
+   pieces between strings are those of one matched and found valid before is taken by one split
+   on the quote instead, its heads read off the pieces: ``_batch._known``.)
 3. A block that does not match, is deeper than the regex spells out, or is bigger than ``_BIG``
    is entered instead (back to step 1 inside it), so memory stays bounded and the cause is
    pinned to one line.
