@@ -9,6 +9,9 @@ Scalar = Union[str, int, float]
 # fields of a node that the rules read, and where a function library's nodes are.
 TF_HEADS = frozenset({"name", "op", "input", "device"})
 FUNCTION_NODES = ("library", "function", "node_def")
+# Where a graph sits in a text SavedModel and in a text MetaGraphDef (what holds its GraphDef).
+SAVEDMODEL_PREFIX = ("meta_graphs", "graph_def")
+METAGRAPH_PREFIX = ("graph_def",)
 
 
 class Field(NamedTuple):
@@ -43,6 +46,16 @@ class Message(List[Field]):
             if f.name == name:
                 return f
         return None
+
+    def depth(self, stop: int) -> int:
+        """How deeply messages nest in this one (1: no message field), counted without recursion,
+        up to ``stop`` (a bound: the count stops there)."""
+        deepest, todo = 1, [(self, 1)]
+        while todo and deepest < stop:
+            msg, d = todo.pop()
+            deepest = max(deepest, d)
+            todo.extend((f.value, d + 1) for f in msg if isinstance(f.value, Message))
+        return deepest
 
     def to_data(self, lines: bool = False) -> Dict[str, List[Any]]:
         """JSON-ready: ``{name: [values...]}`` (every field is a list: the text has no schema)."""

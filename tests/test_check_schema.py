@@ -13,6 +13,7 @@ import functools
 import io
 import json
 import random
+import re
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
@@ -69,6 +70,28 @@ def test_check_agrees_with_tensorflow(case: Dict[str, Any], tmp_path: Path) -> N
         assert 'Did you mean "%s"?' % case["near"] in message or "Did you mean %s?" % case["near"] in message, message
     if "has no field named" in message:
         assert "(schema: TensorFlow 2.21.0)" in message
+
+
+# The corpus's refusals of a name TensorFlow has not that are no misspelling of one: a made-up field
+# (no name of NodeDef is near "xyz": no did-you-mean, rather than a wrong one), an enum value quoted
+# as a string ("DT_FLOAT": protobuf refuses a string for an enum), a number for an enum (1.0).
+NOT_MISSPELT = {"019_unknown_field": None, "063_enum": None, "065_enum": None}
+
+
+def test_every_misspelt_name_in_the_corpus_gets_its_did_you_mean(tmp_path: Path) -> None:
+    """Issue 37's done-when: every misspelt field or enum name in the corpus (each refusal of an
+    unknown name, those above aside) gets a did-you-mean from ``check`` naming the right one; the
+    others get none."""
+    refused = [c for c in CASES if not c["tf"]["accept"] and re.search(r"has no (field|value) named", c["tf"]["message"])]
+    assert {c["id"] for c in refused if not c["near"]} == set(NOT_MISSPELT)
+    misspelt = [c for c in refused if c["near"]]
+    assert len(misspelt) == 31 and {c["kind"] for c in misspelt} == {"unknown_field", "enum", "any"}  # (any: a field of an Any's expansion)
+    for c in refused:
+        f = tmp_path / "graph.pbtxt"
+        f.write_text(changed(c), encoding="utf-8")
+        _, err, code = run(["check", str(f)])
+        said = re.findall(r'Did you mean "?([A-Za-z_]\w*)"?\?', err)
+        assert code == 2 and said == ([c["near"]] if c["near"] else []), (c["id"], err)
 
 
 def test_the_corpus_refuses_at_every_depth_of_the_fast_path() -> None:
@@ -290,3 +313,100 @@ def test_a_shape_valid_once_is_not_trusted_where_content_decides() -> None:
             assert len(got) == 1 and got[0].startswith("g:%d:" % line), (fast, warm, got, text.decode())
     clean = nodes(*[raw % "\\001\\377"] * 5)
     assert _problems(clean, "tensorflow.GraphDef", True, 0) == []
+
+
+# --- GE dumps: ge_onnx against onnx.proto; ge_proto against the fields seen in GE's dumps -----------
+
+GE = DATA / "ge"
+GE_PROTO = GE / "dump_dir" / "ge_proto_00000042_graph_1_Build.txt"  # (a root graph and a subgraph: two top-level blocks)
+GE_NOTE = "(schema: the fields seen in GE's ge_proto dumps; no ge_ir.proto here, so a warning: the file is read on)"
+
+
+def _ge_changed(tmp_path: Path, *changes: Tuple[str, str, int]) -> Path:
+    """GE_PROTO with each ``(old, new, count)`` replaced (``count`` times; -1: every one)."""
+    text = GE_PROTO.read_text(encoding="utf-8")
+    for old, new, count in changes:
+        assert old in text
+        text = text.replace(old, new, count)
+    f = tmp_path / GE_PROTO.name
+    f.write_text(text, encoding="utf-8")
+    return f
+
+
+def _warning(f: Path, text: str, old: str, kind: str, name: str, near: str) -> str:
+    """The warning ``check`` gives for the first ``old`` (a line's start, its indent included)."""
+    at = text.index(old)
+    line = text.count("\n", 0, at) + 1
+    col = len(old) - len(old.lstrip()) + (0 if old.startswith("\n") else 1)
+    return '%s:%d:%d: warning: Message type "%s" has no field named "%s". Did you mean "%s"? %s' % (
+        f, line + (1 if old.startswith("\n") else 0), col, kind, name, near, GE_NOTE)
+
+
+@pytest.mark.parametrize("path", sorted(p for p in GE.rglob("ge_*") if p.suffix in (".txt", ".pbtxt")), ids=lambda p: p.name)
+def test_a_ge_dump_as_ge_wrote_it_is_checked_without_a_word(path: Path) -> None:
+    for cmd in (["check"], ["stats"], ["nodes"]):
+        out, err, code = run(cmd + [str(path)])
+        assert code == 0 and err == "", err
+
+
+@pytest.mark.parametrize("cmd", [["check"], ["stats"], ["nodes"], ["check", "--all"]])
+def test_an_unknown_ge_proto_field_is_warned_once_a_kind_and_the_answer_stands(cmd: List[str], tmp_path: Path) -> None:
+    """GE's schema is not vendored: a field no GE dump shows is warned of (one stderr line each,
+    where it first is, with a did-you-mean), never refused, and the answer is what it was."""
+    f = _ge_changed(tmp_path, ("    stream_id:", "    stream_di:", -1), ("      layout:", "      layuot:", 1))
+    text = f.read_text(encoding="utf-8")
+    want_out, _, _ = run(cmd + [str(GE_PROTO)])
+    out, err, code = run(cmd + [str(f)])
+    timeless = [line for line in want_out.replace(str(GE_PROTO), str(f)).splitlines() if "seconds" not in line]  # (stats' time)
+    assert code == 0 and [line for line in out.splitlines() if "seconds" not in line] == timeless, err
+    assert text.count("stream_di:") > 2  # (every op's: still one line)
+    assert sorted(err.splitlines()) == sorted([
+        _warning(f, text, "\n    stream_di:", "ge.proto.OpDef", "stream_di", "stream_id"),
+        _warning(f, text, "\n      layuot:", "ge.proto.TensorDescriptor", "layuot", "layout"),
+    ]), err
+
+
+def test_check_jobs_2_warns_what_one_process_warns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    f = _ge_changed(tmp_path, ("    stream_id:", "    stream_di:", -1))
+    want = _jobs(["check", str(f)], 1, monkeypatch)
+    got = _jobs(["check", str(f)], 2, monkeypatch)
+    assert got == want and want[2] == 0 and "stream_di" in want[1], (got, want)
+
+
+def test_a_ge_onnx_dump_is_held_to_onnx_proto(tmp_path: Path) -> None:
+    """ONNX's schema is vendored (onnx.proto): a misspelt field is an error, as for TensorFlow's."""
+    src = GE / "ge_onnx_00000042_graph_1_Build.pbtxt"
+    text = src.read_text(encoding="utf-8")
+    f = tmp_path / src.name
+    f.write_text(text.replace("    attribute {", "    atribute {", 1), encoding="utf-8")
+    line = text.count("\n", 0, text.index("    attribute {")) + 1
+    for cmd in (["check"], ["stats"], ["nodes"]):
+        _, err, code = run(cmd + [str(f)])
+        assert code == 2 and err == ('%s:%d:5: Message type "onnx.NodeProto" has no field named "atribute". Did you mean '
+                                     '"attribute"? (schema: ONNX 1.23.2)\n' % (f, line)), err
+
+
+GE_PROTO_DUMPS = sorted(p for p in GE.rglob("ge_proto_*.txt"))
+
+
+@settings(deadline=None, max_examples=60)
+@given(st.data())
+def test_any_field_renamed_in_a_ge_proto_dump_is_warned_at_its_place(data: Any) -> None:
+    """Property: a field of a real ge_proto dump (below its top level) given a name no GE dump
+    shows is warned of at its line and column, by one stderr line, and check still passes."""
+    path = data.draw(st.sampled_from(GE_PROTO_DUMPS))
+    lines = path.read_text(encoding="utf-8").split("\n")
+    i = data.draw(st.sampled_from([k for k, line in enumerate(lines) if re.match(r"  +[a-z_]+(: | \{$)", line)]))
+    new = data.draw(st.from_regex(r"zz[a-z_]{1,8}", fullmatch=True))
+    body = lines[i].lstrip(" ")
+    col = len(lines[i]) - len(body) + 1
+    lines[i] = " " * (col - 1) + new + body[len(re.split(r"[: ]", body, 1)[0]):]
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        f = Path(d) / path.name
+        f.write_text("\n".join(lines), encoding="utf-8")
+        out, err, code = run(["check", str(f)])
+    assert code == 0 and out.startswith("%s: ok (" % f), err
+    assert len(err.splitlines()) == 1 and err.startswith('%s:%d:%d: warning: Message type "ge.proto.' % (f, i + 1, col)), err
+    assert 'has no field named "%s"' % new in err

@@ -21,8 +21,8 @@ from support import events as ev
 from support.containers import tfrecord
 from support.examples import fuzz_examples
 from support.marks import quick_first
-from support.hostile import (BIG_INT_GE, BIG_INT_TF, CASES, COMMANDS, DEEP_GE, DEEP_TF, HOSTILE_CHECKPOINTS, HOSTILE_RECORDS, NODE,
-                             PROF_CASES, PROF_COMMANDS, STRICT_BLOCKS, check_rules)
+from support.hostile import (BIG_INT_GE, BIG_INT_TF, CASES, COMMANDS, DEEP_GE, DEEP_TF, GE_STRICT_BLOCKS, HOSTILE_CHECKPOINTS,
+                             HOSTILE_RECORDS, NODE, PROF_CASES, PROF_COMMANDS, STRICT_BLOCKS, check_rules)
 
 DATA = Path(__file__).parent / "data"
 
@@ -41,6 +41,7 @@ INPUTS.update({
     "long_name": b'node {\n  name: "' + b"a" * 400000 + b'"\n  op: "Const"\n}\n',
 })
 INPUTS.update(STRICT_BLOCKS)  # (issue 37: blocks that are no valid node)
+INPUTS.update(GE_STRICT_BLOCKS)
 # An event file whose graph record has one flipped byte: in its data (a node's name), in its data CRC (issue 35).
 _GRAPH = ev.graph_def((DATA / "binary" / "mlp_sgd.pb").read_bytes())
 _EVENTS = ev.around([_GRAPH])
@@ -101,6 +102,27 @@ def test_no_command_answers_past_a_block_that_is_no_valid_node(tmp_path: Path, n
             continue
         assert r.exit_code == 2, (args, r.stdout, r.stderr)
         assert len(r.stderr.splitlines()) == 1 and ("Message type" in r.stderr or "Expected string" in r.stderr), (args, r.stderr)
+
+
+@pytest.mark.parametrize("name", sorted(GE_STRICT_BLOCKS))
+def test_no_ge_command_answers_past_an_op_that_is_no_valid_node(tmp_path: Path, name: str) -> None:
+    """Issue 37, on GE dumps: every GE reading reads every op before its answer (GE's own choice
+    walks the whole graph), so each stops at the damaged op with check's words, or, --lenient,
+    skips it with one stderr line and answers from the rest."""
+    from pbtxt_scan.cli import app
+    from support.hostile import runner
+
+    f = tmp_path / ("ge_onnx_00000001_graph_1_Build.pbtxt" if "onnx" in name else "ge_proto_00000001_graph_1_Build.txt")
+    f.write_bytes(GE_STRICT_BLOCKS[name])
+    for args in (["ge-auto", str(f)], ["ge-auto", "--jobs", "2", str(f)], ["resolve", "n", "--ge", str(f)], ["fp", str(f)],
+                 ["bp", str(f)], ["points", str(f)]):
+        r = runner.invoke(app, args)
+        assert r.exit_code == 2, (args, r.stdout, r.stderr)
+        assert len(r.stderr.splitlines()) == 1 and ("Message type" in r.stderr or "Expected string" in r.stderr), (args, r.stderr)
+        assert any(":%s: " % at in r.stderr for at in ("3:3", "4:3", "4")), r.stderr  # (at the op, or its bad name's line)
+        r = runner.invoke(app, args[:1] + ["--lenient"] + args[1:])
+        assert r.exit_code in (0, 1) and "--lenient: skipped 1 block" in r.stderr, (args, r.stderr)  # (then the rest read)
+        assert "Traceback" not in r.stderr
 
 
 @pytest.mark.parametrize("checkpoint", HOSTILE_CHECKPOINTS, ids=range(len(HOSTILE_CHECKPOINTS)))

@@ -44,6 +44,33 @@ def test_deep_nesting_show_json_says_why(tmp_path: Path) -> None:
     assert r.stderr == "%s:2:1: nested too deeply to print as JSON (use show without --json)\n" % f
 
 
+@pytest.mark.parametrize("braces, prints", [(99, True), (100, False)])
+def test_show_json_prints_100_levels_and_refuses_101(tmp_path: Path, braces: int, prints: bool) -> None:
+    # The node is a level, and each brace in its attr one more: 99 braces nest 100 messages. The bound
+    # is counted, not met as a RecursionError (Python 3.8 could abort handling one: xdist's workers
+    # died on DEEP_TF), so it holds whatever recursion limit or stack the command runs with.
+    import json
+    import sys
+
+    deep = "{ a " * (braces - 1) + "{ }" + " }" * (braces - 1)
+    f = write(tmp_path, "deep.pbtxt", 'node {\n  name: "n"\n  op: "Placeholder"\n  attr ' + deep + "\n}\n")
+    limit = sys.getrecursionlimit()
+    try:
+        for at in (limit, 5000):
+            sys.setrecursionlimit(at)
+            r = run("show", "--json", f, "n")
+            if prints:
+                assert r.exit_code == 0, r.stderr
+                level, n = json.loads(r.stdout)["block"], 1
+                while "attr" in level or "a" in level:
+                    level, n = (level.get("attr") or level["a"])[0]["value"], n + 1
+                assert n == 100
+            else:
+                assert (r.exit_code, r.stderr) == (2, "%s:1:1: nested too deeply to print as JSON (use show without --json)\n" % f)
+    finally:
+        sys.setrecursionlimit(limit)
+
+
 @pytest.mark.parametrize("args", [["resolve", "n", "--ge", "{f}"], ["ge-auto", "{f}"], ["ge-auto", "--json", "{f}"]])
 def test_deep_nesting_in_a_ge_dump(tmp_path: Path, args: "list[str]") -> None:
     f = write(tmp_path, "ge_proto_00000001_graph_1_Build.txt", DEEP_GE)

@@ -13,9 +13,9 @@ if not (ROOT / "tools" / "protos").is_dir():  # (an sdist carries tests/, not th
     pytest.skip("tools/protos is not here", allow_module_level=True)
 sys.path.insert(0, str(ROOT))
 
-from tools import gen_schema, proto_reader  # noqa: E402
+from tools import gen_ge_fields, gen_schema, proto_reader  # noqa: E402
 
-from pbtxt_scan.schema import _onnx, _tensorflow, default_schema  # noqa: E402
+from pbtxt_scan.schema import _ge_seen, _onnx, _tensorflow, default_schema  # noqa: E402
 
 TABLES = {"_tensorflow.py": _tensorflow, "_onnx.py": _onnx}
 
@@ -37,6 +37,25 @@ def test_one_field_changed_in_a_proto_is_caught(tmp_path: Path) -> None:
     node_def.write_text(text.replace("string op = 2;", "string op = 9;"), encoding="utf-8")
     module = gen_schema.MODULES[0]
     assert gen_schema.render(*module) != gen_schema.render(*module, protos=str(protos))
+
+
+def test_the_committed_ge_table_is_what_the_dumps_hold() -> None:
+    """GE's ge_proto fields (no ge_ir.proto vendored): the names seen in tests/data/ge's dumps."""
+    committed = (ROOT / "pbtxt_scan" / "schema" / "_ge_seen.py").read_text(encoding="utf-8")
+    assert gen_ge_fields.render() == committed, "run python -m tools.gen_ge_fields --write"
+    t = _ge_seen.MESSAGES
+    assert {"name", "type", "input", "attr", "id", "stream_id", "input_desc", "output_desc", "subgraph_name"} <= set(t["ge.proto.OpDef"])
+    assert t["ge.proto.GraphDef"]["op"] == "ge.proto.OpDef" and t["ge.proto.AttrEntry"] == {"key": "", "value": "ge.proto.AttrDef"}
+    assert gen_ge_fields.messages_held(t) <= set(t)  # (every message a field holds is seen, its fields listed)
+
+
+def test_a_field_added_to_a_dump_is_caught(tmp_path: Path) -> None:
+    dumps = tmp_path / "ge"
+    shutil.copytree(gen_ge_fields.DUMPS, str(dumps))
+    dump = dumps / "mlp_sgd" / "ge_proto_00000003_graph_1_Build.txt"
+    text = dump.read_text(encoding="utf-8")
+    dump.write_text(text.replace("    id: 1\n", "    id: 1\n    workspace: 16\n", 1), encoding="utf-8")
+    assert "workspace" not in gen_ge_fields.render() and "'workspace': ''" in gen_ge_fields.render(str(dumps))
 
 
 def test_the_tables_cover_what_a_graph_file_holds() -> None:

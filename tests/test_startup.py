@@ -29,14 +29,13 @@ pbtxt_scan.fpbp pbtxt_scan.fpbp._ahead pbtxt_scan.fpbp._answers pbtxt_scan.fpbp.
 pbtxt_scan.fpbp._fp pbtxt_scan.fpbp._fp_flow pbtxt_scan.fpbp._fp_inputs pbtxt_scan.fpbp._fp_pick
 pbtxt_scan.fpbp._fp_scan pbtxt_scan.fpbp._fp_settle pbtxt_scan.fpbp._fp_steps pbtxt_scan.fpbp._hood_find
 pbtxt_scan.fpbp._needles pbtxt_scan.fpbp._profiling
-pbtxt_scan.graph pbtxt_scan.graph._dialect pbtxt_scan.graph._folders pbtxt_scan.graph._input pbtxt_scan.graph._sniff
+pbtxt_scan.graph pbtxt_scan.graph._dialect pbtxt_scan.graph._input pbtxt_scan.graph._sniff
 pbtxt_scan.graph._strict pbtxt_scan.text._strict
-pbtxt_scan.schema pbtxt_scan.schema._check pbtxt_scan.schema._feed pbtxt_scan.schema._near pbtxt_scan.schema._onnx
-pbtxt_scan.schema._tensorflow pbtxt_scan.schema._types pbtxt_scan.schema._values
+pbtxt_scan.schema pbtxt_scan.schema._tensorflow pbtxt_scan.schema._types
 pbtxt_scan.language pbtxt_scan.language._atomic pbtxt_scan.language._grammar pbtxt_scan.language._lines pbtxt_scan.language._skip
 pbtxt_scan.language._terminals pbtxt_scan.language._values
 pbtxt_scan.parallel pbtxt_scan.parallel._cores pbtxt_scan.parallel._grep pbtxt_scan.parallel._pool
-pbtxt_scan.source pbtxt_scan.source._crc32c pbtxt_scan.source._kinds pbtxt_scan.source._lane pbtxt_scan.source._source
+pbtxt_scan.source pbtxt_scan.source._kinds pbtxt_scan.source._lane pbtxt_scan.source._source
 pbtxt_scan.source._store pbtxt_scan.source._views
 pbtxt_scan.text pbtxt_scan.text._batch pbtxt_scan.text._canonical pbtxt_scan.text._frames pbtxt_scan.text._handover
 pbtxt_scan.text._hood pbtxt_scan.text._lane pbtxt_scan.text._layout pbtxt_scan.text._nested pbtxt_scan.text._lexer pbtxt_scan.text._needles
@@ -76,8 +75,9 @@ def test_fp_imports_the_modules_it_uses_and_no_other() -> None:
     mods = imported("fp", str(GRAPH))
     mine = {m for m in mods if m == "pbtxt_scan" or m.startswith("pbtxt_scan.")}
     assert mine == set(FP_MODULES), budget_message(mine - set(FP_MODULES), set(FP_MODULES) - mine)
-    assert not [m for m in mods if m.split(".")[0] in ("lark", "rich", "gzip", "tempfile", "pkgutil")], (
-        "fp on a regular text file needs neither the Lark parser, rich, gzip, a spool nor a package's data")
+    assert not [m for m in mods if m.split(".")[0] in ("lark", "rich", "gzip", "tempfile", "pkgutil", "json")], (
+        "fp on a regular text file needs neither the Lark parser, rich, gzip, a spool, a package's data nor "
+        "json (its answer is a line of text)")
 
 
 def test_the_budget_message_says_what_to_do() -> None:

@@ -280,3 +280,169 @@ def test_a_ge_op_without_its_type_stops_every_ge_reading(tmp_path: Path, args: L
     assert r.exit_code == 2, r.stdout
     assert r.stderr.splitlines() == ['%s:3:3: Message type "ge.proto.OpDef" is missing required field "type": '
                                      "a node needs a name and an op." % f]
+
+
+def _ge_without_type(tmp_path: Path) -> Path:
+    """The GE fixture with its first op's ``type`` line gone (an op GE would not load)."""
+    lines = GE_DUMP.read_text(encoding="utf-8").split("\n")
+    del lines[4]
+    f = tmp_path / "ge_proto_00000003_graph_1_Build.txt"
+    f.write_text("\n".join(lines), encoding="utf-8")
+    return f
+
+
+GE_SKIPPED = ('%s: --lenient: skipped 1 block that is no valid node; the first at line 3: Message type "ge.proto.OpDef" '
+              'is missing required field "type": a node needs a name and an op.')
+
+
+@pytest.mark.parametrize("args", [["ge-auto"], ["ge-auto", "--jobs", "2"], ["ge-auto", "--json"],
+                                  ["resolve", "dense/MatMul", "--ge"], ["resolve", "dense/MatMul", "--jobs", "2", "--ge"]],
+                         ids=lambda a: "-".join(a))
+def test_lenient_on_a_ge_command_skips_the_op_with_one_warning(tmp_path: Path, args: List[str]) -> None:
+    """ge-auto and resolve take --lenient as fp and bp do: the op without its type is left out (it
+    was the data source, IteratorV2: GE's own choice then has no fp), and one stderr line says so."""
+    f = _ge_without_type(tmp_path)
+    whole = _run(args, GE_DUMP)
+    r = _run(args[:1] + ["--lenient"] + args[1:], f)
+    if args[0] == "resolve":  # (the op skipped is no match of dense/MatMul: the same matches, a line up)
+        assert r.exit_code == 0, r.stderr
+        assert r.stdout == whole.stdout.replace("line 24", "line 23")
+    else:
+        assert r.exit_code == 1, r.stderr  # (no data source left: GE would find no fp)
+        if "--json" in args:
+            import json
+
+            assert json.loads(r.stdout)["fp"]["name"] is None and json.loads(r.stdout)["bp"]["name"]
+        else:
+            assert r.stdout.startswith("fp  (none)\nbp  gradients/"), r.stdout
+    assert r.stderr.splitlines().count(GE_SKIPPED % f) == 1, r.stderr
+
+
+def test_lenient_on_points_ge_skips_in_the_dump_too(tmp_path: Path) -> None:
+    f = _ge_without_type(tmp_path)
+    r = _run(["points", str(BASE), "--ge"], f)
+    assert r.exit_code == 2 and "ge.proto.OpDef" in r.stderr and "--lenient" not in r.stderr, r.stderr
+    r = _run(["points", "--lenient", str(BASE), "--ge"], f)
+    assert r.exit_code == 0, r.stderr
+    assert "dense/MatMuldense/BiasAdd" in r.stdout
+    assert GE_SKIPPED % f in r.stderr.splitlines(), r.stderr
+
+
+# --- a graph inside a text SavedModel or MetaGraphDef: its node blocks held to the same ----------
+
+# (the container, the file's name, the lines and columns its graph_def's text is moved by)
+CONTAINERS = [("saved_model", "saved_model.pbtxt", 7, 4), ("meta_graph", "model.ckpt-1.meta", 5, 2)]
+
+
+def _contained(container: str, text: str) -> str:
+    from support.containers import text_meta_graph, text_saved_model
+
+    return text_saved_model([("train", text)]) if container == "saved_model" else text_meta_graph(text)
+
+
+def _moved(error: str, lines: int, columns: int) -> str:
+    line, col, msg = error.split(":", 2)
+    return "%d:%d:%s" % (int(line) + lines, int(col) + columns, msg)
+
+
+NESTED = [(c, args, d) for c in CONTAINERS for args, line in ((["fp"], EARLY), (["bp"], LATE)) for d in damages(line)]
+
+
+@pytest.mark.parametrize("container, args, d", NESTED, ids=["%s-%s-%s" % (c[0], a[0], d.kind) for c, a, d in NESTED])
+def test_a_damaged_node_inside_a_text_container_stops_the_command(tmp_path: Path, container: Tuple[str, str, int, int],
+                                                                   args: List[str], d: Damage, answers: "dict[str, str]") -> None:
+    """A text SavedModel's (or MetaGraphDef's) graph_def is a GraphDef: a ``nod {`` in it, a node
+    without a name or with a number for one, stops fp and bp where they read it, at the file's own
+    line and column, as in a graph.pbtxt; --lenient skips it with one stderr line."""
+    kind, name, lines, columns = container
+    f = tmp_path / name
+    f.write_text(_contained(kind, damaged(d)), encoding="utf-8")
+    r = _run(args, f)
+    assert r.exit_code == 2, r.stdout
+    assert r.stderr.splitlines() == ["%s:%s" % (f, _moved(d.error, lines, columns))]
+    r = _run(args, f, "--lenient")
+    assert r.exit_code == 0, r.stderr
+    assert _names(r.stdout) == _names(answers[args[0]])
+    assert "%s: --lenient: skipped 1 block that is no valid node; the first at line %d" % (
+        f, int(d.error.split(":")[0]) + lines) in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("container", CONTAINERS, ids=lambda c: c[0])
+def test_damage_a_container_s_reading_never_meets_leaves_the_answer(tmp_path: Path, container: Tuple[str, str, int, int],
+                                                                     answers: "dict[str, str]") -> None:
+    """fp stops at its answer: a ``nod {`` after it is never read (check refuses it)."""
+    kind, name, lines, _ = container
+    f = tmp_path / name
+    f.write_text(_contained(kind, damaged(damages(LATE)[0])), encoding="utf-8")
+    r = _run(["fp"], f)
+    assert r.exit_code == 0 and _names(r.stdout) == _names(answers["fp"]), r.stderr
+    r = _run(["check"], f)
+    assert r.exit_code == 2 and r.stderr.startswith("%s:%d:" % (f, LATE + lines)) and '"nod"' in r.stderr, r.stderr
+
+
+# --- a GE dump's graph: a field its graph has not, where its ops are ------------------------------
+
+GE_ONNX = DATA / "ge" / "ge_onnx_00000042_graph_1_Build.pbtxt"
+GE_READINGS = [["ge-auto"], ["ge-auto", "--jobs", "2"], ["resolve", "IteratorV2", "--ge"], ["fp"], ["bp"], ["points"]]
+
+
+def _ge_edited(tmp_path: Path, src: Path, line: int, new: Optional[str], name: str = "") -> Path:
+    """``src`` with its line ``line`` (1-based) made ``new`` (None: the block opened there taken out)."""
+    lines = src.read_text(encoding="utf-8").split("\n")
+    if new is None:
+        opener = lines[line - 1]
+        end = lines.index(opener[: len(opener) - len(opener.lstrip())] + "}", line)
+        del lines[line - 1 : end + 1]
+    else:
+        lines[line - 1] = new
+    f = tmp_path / (name + src.name)
+    f.write_text("\n".join(lines), encoding="utf-8")
+    return f
+
+
+def _reading(args: List[str], f: Path, lenient: bool = False) -> "object":
+    return _run(args[:1] + (["--lenient"] if lenient else []) + args[1:], f)
+
+
+@pytest.fixture
+def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--jobs 2`` cuts even these small dumps (at op openers, every 200 bytes or so)."""
+    import functools
+
+    from pbtxt_scan.ge import _split
+
+    monkeypatch.setattr(_split, "load", functools.partial(_split.load, split_bytes=200))
+
+
+@pytest.mark.parametrize("args", GE_READINGS, ids=lambda a: "-".join(a))
+def test_a_misspelt_node_in_a_ge_onnx_graph_stops_every_ge_reading(tmp_path: Path, args: List[str], small_chunks: None) -> None:
+    """onnx.proto is vendored: ``nod {`` in an ONNX dump's graph is refused, as check refuses it."""
+    f = _ge_edited(tmp_path, GE_ONNX, 219, "  nod {")
+    r = _reading(args, f)
+    assert r.exit_code == 2, r.stdout
+    assert r.stderr.splitlines() == ['%s:219:3: Message type "onnx.GraphProto" has no field named "nod". Did you mean "node"? '
+                                     "(schema: ONNX 1.23.2)" % f]
+    r = _reading(args, f, lenient=True)
+    want = _reading(args, _ge_edited(tmp_path, GE_ONNX, 219, None, "cut_"))
+    assert (r.exit_code, _lines_less(r.stdout)) == (want.exit_code, _lines_less(want.stdout.replace("cut_", ""))), r.stderr
+    assert "%s: --lenient: skipped 1 block that is no valid node; the first at line 219" % f in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("args", GE_READINGS, ids=lambda a: "-".join(a))
+def test_a_misspelt_op_in_a_ge_proto_graph_is_warned_and_read_past(tmp_path: Path, args: List[str], small_chunks: None) -> None:
+    """ge_ir.proto is not vendored: ``opp {`` in a ge_proto graph (a name no GE dump shows there) is
+    warned of, once, with a did-you-mean, and the answer is the dump's without that op."""
+    f = _ge_edited(tmp_path, GE_DUMP, 47, "  opp {")
+    r = _reading(args, f)
+    want = _reading(args, _ge_edited(tmp_path, GE_DUMP, 47, None, "cut_"))
+    assert (r.exit_code, _lines_less(r.stdout)) == (want.exit_code, _lines_less(want.stdout.replace("cut_", ""))), r.stderr
+    warned = [line for line in r.stderr.splitlines() if "warning" in line]
+    assert warned == ['%s:47:3: warning: Message type "ge.proto.GraphDef" has no field named "opp". Did you mean "op"? '
+                      "(schema: the fields seen in GE's ge_proto dumps; no ge_ir.proto here, so a warning: the file is read on)" % f]
+
+
+def _lines_less(out: str) -> str:
+    """An output less its line numbers (an op taken out moves the ones after it)."""
+    import re
+
+    return re.sub(r'line[" :]+\d+|\b\d{2,}\b', "N", out)

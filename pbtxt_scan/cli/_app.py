@@ -223,7 +223,7 @@ RunOpt = _shared("run", typer.Option(
 LenientOpt = _shared("lenient", typer.Option(
     False, "--lenient",
     help="Skip a block read before the answer that is no valid node (a top-level field a GraphDef has not, such as "
-    "'nod {'; a node without a name or an op, or whose name is no string) rather than stop at it with check's "
+    "'nod {'; a node without a name or an op, a GE op without a name or a type, or a name that is no string) rather than stop at it with check's "
     "error; one stderr line says how many were skipped and where the first was. Binary graphs: protobuf keeps an "
     "unknown field number, so there only a node without a name or an op counts. "
     "Example: pbtxt-scan fp --lenient graph.pbtxt",

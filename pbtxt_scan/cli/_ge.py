@@ -8,7 +8,7 @@ import typer
 
 from .. import PbtxtError
 from ._escape import shown
-from ._app import Common, QuietOpt, command, format_option, jobs_of, jobs_option, json_option, output_format
+from ._app import Common, LenientOpt, QuietOpt, command, format_option, jobs_of, jobs_option, json_option, output_format
 from ._output import EXIT_NOT_FOUND, Console, emit, out
 from ._pair import POINTS_FORMATS, AicMetricsOpt, PointsFormatOpt, ProfilingOutputOpt, TaskTraceOpt, check_paste, pasted
 from ._suggest import Closest
@@ -25,10 +25,10 @@ _JobsOpt = jobs_option(
 )
 
 
-def _open(con: Console, ge: str, names: Optional[List[str]] = None, jobs: Optional[int] = 1) -> Any:
+def _open(con: Console, ge: str, names: Optional[List[str]] = None, jobs: Optional[int] = 1, lenient: bool = False) -> Any:
     from ..ge import open_ge
 
-    b, pick = open_ge(ge, names, jobs)
+    b, pick = open_ge(ge, names, jobs, lenient=lenient)
     if pick is not None:  # a directory: say which file was used, and why (stderr: not a result)
         con.note("using %s: %s" % (pick["file"], pick["reason"]))
     return b, pick
@@ -43,6 +43,7 @@ def resolve(
     out_format: str = format_option("text"),
     jobs: Optional[int] = _JobsOpt,
     quiet: bool = QuietOpt,
+    lenient: bool = LenientOpt,
 ) -> None:
     """Find the GE op(s) each TensorFlow name became in a GE Build dump, most trusted first.
 
@@ -67,10 +68,12 @@ def resolve(
     as_json = output_format(common.out_format, common.as_json, ("text",)) == "json"
     n_jobs = jobs_of(common.jobs)
     try:
-        b, pick = _open(con, ge, names, n_jobs)
+        b, pick = _open(con, ge, names, n_jobs, common.lenient)
         results = _resolve(b, names)
     except PbtxtError as e:
         raise con.fail(e)
+    for text in b.notes:  # (--lenient: the ops skipped)
+        con.note(text)
     missing = [r["tf_name"] for r in results if not r["matches"]]
     if as_json:
         from ._json import ge_resolution
@@ -116,6 +119,7 @@ def ge_auto(
     aic_metrics: str = AicMetricsOpt,
     jobs: Optional[int] = _JobsOpt,
     quiet: bool = QuietOpt,
+    lenient: bool = LenientOpt,
 ) -> None:
     """Predict the fp/bp GE picks by itself ("fp_point":"" / "bp_point":"") from a Build dump.
 
@@ -143,10 +147,12 @@ def ge_auto(
     as_json = fmt == "json"
     n_jobs = jobs_of(common.jobs)
     try:
-        b, pick = _open(con, ge, None, n_jobs)
+        b, pick = _open(con, ge, None, n_jobs, common.lenient)
         res = _ge_auto(b)
     except PbtxtError as e:
         raise con.fail(e)
+    for text in b.notes:  # (--lenient: the ops skipped)
+        con.note(text)
     if as_json:
         from ._json import ge_pick, ge_point
 

@@ -37,6 +37,8 @@ def check(
     and against the schema of what they are: TensorFlow 2.21's GraphDef, MetaGraphDef or SavedModel,
     a GE ge_onnx dump's onnx.proto (field names, value types and ranges, enum values, a singular
     field or a oneof set twice), as TensorFlow's own parser refuses them, with a did-you-mean.
+    A GE ge_proto dump (its ge_ir.proto is not vendored): its field names against those seen in
+    GE's dumps, a name not seen warned of on stderr (once each, with a did-you-mean), not refused.
 
     Prints 'FILE: ok (N lines, M nodes)' per valid file ('FILE: ok (N bytes, M nodes, binary
     GraphDef)' for a binary one); for the first error in a file, prints 'FILE:LINE:COL: message'

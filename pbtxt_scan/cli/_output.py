@@ -7,10 +7,9 @@ Exit codes: 0 found / valid, 1 looked and found nothing, 2 usage error or unread
 """
 from __future__ import annotations
 
-import json
 import os
 import sys
-from typing import Any, Dict, NamedTuple, Optional, Sequence
+from typing import Any, Callable, Dict, NamedTuple, Optional, Sequence
 
 import typer
 
@@ -78,9 +77,17 @@ def error_object(message: str, file: Optional[str] = None, line: Optional[int] =
     return {"error": message, "file": file, "line": line, "column": column, "offset": offset}
 
 
+_dumps: Optional[Callable[..., str]] = None  # (json.dumps: json loads with the first object, not at start)
+
+
 def emit(obj: Any) -> None:
     """One JSON object on one line of stdout."""
-    out(json.dumps(obj, ensure_ascii=False))
+    global _dumps
+    if _dumps is None:
+        import json
+
+        _dumps = json.dumps
+    out(_dumps(obj, ensure_ascii=False))
 
 
 def out(line: str, end: str = "\n") -> None:

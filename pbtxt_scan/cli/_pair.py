@@ -196,7 +196,7 @@ def _points_of(file: str, run: _PointsRun, *, prefix: bool) -> int:
     unusable = False
     if ge is not None:
         try:
-            mapped, fp_name, bp_name, unusable = on_ge(con, fp_name, bp_name, ge)
+            mapped, fp_name, bp_name, unusable = on_ge(con, fp_name, bp_name, ge, lenient=run.common.lenient)
         except PbtxtError as e:
             return con.failed(e)
     _print_points(run, g.name, (fa, ba), (fp_name, bp_name), mapped=mapped, lead="%s: " % file if prefix else "")
@@ -230,17 +230,21 @@ def _print_points(run: _PointsRun, name: str, answers: Tuple[Any, Any], names: T
                 out("%s%s_point  %s  (%s, %s, rule %s)" % (lead, kind, shown(point_name or "") or '""', shown(ans.point.op), shown(where), ans.rule))
 
 
-def on_ge(con: Console, fp_name: Optional[str], bp_name: Optional[str], ge: str) -> Tuple[Any, Optional[str], Optional[str], bool]:
+def on_ge(
+    con: Console, fp_name: Optional[str], bp_name: Optional[str], ge: str, *, lenient: bool = False,
+) -> Tuple[Any, Optional[str], Optional[str], bool]:
     """The points mapped onto a GE dump: (the mapping, the names GE knows, whether a point is one
     GE will not find), with a stderr line for each one GE renamed, will not find, or would pick
     otherwise by itself. A point GE will not find becomes ``None`` (profiling: ``""``): GE then
-    picks its own, where the TF name would trace nothing."""
+    picks its own, where the TF name would trace nothing. ``lenient``: ``--lenient``, for the dump too."""
     from .. import ge as _ge
 
-    mapped = _ge.map_points(fp_name, bp_name, ge)
+    mapped = _ge.map_points(fp_name, bp_name, ge, lenient=lenient)
     pick = mapped.get("pick")
     if pick is not None:  # a folder: which dump was read, and why (as resolve and ge-auto say it)
         con.note("using %s: %s" % (pick["file"], pick["reason"]))
+    for text in mapped.get("notes", ()):  # (--lenient: the dump's ops skipped)
+        con.note(text)
     auto = mapped.get("ge_auto") or {}
     names = {"fp": fp_name, "bp": bp_name}
     unusable = False

@@ -2,7 +2,6 @@
 ``pbtxt_scan.find_fp``/``find_bp``, the GE mapping ``pbtxt_scan.ge``, the profiling options ``pbtxt_scan.profiling_options``."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
@@ -96,6 +95,8 @@ def options_of(
 
 def _read_config(config: Path) -> Dict[str, List[str]]:
     """The --config JSON: an object whose keys are among CONFIG_KEYS, each a list of strings."""
+    import json
+
     try:
         cfg = json.loads(Path(config).read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:

@@ -159,7 +159,7 @@ def _page(
     ge_file = ""
     unusable = False
     if ge is not None:
-        mapped, fp_name, bp_name, unusable = on_ge(con, fp_name, bp_name, ge)
+        mapped, fp_name, bp_name, unusable = on_ge(con, fp_name, bp_name, ge, lenient=common.lenient)
         ge_file = str(mapped.get("file") or ge)
         for kind in ("fp", "bp"):
             m = mapped.get(kind) or {}

@@ -16,6 +16,7 @@ from ._checks import node_hint
 from ._suggest import Closest, tensor_node
 
 ANY_SIZE = 1 << 62  # show --json: no bound of its own on the block (the lane keeps Lark's)
+JSON_DEPTH = 100  # show --json: messages nested deeper are not printed (protobuf's binary parser stops at 100 too)
 
 
 def show_hood(
@@ -171,11 +172,13 @@ def print_node(g: "GraphFile", found: Any, why: str, *, as_json: bool, con: Cons
         msg = g.parse(hit, max_bytes=ANY_SIZE)
         obj = {"name": hit.name, "op": hit.op, "line": hit.line or None, "offset": hit.start, "file": g.name, "function": found.function,
                "reason": None}
-        try:
-            obj["block"] = msg[0].value.to_data(lines=True)
-            text = json.dumps(obj, ensure_ascii=False)
-        except RecursionError:
-            raise PbtxtError("nested too deeply to print as JSON (use show without --json)", hit.line, hit.column, g.name) from None
+        # JSON is written by recursion (ours and json's): bounded by a depth counted first, never by
+        # catching RecursionError, whose recovery depends on the stack the command runs on (Python
+        # 3.8 aborts when handling it needs more than 50 frames past the limit).
+        if msg[0].value.depth(JSON_DEPTH + 1) > JSON_DEPTH:
+            raise PbtxtError("nested too deeply to print as JSON (use show without --json)", hit.line, hit.column, g.name)
+        obj["block"] = msg[0].value.to_data(lines=True)
+        text = json.dumps(obj, ensure_ascii=False)
         del msg, obj  # (a big block's values, before its JSON is written)
         if notes:
             con.notes(g, said)

@@ -96,8 +96,10 @@ def find_build_files(directory: PathLike) -> List[str]:
     return [d["path"] for d in dump_files(directory) if d["is_build"]]
 
 
-def _summarize(path: str, names: Sequence[str], keep_if_training: bool = True, jobs: Optional[int] = 1) -> Tuple[Dict[str, Any], Optional[GeBuild]]:
-    b = load_build(path, jobs=jobs)
+def _summarize(
+    path: str, names: Sequence[str], keep_if_training: bool = True, jobs: Optional[int] = 1, lenient: bool = False,
+) -> Tuple[Dict[str, Any], Optional[GeBuild]]:
+    b = load_build(path, jobs=jobs, lenient=lenient)
     s: Dict[str, Any] = {"file": os.path.basename(path), "path": path, "ops": len(b.ops),
                          "has_gradients": b.has_gradients, "has_root_netoutput": b.root_netoutput is not None}
     if names:
@@ -113,12 +115,14 @@ def _score(s: Dict[str, Any], index: int) -> Tuple[Any, ...]:
             s["has_gradients"] and s["has_root_netoutput"], s["has_root_netoutput"], s["ops"], index)
 
 
-def _summaries(files: List[str], names: List[str], n: int) -> Optional[List[Tuple[Dict[str, Any], Optional[GeBuild]]]]:
+def _summaries(
+    files: List[str], names: List[str], n: int, lenient: bool = False,
+) -> Optional[List[Tuple[Dict[str, Any], Optional[GeBuild]]]]:
     """Each file summarized on one of ``n`` workers, in order; None if the workers cannot do it
     (then the caller summarizes them itself, and meets any file's error there)."""
 
     def one(f: str) -> Tuple[Dict[str, Any], Optional[GeBuild]]:
-        return _summarize(f, names)
+        return _summarize(f, names, lenient=lenient)
 
     try:
         with Pool(min(n, len(files)), [one]) as pool:
@@ -128,15 +132,16 @@ def _summaries(files: List[str], names: List[str], n: int) -> Optional[List[Tupl
 
 
 def _pick(
-    files: Sequence[PathLike], names: Optional[Sequence[str]], workers: Optional[int] = None, jobs: Optional[int] = 1
+    files: Sequence[PathLike], names: Optional[Sequence[str]], workers: Optional[int] = None, jobs: Optional[int] = 1,
+    lenient: bool = False,
 ) -> Tuple[Dict[str, Any], GeBuild]:
     paths = [str(f) for f in files]
     if not paths:
         raise PbtxtError("no GE Build dumps given")
     wanted = [n for n in (names or ()) if n]
     n = workers if workers is not None else min(4, os.cpu_count() or 1, len(paths))
-    shared = _summaries(paths, wanted, n) if n > 1 and len(paths) > 1 and can_fork() else None
-    results = shared if shared is not None else [_summarize(f, wanted, jobs=jobs) for f in paths]  # (one file: on ``jobs`` processes itself)
+    shared = _summaries(paths, wanted, n, lenient) if n > 1 and len(paths) > 1 and can_fork() else None
+    results = shared if shared is not None else [_summarize(f, wanted, jobs=jobs, lenient=lenient) for f in paths]  # (one file: on ``jobs`` processes itself)
     index = {f: i for i, f in enumerate(paths)}
     for f in paths:
         k = _dump_index(f)
@@ -144,7 +149,7 @@ def _pick(
     best_i = max(range(len(paths)), key=lambda i: _score(results[i][0], index[paths[i]]))
     s, b = results[best_i]
     if b is None:
-        b = load_build(paths[best_i], jobs=jobs)
+        b = load_build(paths[best_i], jobs=jobs, lenient=lenient)
     s = dict(s)
     why = []
     if wanted:
@@ -175,11 +180,13 @@ def pick_training_graph(files: Sequence[PathLike], names: Optional[Sequence[str]
 
 
 def open_ge(
-    build_or_dir: Union[GeBuild, PathLike], names: Optional[Sequence[str]] = None, jobs: Optional[int] = 1
+    build_or_dir: Union[GeBuild, PathLike], names: Optional[Sequence[str]] = None, jobs: Optional[int] = 1, *,
+    lenient: bool = False,
 ) -> Tuple[GeBuild, Optional[Dict[str, Any]]]:
     """A loaded build from a dump file, a dump directory (the training graph is picked), or a build.
 
-    ``jobs``: processes for loading one dump (a directory's dumps are loaded in parallel anyway)."""
+    ``jobs``: processes for loading one dump (a directory's dumps are loaded in parallel anyway).
+    ``lenient``: an op that is no valid node is skipped (the build's ``notes`` say so), not refused."""
     if isinstance(build_or_dir, GeBuild):
         return build_or_dir, None
     if str(build_or_dir) != "-" and os.path.isdir(build_or_dir):
@@ -187,21 +194,24 @@ def open_ge(
         if not files:
             raise PbtxtError("no GE Build dumps here (expected ge_proto_<idx>_graph_<gid>_Build.txt or "
                              "ge_proto_<idx>_PreRunAfterBuild.txt, or any file holding a GE dump)", path=str(build_or_dir))
-        pick, b = _pick(files, names, jobs=jobs)
+        pick, b = _pick(files, names, jobs=jobs, lenient=lenient)
         return b, pick
-    return load_build(build_or_dir, jobs=jobs), None
+    return load_build(build_or_dir, jobs=jobs, lenient=lenient), None
 
 
-def map_points(fp_name: Optional[str], bp_name: Optional[str], ge: Union[GeBuild, PathLike]) -> Dict[str, Any]:
+def map_points(
+    fp_name: Optional[str], bp_name: Optional[str], ge: Union[GeBuild, PathLike], *, lenient: bool = False,
+) -> Dict[str, Any]:
     """Map TF fp/bp names onto a GE dump (file or directory) for the ``points`` command.
 
     Returns ``{"file", "pick", "fp", "bp", "ge_auto": {"fp", "bp"}}``; ``fp``/``bp`` are ``None``
     when no name was given, else ``{"tf_name", "ge_name", "kind", "line", "task", "accepted_as_is",
     "accepted_via", "matches"}`` (``matches``: :func:`resolve`'s, most trusted first) with
-    ``ge_name``/``kind``/``line`` ``None`` when nothing matched.
+    ``ge_name``/``kind``/``line`` ``None`` when nothing matched; ``notes``: the dump's (``lenient``:
+    see :func:`open_ge`).
     """
     names = [n for n in (fp_name, bp_name) if n]
-    b, pick = open_ge(ge, names)
+    b, pick = open_ge(ge, names, lenient=lenient)
     res = {r["tf_name"]: r for r in resolve(b, names)}
     auto = ge_auto(b)
 
@@ -215,6 +225,6 @@ def map_points(fp_name: Optional[str], bp_name: Optional[str], ge: Union[GeBuild
                 "accepted_as_is": r["accepted_as_is"], "accepted_via": r["accepted_via"], "matches": r["matches"]}
 
     return {"file": b.path, "pick": pick, "fp": one(fp_name), "bp": one(bp_name),
-            "ge_auto": {"fp": auto["fp"], "bp": auto["bp"]}}
+            "ge_auto": {"fp": auto["fp"], "bp": auto["bp"]}, "notes": b.notes}
 
 

@@ -176,9 +176,10 @@ class Walker(_Walker):
 
 def walk(
     f: Any, path: Sequence[str], heads: FrozenSet[str], *, chunk_size: int = DEFAULT_CHUNK, display: Optional[str] = None,
-    start_offset: int = 0, start_line: int = 1, outer: Optional[List[Any]] = None, stop: Optional[int] = None,
+    start_offset: int = 0, start_line: int = 1, outer: Optional[List[Any]] = None, stop: Optional[int] = None, top: Any = None,
 ) -> Tuple[Walker, Iterator[Block]]:
-    """The walker over ``f`` (the keywords: ``scan_canonical``'s, ``outer`` and ``stop``) and its blocks."""
+    """The walker over ``f`` (the keywords: ``scan_canonical``'s, ``outer`` and ``stop``; ``top``: the
+    check of the graph's own fields, ``text.top_fields``) and its blocks."""
     w = Walker(f, path, heads, chunk_size=chunk_size, display=display, start_offset=start_offset, start_line=start_line,
-               outer=outer, stop=stop)
+               outer=outer, stop=stop, top=top)
     return w, w.run()

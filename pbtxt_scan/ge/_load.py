@@ -19,7 +19,7 @@
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from .._errors import PbtxtError
 from ..graph._input import Source, opened
@@ -37,12 +37,14 @@ _GRADIENT_MARKS = ("gradients", "gradient_tape")
 class GeBuild:
     """The op records of one dump: every graph block, root first."""
 
-    def __init__(self, path: str, dialect: str, ops: List[GeOp]) -> None:
-        self._build(path, dialect, ops)
+    def __init__(self, path: str, dialect: str, ops: List[GeOp], notes: Tuple[str, ...] = ()) -> None:
+        self._build(path, dialect, ops, notes)
 
-    def _build(self, path: str, dialect: str, ops: List[GeOp]) -> None:
-        """The records, and the indexes over them (a pickled build is made again from its records)."""
+    def _build(self, path: str, dialect: str, ops: List[GeOp], notes: Tuple[str, ...] = ()) -> None:
+        """The records, and the indexes over them (a pickled build is made again from its records).
+        ``notes``: what its reading said (``--lenient``: the op blocks skipped; a field not seen), for stderr."""
         self.path = path
+        self.notes = notes
         self.dialect = dialect
         self.ops = ops
         self.root = ops[0].graph if ops else ""
@@ -56,10 +58,10 @@ class GeBuild:
         return "GeBuild(%r, %s, %d ops, %d graphs)" % (self.path, self.dialect, len(self.ops), len(self.graphs))
 
     def __getstate__(self) -> Dict[str, Any]:  # pickle the records only; indexes are rebuilt
-        return {"path": self.path, "dialect": self.dialect, "ops": self.ops}
+        return {"path": self.path, "dialect": self.dialect, "ops": self.ops, "notes": self.notes}
 
     def __setstate__(self, st: Dict[str, Any]) -> None:
-        self._build(st["path"], st["dialect"], st["ops"])
+        self._build(st["path"], st["dialect"], st["ops"], st.get("notes", ()))
 
     @property
     def has_gradients(self) -> bool:
@@ -89,16 +91,20 @@ class GeBuild:
         return out
 
 
-def load_build(src: Source, full_parse_max: int = FULL_PARSE_MAX, jobs: Optional[int] = 1, fast: bool = True) -> GeBuild:
+def load_build(
+    src: Source, full_parse_max: int = FULL_PARSE_MAX, jobs: Optional[int] = 1, fast: bool = True, *, lenient: bool = False,
+) -> GeBuild:
     """Read a ``ge_proto`` or ``ge_onnx`` dump into op records, in constant memory.
 
     ``full_parse_max``: blocks out of the writer layout up to this many bytes are parsed with
     Lark, bigger ones skimmed (0 skims every one). ``jobs``: processes (a regular file only; the
-    same records; ``None``: every usable core). ``fast=False`` reads every block the exact way (Lark or skim). Raises
-    :class:`PbtxtError` for unreadable input or a TF GraphDef.
+    same records; ``None``: every usable core). ``fast=False`` reads every block the exact way (Lark or skim).
+    ``lenient``: an op block that is no valid node (no name or no type) is skipped, and the build's
+    ``notes`` say so, rather than refused (a path opened here; an open ``GraphFile`` keeps its own).
+    Raises :class:`PbtxtError` for unreadable input or a TF GraphDef.
     """
     jobs = usable_cores() if jobs is None else jobs
-    with opened(src) as g:
+    with opened(src, lenient=lenient) as g:
         d = g.dialect
         if d.name not in ("ge_proto", "ge_onnx"):
             raise PbtxtError("not a GE dump (it looks like a TensorFlow GraphDef; expected ge_proto_*.txt)", path=g.name)
@@ -111,7 +117,7 @@ def load_build(src: Source, full_parse_max: int = FULL_PARSE_MAX, jobs: Optional
             ops = got if got is not None else list(ops_from(g, d, full_parse_max, fast=fast))
         except PbtxtError as e:
             raise e.with_path(g.name) from None
-        return GeBuild(g.name, d.name, ops)
+        return GeBuild(g.name, d.name, ops, g.notes)  # (its notes: --lenient's ops skipped, a ge_proto graph's field not seen)
 
 
 __all__ = ["ALLREDUCE_TYPES", "DATA_TYPES", "FULL_PARSE_MAX", "GLOBAL_STEP", "GeBuild", "GeOp", "load_build"]

@@ -75,7 +75,10 @@ def ops_from(
         for b in g.blocks(d.path, d.heads):
             yield _record(b, _op_attrs(g, b, d.name, full_parse_max), d.name)
         return
-    w, blocks = walk(g.reader(start), d.path, d.heads, chunk_size=DEFAULT_CHUNK, display=g.name, start_offset=start, start_line=line, outer=outer)
+    from ..text import top_fields
+
+    w, blocks = walk(g.reader(start), d.path, d.heads, chunk_size=DEFAULT_CHUNK, display=g.name, start_offset=start, start_line=line,
+                     outer=outer, top=top_fields(d.path, g, d))  # (a field the graph has not: refused, or warned of)
     try:
         for b in checked(g, blocks, op_head(d.heads)):  # (an op without a name or a type: refused, or skipped)
             yield _record(b, _op_attrs(g, b, d.name, full_parse_max, not w.general), d.name)

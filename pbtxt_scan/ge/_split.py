@@ -157,7 +157,11 @@ class _Job:
         i, start, end = task
         outer = [_graph_frame(d.path[0], _INHERITED)] if i else None
         stop = end if end < (g.size or 0) else None  # (the last chunk: the file's end, where open messages are an error)
-        w, blocks = walk(g.reader(start, end), d.path, d.heads, chunk_size=DEFAULT_CHUNK, display=g.name, start_offset=start, outer=outer, stop=stop)
+        from ..text import top_fields
+
+        top, skipped = top_fields(d.path, g, d), g.strict.skipped
+        w, blocks = walk(g.reader(start, end), d.path, d.heads, chunk_size=DEFAULT_CHUNK, display=g.name, start_offset=start, outer=outer,
+                         stop=stop, top=top)
         ops = []
         inherited = 0
         op = op_head(d.heads)
@@ -171,6 +175,8 @@ class _Job:
                 ops.append(_record(b, _op_attrs(g, b, d.name, self.full_parse_max, canonical=not w.general), d.name))
         except PbtxtError:
             return None  # (the parent scans again from the chunk's start)
+        if getattr(top, "warned", None) or g.strict.skipped != skipped:
+            return None  # (a graph's field it has not, warned of or skipped: the parent reads the chunk again, and says so)
         end_state: Optional[_End] = None
         frames = w.open_frames
         if frames is None:  # the chunk ends at the top level

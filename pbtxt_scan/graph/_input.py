@@ -44,7 +44,6 @@ import io
 import os
 from typing import Any, BinaryIO, Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple, Union
 
-from ._folders import graph_in_folder, graph_in_run
 from ._dialect import HEAD_BYTES, TF_HEADS, Dialect
 from ._sniff import Provenance, lane_and_store, text_lane
 from ._strict import checked, op_head
@@ -172,8 +171,12 @@ class GraphFile:
         picked = None
         asked = str(path)
         if run is not None:
+            from ._folders import graph_in_run
+
             path, picked = graph_in_run(asked, run)
         elif asked != "-" and os.path.isdir(path):  # a SavedModel, model_dir or logs folder: its graph file
+            from ._folders import graph_in_folder  # (a folder's rules: not loaded for a file)
+
             path, picked = graph_in_folder(asked, events_only=record is not None)
         raw, name = open_binary(path)
         return cls._opened(raw, name, Provenance(asked, record, graph, picked), spool=spool, owned=str(path) != "-",
@@ -354,11 +357,12 @@ Source = Union[PathLike, GraphFile]
 
 
 @contextlib.contextmanager
-def opened(src: Source, spool: bool = True) -> Iterator[GraphFile]:
-    """``src`` itself if it is already open (the caller closes it), else a new one, closed after."""
+def opened(src: Source, spool: bool = True, *, lenient: bool = False) -> Iterator[GraphFile]:
+    """``src`` itself if it is already open (the caller closes it), else a new one (``lenient``:
+    see :meth:`GraphFile.open`), closed after."""
     if isinstance(src, GraphFile):
         yield src
         return
-    with GraphFile.open(src, spool=spool) as g:
+    with GraphFile.open(src, spool=spool, lenient=lenient) as g:
         yield g
 

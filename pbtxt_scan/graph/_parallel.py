@@ -187,6 +187,8 @@ class _Job:
             got = list(self.fold(blocks, start, end, line, end_state))[0]
         except PbtxtError:
             return None  # (the parent scans again from the chunk's start)
+        if watch is not None and getattr(watch.checker, "warned", None):
+            return None  # (a warning, a ge_proto dump's field not seen: the parent's to say, at its line)
         return got if watch is None else got._replace(tops=watch.checker.root_set())
 
     # In either.

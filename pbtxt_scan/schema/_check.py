@@ -266,9 +266,3 @@ def not_string(text: str) -> str:
     """A ``string`` field given a scalar token ``text`` that is no string literal (protobuf's words)."""
     kind = "NUMBER" if text[:1].isdigit() or text[:1] in "-+." else "IDENT"
     return _values.scalar("string", kind, text)[0] or "Expected string but found: %r" % text
-
-
-def field_names(message: str) -> "frozenset[str]":
-    """The field names of ``message`` (empty for a message the schema has not)."""
-    schema = default_schema()
-    return frozenset(schema.fields(message)) if schema.has_message(message) else frozenset()

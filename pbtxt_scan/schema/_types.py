@@ -1,11 +1,11 @@
 """The generated tables (``_tensorflow``, ``_onnx``) seen as one schema: a message's fields as
-:class:`FieldType`, an enum's values, and which schema a type comes from."""
+:class:`FieldType`, an enum's values, and which schema a type comes from. The tables load on first
+use: a reader that asks only a message's field names (:func:`field_names`: fp's check of the top
+level) loads the table that holds it, and builds no schema."""
 from __future__ import annotations
 
 import functools
 from typing import Dict, List, NamedTuple, Tuple
-
-from . import _onnx, _tensorflow
 
 SCALARS = frozenset(
     "double float int32 int64 uint32 uint64 sint32 sint64 fixed32 fixed64 sfixed32 sfixed64 bool string bytes".split()
@@ -85,4 +85,17 @@ def _field(msg: str, name: str, spec: Tuple[int, str, str, str], enums: Dict[str
 @functools.lru_cache(maxsize=None)
 def default_schema() -> Schema:
     """TensorFlow's and ONNX's messages (built on first use, then kept)."""
+    from . import _onnx, _tensorflow
+
     return Schema(_tensorflow, _onnx)
+
+
+@functools.lru_cache(maxsize=None)
+def field_names(message: str) -> "frozenset[str]":
+    """The field names of ``message`` (empty for a message the schema has not), read off the table
+    that holds it (ONNX's for ``onnx.``, else TensorFlow's), the schema left unbuilt."""
+    import importlib
+
+    table = importlib.import_module("._onnx" if message.startswith("onnx.") else "._tensorflow", __package__)
+    fields: Dict[str, object] = getattr(table, "MESSAGES").get(message, {})
+    return frozenset(fields)

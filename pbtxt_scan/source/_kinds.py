@@ -17,7 +17,6 @@ import re
 import struct
 from typing import Optional, Tuple
 
-from ._crc32c import masked_crc32c
 from ._source import BOM, looks_binary
 
 GIVE = "give a graph.pbtxt, a binary graph (.pb, .meta, saved_model.pb), a TensorBoard event file, a SavedModel, model_dir or logs folder, or a GE dump"
@@ -125,7 +124,11 @@ def _framed(head: bytes) -> bool:
     """A TFRecord frame's start: a little-endian u64 length and the masked CRC-32C of those 8 bytes."""
     if len(head) < 12:
         return False
-    (crc,) = struct.unpack_from("<I", head, 8)
+    length, crc = struct.unpack_from("<QI", head)
+    if length >> 48:  # (no record is 256 TB: text's first bytes read so; its CRC tables never built)
+        return False
+    from ._crc32c import masked_crc32c
+
     return masked_crc32c(head[:8]) == crc
 
 

@@ -30,6 +30,7 @@ _FACE = {
     "needle_pattern": ("._needles", "_pattern"),
     "scalar_value": ("._layout", "scalar_value"),
     "scan_canonical": ("._canonical", "scan_canonical"),
+    "top_fields": ("._strict", "top_fields"),
 }
 
 

@@ -72,7 +72,7 @@ class Batches(Window):
         block_heads = top.block.heads if top is not None and top.block is not None else None  # (in a block to yield)
         in_sig = block_heads is not None and top is not None and top.name == "signature"
         name_of, count, new, col = self._name_of, buf.count, tuple.__new__, 2 * d + 1
-        base, line, after, big, watch, top_fields = self.base, self.line, self.after, self.big, self.watch, None if d else self.top
+        base, line, after, big, watch, top_fields = self.base, self.line, self.after, self.big, self.watch, self._top_at(d, on_path)
         learn = watch is not None and not d and target is not None  # (node blocks: _known)
         above = parents(stack) if d else ()
         p = pos
@@ -138,6 +138,12 @@ class Batches(Window):
             if taken and block_heads is not None:
                 block_heads.pop()
         self._stop(pos, p, line, after, end, fed=fed)
+
+    def _top_at(self, d: int, on_path: bool) -> Any:
+        """The walk's ``top`` (``_strict.TopFields``) where a batch at depth ``d`` meets the graph's
+        own fields (its depth, inside the messages of the path), else None."""
+        top = self.top
+        return top if top is not None and d == top.depth and on_path else None
 
     def _watch_field(self, watch: Watch, p: int, e: int, fed: _Fed, line: int, d: int, *, hs: Optional[Sequence[Head]] = None) -> _Fed:
         """The schema (``_schema``) of a whole field ``buf[p:e]`` at ``line``, as the batch takes it,

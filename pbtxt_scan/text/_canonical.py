@@ -93,6 +93,7 @@ def scan_canonical(
     end_state: Optional[Dict[str, int]] = None,
     start_offset: int = 0,
     start_line: int = 1,
+    start_column: int = 0,
     fast: bool = True,
     warm_up: Optional[int] = None,
     validate: bool = True,
@@ -103,20 +104,21 @@ def scan_canonical(
 
     ``display``: the file's name in errors. ``end_state``: filled with the bytes and lines read.
     ``start_offset``/``start_line``: where ``f``'s first byte sits in the file (a slice read
-    backward by ``_reverse``), so positions come out as the file's own. ``fast=False``: the
+    backward by ``_reverse``), so positions come out as the file's own; ``start_column``: the
+    characters before it on its line (then the general scanner reads: the walk reads whole lines). ``fast=False``: the
     general scanner alone (the same blocks, errors and end state). ``warm_up``: see ``_Walker``.
     ``validate=False``: a string literal on a line of its own over ``_SKIP_FROM`` (a ``tensor_content``)
     is checked for where it ends, not escape by escape (``_strings.StringLines._body_ends``).
     ``watch``: the schema checked too (``_schema``): its problems raised as it says. ``top``: the
     check of the top-level fields met that are not at the path (``_strict``; in the writer layout only)."""
     try:
-        if fast:
+        if fast and not start_column:
             w = _Walker(f, path, heads, chunk_size=chunk_size, display=display, start_offset=start_offset,
                         start_line=start_line, warm_up=warm_up, validate=validate, watch=watch, top=top)
             yield from w.run()
             got = w.end_state
         else:
-            lx = Lexer(f, chunk_size, start_offset=start_offset, start_line=start_line, path=display)
+            lx = Lexer(f, chunk_size, start_offset=start_offset, start_line=start_line, start_column=start_column, path=display)
             yield from scan_tokens(lx, tuple(path), heads, watch=watch, top=top)
             got = end_of(lx)
     except PbtxtError as e:
@@ -195,7 +197,8 @@ class _Walker(Batches, StringLines):
         self.end_state = {"bytes": self.base + len(self.buf), "lines": self.line - 1}
 
     def _walk(self) -> Iterator[Block]:
-        path, k, stack, heads = self.path, len(self.path), self.stack, self.heads
+        path, k, stack, heads, tf = self.path, len(self.path), self.stack, self.heads, self.top
+        tdepth = -1 if tf is None else tf.depth  # (the depth of the graph's own fields: ``top``'s)
         line_res: List[Tuple["re.Pattern[bytes]", Tuple[int, ...]]] = []
         warm = self.warm_up  # lines still to walk before batches and whole blocks are tried
         if warm is None:
@@ -224,8 +227,8 @@ class _Walker(Batches, StringLines):
             if m is None or m.end() != nl + 1:
                 raise _HandOver(self.base + pos, self.line)
             ident, opener, scalar, closer = m.group(*groups)
-            if not d and self.top is not None and closer is None and ident not in self.top.bnames:
-                self.top.met(ident.decode("ascii"), self.line, 1, self.base + pos)  # (a field the graph has not: refused, or skipped)
+            if d == tdepth and closer is None and tf is not None and ident not in tf.bnames and (not d or stack[-1].kind == ANCESTOR):
+                tf.met(ident.decode("ascii"), self.line, 2 * d + 1, self.base + pos + 2 * d)  # (a field the graph has not: refused, or skipped)
             # Branches in order of frequency: block openers, scalars, closers.
             if opener is not None:
                 fname = ident.decode("ascii")

@@ -63,13 +63,24 @@ class TextLane(Lane):
 
     def watch(self, limit: int) -> Any:
         """The schema check of a whole-file reader: the file's message by what it is (a GraphDef,
-        a GE dump's onnx.ModelProto; a ge_proto dump has no schema vendored: none)."""
-        root = self.schema_root()
-        if not limit or root is None:
+        a GE dump's onnx.ModelProto; a ge_proto dump, whose schema is not vendored: its field
+        names against those seen in GE's dumps, a name not seen warned of in the input's notes)."""
+        if not limit:
             return None
         from ._schema import Watch
 
-        return Watch(root, limit=limit, display=self.store.name)
+        if self.dialect.name == "ge_proto":
+            from ..schema import SeenNames
+
+            return Watch("", limit=limit, display=self.store.name, checker=cast(Any, SeenNames(self._warn)))
+        root = self.schema_root()
+        return None if root is None else Watch(root, limit=limit, display=self.store.name)
+
+    def _warn(self, line: int, column: int, message: str) -> None:
+        """A warning of the schema check (a ge_proto dump's field not seen): a note of the input."""
+        on_note = getattr(self.store, "on_note", None)
+        if on_note is not None:
+            on_note(str(PbtxtError(message, line, column, self.store.name)))
 
     def schema_root(self) -> Optional[str]:
         return _ROOTS.get(self.dialect.name)
@@ -195,6 +206,8 @@ class TextLane(Lane):
         layout) only keeps more nodes live, the answer reading gradients scopes alone."""
         if b"input" not in raw or not (every or self.may_name(raw, word)):
             return []
+        if block.column > _DEEPEST_OPENER:
+            return None  # (no writer layout: a one-line file's block, far along its line)
         found = _input_lines(block.column).findall(raw)
         if len(found) != raw.count(b"input"):
             return None
@@ -266,6 +279,11 @@ def _split_in(word: bytes) -> "re.Pattern[bytes]":
     for ch in reversed(word[1:-1]):
         rx = b"(?:" + re.escape(bytes([ch])) + rx + b")?"
     return re.compile(re.escape(word[:1]) + rx + b"[\"']")
+
+
+# The writer layout indents two spaces a level, and a node block is a few levels deep at most (a
+# function's node_def: 5): a block whose column is past this one is on a line of other fields.
+_DEEPEST_OPENER = 17
 
 
 @functools.lru_cache(maxsize=None)

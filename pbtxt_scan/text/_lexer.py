@@ -117,6 +117,7 @@ class Lexer:
         *,
         start_offset: int = 0,
         start_line: int = 1,
+        start_column: int = 0,
         long_token: int = 1 << 20,
         keep: int = 1 << 16,
         path: Optional[str] = None,
@@ -133,10 +134,11 @@ class Lexer:
         # line bookkeeping: everything before _nl_abs is counted
         self._nl_abs = start_offset
         self._line = start_line
-        self._ls_abs = start_offset  # start of the line holding _nl_abs
-        self._ls_chars = 0  # characters between _ls_abs and base when the line began before base
+        # (``start_column``: the characters before ``start_offset`` on its line, a line begun before it)
+        self._ls_abs = start_offset - 1 if start_column else start_offset  # start of the line holding _nl_abs
+        self._ls_chars = start_column  # characters between _ls_abs and base when the line began before base
         self._col_abs = start_offset  # an offset on the current line whose column is known ...
-        self._col = 0  # ... in characters from the line start
+        self._col = start_column  # ... in characters from the line start
         self._utf8_upto = start_offset  # validated up to here
         self._safe = start_offset  # just past the last non-word byte read: tokens before it are whole
         self._bad_utf8: Optional[int] = None

@@ -17,11 +17,9 @@ from __future__ import annotations
 
 from typing import Any, Dict, FrozenSet, Generator, List, Optional, Sequence, Tuple
 
-from .._model import Block
+from .._model import METAGRAPH_PREFIX, SAVEDMODEL_PREFIX, Block
 from ._lane import TextLane
 
-SAVEDMODEL_PREFIX = ("meta_graphs", "graph_def")
-METAGRAPH_PREFIX = ("graph_def",)
 _INFO_PATH = ("meta_graphs", "meta_info_def")
 _TAGS = frozenset({"tags"})
 
@@ -69,9 +67,12 @@ class NestedTextLane(TextLane):
 
         start, end = self._meta_graph()
         # (the whole file's reader, as ``_whole``'s; its schema is the container's: a SavedModel, a MetaGraphDef)
+        watch = self.watch(schema)
+        whole = self.prefix + tuple(block_path)
         inner = scan_canonical(
-            self.store.reader(), self.prefix + tuple(block_path), heads, chunk_size=chunk_size, display=self.store.name,
-            end_state=end_state, validate=validate, watch=self.watch(schema),
+            self.store.reader(), whole, heads, chunk_size=chunk_size, display=self.store.name,
+            end_state=end_state, validate=validate, watch=watch,
+            top=None if validate or watch is not None else self._whole.top_fields(whole),  # (the graph_def's fields: _strict)
         )
         try:
             for b in inner:
@@ -129,3 +130,5 @@ class NestedTextLane(TextLane):
         on_note = getattr(self.store, "on_note", None)
         if on_note is not None:
             on_note("%s: text SavedModel: %s" % (self.store.name, text))
+
+__all__ = ["METAGRAPH_PREFIX", "NestedTextLane", "SAVEDMODEL_PREFIX"]

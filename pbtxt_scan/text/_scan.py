@@ -15,7 +15,7 @@ from ..language._grammar import describe_token
 from ..language._values import decode, unescape
 from ._frames import OTHER, TARGET, BlockStart, Frame, close_block, take_label
 from ._lexer import Lexer, Token
-from .._model import Block, Head
+from .._model import Bare, Block, Head
 from ..source._source import DEFAULT_CHUNK
 
 if TYPE_CHECKING:
@@ -114,7 +114,7 @@ def scan_tokens(
                 svalue = [unescape(tok[3][1:-1].decode("utf-8", "surrogateescape"))] if wanted(field) else None
                 state = STRINGS
             elif (kind == "NUMBER" or kind == "IDENT") and not any_name:
-                finish_scalar(tok[3].decode("ascii"), field, field_line)
+                finish_scalar(tok[3].decode("ascii"), field, field_line, True)
                 state = AFTER_FIELD
             elif kind == "{" or kind == "<":
                 open_msg(tok, False, field, field_start, field_lc)
@@ -168,8 +168,8 @@ class _Scanner:
                 start = field_start
                 line, col = field_lc
             block = BlockStart(start, line, col, [])
-        elif not stack and self.top is not None and field not in self.top.names:
-            self.top.met(field, field_lc[0], field_lc[1], field_start)  # (a top-level message the graph has not)
+        elif self.top is not None and len(stack) == self.top.depth and field not in self.top.names and self.names == self.above[: len(stack)]:
+            self.top.met(field, field_lc[0], field_lc[1], field_start)  # (a message the graph has not, at its top level)
         stack.append(Frame(field, TARGET if block is not None else OTHER, block, _OPEN[tok[0]], in_list))
         self.names.append(field)
 
@@ -179,10 +179,14 @@ class _Scanner:
         d = len(stack)
         return d > 0 and (field == "name" or (d == self.depth_target and stack[-1].block is not None and field in self.heads))
 
-    def finish_scalar(self, value: str, field: str, line: int) -> None:
-        """A scalar field is complete: record it if it is a head of the block being read."""
+    def finish_scalar(self, value: str, field: str, line: int, bare: bool = False) -> None:
+        """A scalar field is complete: record it if it is a head of the block being read (``bare``:
+        written as no string literal, a number or an identifier: a :class:`Bare` value, as the
+        writer layout's walk gives it, which the readers of heads refuse for a name or an op)."""
         stack = self.stack
         d = len(stack)
+        if bare and d and (field == "name" or field in self.heads):
+            value = Bare(value)
         if d == self.depth_target and d:
             block = stack[-1].block
             if block is not None and field in self.heads:
@@ -245,7 +249,7 @@ class _Scanner:
         kind = tok[0]
         if state == NEG:
             if kind == "NUMBER" or kind == "IDENT":
-                self.finish_scalar("-" + tok[3].decode("ascii"), field, field_line)
+                self.finish_scalar("-" + tok[3].decode("ascii"), field, field_line, True)
                 return AFTER_FIELD
             raise self.unexpected(tok, "expected a number after '-'")
         if state == LIST_MSG_NEXT:
@@ -284,7 +288,7 @@ class _Scanner:
                 state = LIST_SCALAR_NEXT  # (the string is complete: this token follows it)
             if state == LIST_SCALAR or state == LIST_NEG:
                 if kind == "NUMBER" or kind == "IDENT":
-                    self.finish_scalar(("-" if state == LIST_NEG else "") + t[3].decode("ascii"), field, line)
+                    self.finish_scalar(("-" if state == LIST_NEG else "") + t[3].decode("ascii"), field, line, True)
                     state = LIST_SCALAR_NEXT
                 elif state == LIST_NEG:
                     raise self.unexpected(t, "expected a number after '-'")

@@ -36,12 +36,13 @@ _ENTRY = 256
 
 
 class Watch:
-    """One reader's schema check (see the module). ``root``: the file's message type."""
+    """One reader's schema check (see the module). ``root``: the file's message type; ``checker``:
+    one that takes a Checker's events in its place (a GE ge_proto dump's ``schema.SeenNames``)."""
 
     __slots__ = ("checker", "every", "display", "memo", "top", "decoded", "room", "_push")
 
-    def __init__(self, root: str, *, limit: int = 1, display: Optional[str] = None) -> None:
-        self.checker = Checker(root, limit=max(1, limit))
+    def __init__(self, root: str, *, limit: int = 1, display: Optional[str] = None, checker: Optional[Checker] = None) -> None:
+        self.checker = checker if checker is not None else Checker(root, limit=max(1, limit))
         self.every = limit > 1
         self.display = display
         self.memo: Dict[Optional[str], Dict[bytes, bool]] = {}  # a message type -> shape -> the field is repeated

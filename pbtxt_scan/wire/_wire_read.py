@@ -9,7 +9,7 @@ from typing import Any, BinaryIO, Dict, Iterator, NamedTuple, Optional, Tuple
 
 from .._errors import PbtxtError
 from .._model import FUNCTION_NODES, TF_HEADS
-from ..schema import default_schema
+from ..schema._tensorflow import MESSAGES
 
 GRAPHDEF, METAGRAPH, SAVEDMODEL = "graphdef", "metagraph", "savedmodel"
 KINDS = (GRAPHDEF, METAGRAPH, SAVEDMODEL)
@@ -18,8 +18,9 @@ FUNCTION_PATH = FUNCTION_NODES
 HEADS = TF_HEADS
 
 def _number(message: str, field: str) -> int:
-    """A field's number, from the schema tables (the one source; looked up once, at import)."""
-    return default_schema().fields("tensorflow." + message)[field].number
+    """A field's number, from the schema tables (the one source; looked up once, at import, in the
+    table itself: a text graph's sniff builds no schema)."""
+    return MESSAGES["tensorflow." + message][field][0]
 
 
 # The fields the walk reads, by number (``F_``) or by the tag of their length-delimited form (``T_``).

@@ -68,6 +68,11 @@ CASES = [
     ("schema_int32_range", b"versions {\n  producer: 4294967297\n}\n", "2:13: Value out of range: 4294967297"),
     ("schema_op_twice", b'node { name: "a" op: "A" op: "B" }\n', '1:30: Message type "tensorflow.NodeDef" should not have multiple "op" fields.'),
     ("schema_not_utf8", b'node {\n  name: "\\377"\n}\n', "3:1: Couldn't parse string: 'utf-8' codec can't decode byte 0xff in position 0: invalid start byte"),
+    # issue 38: a graph on one line, read back by blocks from its end (bp): the forward reading's words
+    ("one_line_extra_close_brace", b'node { name: "a" op: "Const" } node { name: "b" op: "NoOp" } }',
+     "1:62: unexpected '}': no message is open here (one '}' too many?)"),
+    ("one_line_unknown_field", b'node { name: "a" op: "Const" } nod { name: "b" } node { name: "c" op: "NoOp" input: "a" }',
+     '1:32: Message type "tensorflow.GraphDef" has no field named "nod". Did you mean "node"? (schema: TensorFlow 2.21.0)'),
 ]
 
 # Blocks that are no valid node (issue 37): a command that reads one before its answer refuses it
@@ -82,6 +87,21 @@ STRICT_BLOCKS = {
     "function_node_without_op": b'library {\n  function {\n    signature {\n      name: "f"\n    }\n    node_def {\n'
                                 b'      name: "x"\n    }\n  }\n}\n' + NODE,
     "binary_node_without_name": b"\x0a\x08\x12\x06MatMul" + b"\x0a\x09\x0a\x01y\x12\x04Relu",
+    "one_line_name_a_number": b'node { name: 5 op: "Const" } node { name: "b" op: "Const" }',
+    "saved_model_misspelt_node": b'meta_graphs {\n  graph_def {\n    nod {\n      name: "a"\n      op: "Const"\n    }\n'
+                                 b'    node {\n      name: "b"\n      op: "Const"\n    }\n  }\n}\n',
+    "meta_graph_node_without_op": b'graph_def {\n  node {\n    name: "a"\n  }\n  node {\n    name: "b"\n    op: "Const"\n  }\n}\n',
+}
+
+# The same in GE dumps (issue 37): an op without its type or its name, an ONNX node without its
+# op_type, read before any answer by every GE reading (ge-auto, resolve, fp/bp/points on a dump).
+_GE_OP = b'  op {\n    name: "n"\n    type: "Data"\n  }\n'
+GE_STRICT_BLOCKS = {
+    "ge_op_without_type": b'graph {\n  name: "g"\n  op {\n    name: "a"\n  }\n' + _GE_OP + b"}\n",
+    "ge_op_without_name": b'graph {\n  name: "g"\n  op {\n    type: "Const"\n  }\n' + _GE_OP + b"}\n",
+    "ge_op_name_a_number": b'graph {\n  name: "g"\n  op {\n    name: 5\n    type: "Const"\n  }\n' + _GE_OP + b"}\n",
+    "ge_onnx_node_without_op_type": b'ir_version: 6\nproducer_name: "GE"\ngraph {\n  node {\n    name: "a"\n  }\n'
+                                    b'  node {\n    name: "n"\n    op_type: "ge:Data"\n  }\n}\n',
 }
 
 
