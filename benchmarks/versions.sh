@@ -10,6 +10,7 @@
 #   bash benchmarks/versions.sh /tmp/base/bin/pbtxt-scan /tmp/now/bin/pbtxt-scan $DIR 5 > times.tsv
 #   python benchmarks/versions_table.py times.tsv      # medians and ratios, the first (cold) round left out
 #   CMDS="fp bp stats check nodes show report" INPUTS="dense binary" bash benchmarks/versions.sh ...
+#   CMDS="check:1 check:2 stats:1 stats:2" ...     # CMD:N runs CMD ... --jobs N
 #
 # One row a run: round, input, command, version, "wall user sys maxrss_kb", the answer (its md5 when
 # it is longer than a line).
@@ -22,13 +23,15 @@ for r in $(seq 1 "$rounds"); do
     [ -e "$path" ] || continue
     late=""
     for cmd in $cmds; do
-      args=("$cmd" "$path")
-      if [ "$cmd" = show ]; then
+      name=${cmd%%:*}
+      args=("$name" "$path")
+      if [ "$name" = show ]; then
         [ -n "$late" ] || late=$(PBTXT_SCAN_NO_PROGRESS=1 "$base" bp "$path" 2>/dev/null)
         args=(show "$path" "$late")
-      elif [ "$cmd" = report ]; then
+      elif [ "$name" = report ]; then
         args=(report "$path" -o -)
       fi
+      [ "$name" = "$cmd" ] || args+=(--jobs "${cmd#*:}")
       for v in base now; do
         bin=$base; [ "$v" = now ] && bin=$now
         cache=$(mktemp -d)

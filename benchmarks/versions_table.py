@@ -1,6 +1,7 @@
 """The table of ``benchmarks/versions.sh``'s runs: per input and command, the medians of wall time,
 CPU (user + sys, children included) and peak RSS of each version, and now/base ratios. The first
-round (a cold page cache for whichever ran first) is left out when there are more."""
+round (a cold page cache for whichever ran first) is left out when there are more. A command
+``CMD:N`` (``--jobs N``) is shown as ``CMD --jobs N``."""
 from __future__ import annotations
 
 import statistics
@@ -26,7 +27,7 @@ def table(lines: List[str]) -> str:
         b = [statistics.median(x[i] for x in by["base"]) for i in range(3)]
         n = [statistics.median(x[i] for x in by["now"]) for i in range(3)]
         out.append("| `%s` %s | %.2f s | %.2f s | %.2f | %.2f s | %.2f s | %.2f | %.0f / %.0f MB |" % (
-            cmd, f, b[0], n[0], n[0] / b[0], b[1], n[1], n[1] / b[1], b[2], n[2]))
+            cmd.replace(":", " --jobs "), f, b[0], n[0], n[0] / b[0], b[1], n[1], n[1] / b[1], b[2], n[2]))
     return "\n".join(out)
 
 

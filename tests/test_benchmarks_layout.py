@@ -121,3 +121,5 @@ def test_versions_table_gives_medians_and_ratios_without_the_cold_round():
     ]
     got = table(rows).splitlines()[-1]
     assert got == "| `fp` dense | 3.00 s | 2.00 s | 0.67 | 2.25 s | 1.12 s | 0.50 | 3 / 3 MB |"
+    jobs = table([r.replace("\tfp\t", "\tcheck:2\t") for r in rows]).splitlines()[-1]  # (versions.sh's CMD:N)
+    assert jobs == got.replace("`fp`", "`check --jobs 2`")

@@ -12,13 +12,14 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, NamedTupl
 from . import _layout as layout
 from ..language._atomic import user_groups
 from ._frames import ANCESTOR, Frame, parents
-from ._layout import MAX_LITERAL, last_name, scalar_value, text_value
+from ._layout import MAX_LITERAL, SMALL, last_name, scalar_value, text_value
 from .._model import Block, Head
 from ._window import Window
 
 if TYPE_CHECKING:
     from ._schema import Watch
 
+PLAN_ROOM = 4 << 20  # the bytes of node shapes a walk keeps with their heads' places (_learn)
 _Fed = Tuple[int, int, int, int]  # the batch's schema state (see Batches._watch_field)
 _Match = Callable[[bytes, int, int], Optional["re.Match[bytes]"]]  # a bytes pattern's match or search
 
@@ -57,6 +58,8 @@ class Batches(Window):
     _name_of: Dict[bytes, str]
     _rxs: Dict[Tuple[int, bool], _Rx]  # (depth, on the path): the walk's own, made at first use
     watch: Optional[Watch]  # the schema checked too
+    _plans: Dict[bytes, Optional[Tuple[int, Tuple[Tuple[str, int, int], ...]]]]  # a node block's shape: its lines, its heads
+    _plan_room: int  # (what is left of PLAN_ROOM)
 
     def _batch(self, d: int) -> Iterator[Block]:
         """Step 2 for the lines at depth ``d`` that the buffer holds (see the class)."""
@@ -70,12 +73,19 @@ class Batches(Window):
         in_sig = block_heads is not None and top is not None and top.name == "signature"
         name_of, count, new, col = self._name_of, buf.count, tuple.__new__, 2 * d + 1
         base, line, after, big, watch, top_fields = self.base, self.line, self.after, self.big, self.watch, self._top_at(d, on_path)
+        learn = watch is not None and not d and target is not None  # (node blocks: _known)
         above = parents(stack) if d else ()
         p = pos
         prev_str = None  # (pos, line, after, head taken) of a string scalar line just read
         capped = end - pos > big  # (a field longer than big is entered, as in _whole_block)
         fed = (pos, line, pos, 0)  # the schema's: see _watch_field
         while p < end:
+            known = self._known(p, end, fed, line) if learn and fed[0] == p else None
+            if known is not None:  # (a node block whose shape was read and checked before)
+                heads, fed, e, n = known
+                yield new(Block, (path, base + p, base + e - 1, line, col, heads, above))
+                p, line, after, prev_str = e, line + n, True, None
+                continue
             m = field(buf, p, (p + big if p + big < end else end) if capped else end)
             if m is None:
                 break
@@ -91,7 +101,7 @@ class Batches(Window):
                           for i, (nm, simple, other) in enumerate(run_heads(run.decode("utf-8", "surrogateescape")), line + 1)]
                     if later is not None and not self._more_heads(more, m.start(groups[3]) - 1, e - 1, line + 1 + len(hs), m.end(groups[2]), hs):
                         break
-                fed = fed if watch is None else self._watch_field(watch, p, e, fed, line, d)
+                fed = fed if watch is None else self._watch_field(watch, p, e, fed, line, d, hs=hs if learn else None)
                 yield new(Block, (path, base + p + 2 * d, base + e - 1, line, col, tuple(hs), above))
             elif sc is None:
                 if fname == ancestor or fname == target or top_fields is not None:  # (a target named signature, or
@@ -112,27 +122,17 @@ class Batches(Window):
                 elif (fname == b"name" and top is not None) or top_fields is not None:  # (a top-level one: as above)
                     break
                 prev_str = (p, line, after, taken) if sc[:1] in b"\"'" else None
-                p = e
-                line += 1
-                after = True
+                p, line, after = e, line + 1, True
                 # The plain scalar lines after it (no name, no head), one regex call for the run:
                 # a block entered for its size may hold thousands (a SaveV2's inputs).
                 r = scalars(buf, p, (p + big if p + big < end else end) if capped else end)
                 if r is not None:
                     e = r.end()
-                    n = count(b"\n", p, e)
-                    if buf[e - 2] in b"\"'":  # (only a string ends with a quote)
-                        q = buf.rfind(b"\n", p, e - 1) + 1 or p  # (the run's last line)
-                        prev_str = (q, line + n - 1, True, False)
-                    else:
-                        prev_str = None
-                    p = e
-                    line += n
+                    n = count(b"\n", p, e)  # (only a string ends with a quote: then the run's last line is kept)
+                    prev_str = (buf.rfind(b"\n", p, e - 1) + 1 or p, line + n - 1, True, False) if buf[e - 2] in b"\"'" else None
+                    p, line = e, line + n
                 continue
-            line += count(b"\n", p, e)
-            p = e
-            after = True
-            prev_str = None
+            p, line, after, prev_str = e, line + count(b"\n", p, e), True, None
         if prev_str is not None:  # the line after a string may go on with an adjacent literal
             p, line, after, taken = prev_str
             if taken and block_heads is not None:
@@ -145,23 +145,74 @@ class Batches(Window):
         top = self.top
         return top if top is not None and d == top.depth and on_path else None
 
-    def _watch_field(self, watch: Watch, p: int, e: int, fed: _Fed, line: int, d: int) -> _Fed:
+    def _watch_field(self, watch: Watch, p: int, e: int, fed: _Fed, line: int, d: int, *, hs: Optional[Sequence[Head]] = None) -> _Fed:
         """The schema (``_schema``) of a whole field ``buf[p:e]`` at ``line``, as the batch takes it,
         after the scalar lines before it not fed yet (fed late: the batch may give back its last).
         ``fed``: where they start, the line of an offset before them, that offset, and the next
         backslash at or after some offset before ``p`` (``len(buf)``: none). Returns the same after
-        the field. The usual case first: a node block whose shape was valid before."""
+        the field. The usual case first: a node block whose shape was valid before. ``hs``: a
+        node block's heads, read by the regex (its shape then learnt: ``_learn``)."""
         buf = self.buf
         at, at_line, at_p, esc = fed
-        if at == p and esc >= e and not d and watch.top.get(b"".join(buf[p:e].split(b'"')[::2])):
-            return e, line, p, esc  # (a repeated field of the root, its shape valid before: nothing to tell)
-        if at < p:
-            watch.lines(buf, at, p, at_line + buf.count(b"\n", at_p, at), d)
+        # (A repeated field of the root, its shape valid before: nothing to tell.)
+        if not (at == p and esc >= e and not d and e - p < SMALL and watch.top.get(b"".join(buf[p:e].split(b'"')[::2]))):
+            if at < p:
+                watch.lines(buf, at, p, at_line + buf.count(b"\n", at_p, at), d)
+            if esc < p:
+                esc = buf.find(b"\\", p)
+                esc = len(buf) if esc < 0 else esc
+            watch.field(buf, p, e, line, d, esc >= e)
+        if hs is not None:
+            self._learn(p, e, line, hs)
+        return e, line, p, esc
+
+    def _known(self, p: int, end: int, fed: _Fed, line: int) -> Optional[Tuple[Tuple[Head, ...], _Fed, int, int]]:
+        """The block to yield at depth 0 from ``p`` (at ``line``, no scalar line before it left to
+        feed the schema) if its shape is one ``_learn`` kept: its heads, ``fed`` after it, its end
+        and line count; else None (the batch's regex then matches it).
+
+        One split on the quote both proves it and reads it: its pieces between strings are those
+        of a block the batch's regex verified and the schema found valid (so these are too: the
+        verdict reads nothing of a string but its UTF-8, which the window checked), its strings
+        hold no backslash, newline or NUL (so each is a string literal the regex takes, as
+        there), and its heads are the strings at the places the plan says."""
+        buf = self.buf
+        i = buf.find(b"\n}\n", p, end)
+        e = i + 3
+        if i < 0 or e - p > self.big or e - p >= SMALL:
+            return None  # (not whole in the buffer, or long: the regex's, which enters it if too long)
+        esc = fed[3]
         if esc < p:
             esc = buf.find(b"\\", p)
             esc = len(buf) if esc < 0 else esc
-        watch.field(buf, p, e, line, d, esc >= e)
-        return e, line, p, esc
+        if esc < e:
+            return None
+        block = buf[p:e]
+        parts = block.split(b'"')
+        plan = self._plans.get(b'"'.join(parts[::2]))
+        if plan is None or buf.count(b"\n", p, e) != plan[0] or b"\0" in block or not len(parts) & 1:
+            return None
+        new = tuple.__new__
+        return tuple([new(Head, (nm, parts[k].decode("utf-8", "surrogateescape"), line + n)) for nm, k, n in plan[1]]), (e, line, p, esc), e, plan[0]
+
+    def _learn(self, p: int, e: int, line: int, hs: Sequence[Head]) -> None:
+        """After the regex matched a block to yield at depth 0 and the schema checked it: if its
+        shape is valid (the watch's memo of the root's fields) and its strings plain, where its
+        heads are, kept for the blocks of that shape (``_known``)."""
+        if e - p >= SMALL or self._plan_room < e - p + 256:
+            return
+        plans, watch, block = self._plans, self.watch, self.buf[p:e]
+        if watch is None or b"\\" in block or b"'" in block or b"\0" in block:
+            return
+        parts = block.split(b'"')
+        key = b'"'.join(parts[::2])
+        if key in plans or not watch.top.get(b"".join(parts[::2])):
+            return
+        plan = head_plan(block, parts, self._name_of, self._head_names)
+        if plan is not None and [Head(nm, parts[k].decode("utf-8", "surrogateescape"), line + n) for nm, k, n in plan] != list(hs):
+            plan = None
+        plans[key] = None if plan is None else (block.count(b"\n"), plan)  # (None: a shape its heads are not read from)
+        self._plan_room -= len(key) + 256  # (and its entry)
 
     def _stop(self, pos: int, p: int, line: int, after: bool, end: int, *, fed: Optional[_Fed] = None) -> None:
         """A batch from ``pos`` (to ``end``) stops at ``p``, at ``line``: the walk goes on there
@@ -207,3 +258,18 @@ class Batches(Window):
             hs.append(Head(m.group(1).decode("ascii"), scalar_value(raw), n + 1))
             m = more(buf, m.end(), e)
         return True
+
+
+def head_plan(block: bytes, parts: List[bytes], name_of: Dict[bytes, str], names: Tuple[str, ...]) -> Optional[Tuple[Tuple[str, int, int], ...]]:
+    """Where a depth-0 block's heads (its depth-1 lines of ``names``) are: (name, the index in
+    ``parts``, the block ``block`` split on the quote, of the string that is its value, the line
+    in the block), or None if a head's value is not one plain string literal alone on its line."""
+    if not names:
+        return ()
+    out = []
+    for m in layout.fields_re(1, names).finditer(block):
+        c = block.count(b'"', 0, m.start(2))
+        if c % 2 or m.group(2) != b'"' + parts[c + 1] + b'"' or b"\\" in parts[c + 1]:
+            return None
+        out.append((name_of[m.group(1)], c + 1, block.count(b"\n", 0, m.start()) + 1))
+    return tuple(out)

@@ -16,7 +16,9 @@ The algorithm, over a byte buffer refilled in chunks:
    that spells the layout out level by level (``block_re``). The indentation is exact, so no
    nested line can look like that closer: a block that matches is exactly one grammar field.
    Heads (and ``name`` labels) are its lines at ``IND(d+1)``, found by one more regex; lines are
-   counted with ``bytes.count``.
+   counted with ``bytes.count``. (With the schema checked, a top-level block to yield whose
+   pieces between strings are those of one matched and found valid before is taken by one split
+   on the quote instead, its heads read off the pieces: ``_batch._known``.)
 3. A block that does not match, is deeper than the regex spells out, or is bigger than ``_BIG``
    is entered instead (back to step 1 inside it), so memory stays bounded and the cause is
    pinned to one line.
@@ -50,7 +52,7 @@ from .._model import Block, Head
 from ._frames import ANCESTOR, OTHER, TARGET, BlockStart, Frame, close_block, parents, take_label
 from ._scan import scan_tokens
 from ._handover import _HandOver, end_of, general_from
-from ._batch import Batches
+from ._batch import PLAN_ROOM, Batches
 from ._strings import StringLines
 from ._strict import TopFields
 from ..source._source import DEFAULT_CHUNK
@@ -165,6 +167,8 @@ class _Walker(Batches, StringLines):
         self._head_names = names
         self._name_of = {n.encode("ascii"): n for n in names}
         self._rxs = {}  # (the batches' regexes, by depth: _batch._Rx)
+        self._plans = {}  # (the node shapes' heads: _batch._known)
+        self._plan_room = PLAN_ROOM
 
     # --- the walk ------------------------------------------------------------------------------
 

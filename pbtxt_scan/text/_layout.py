@@ -42,6 +42,7 @@ from .._model import Bare, Field, Message
 REL_DEPTH = 12 if NATIVE else 8
 MAX_LITERAL = 1 << 19  # head/label strings at least this long are left to it too (it truncates
 # strings over its long-token size, 1 MiB, depending on where its chunks fall)
+SMALL = 1 << 16  # a whole block this long or longer has no shape kept: its pieces would be many (_schema, _batch)
 
 
 def _rep(native: bool) -> str:

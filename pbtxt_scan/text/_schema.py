@@ -11,7 +11,8 @@ The readers are the two of ``_canonical``'s algorithm, so there are two feeds, o
   blocks of a generated graph cost a slice, a split and a look-up each, and a hundred walks of
   their lines. Not memoised: a field with a backslash (an escape may make a string no UTF-8) or a
   single quote (a ``"`` inside ``'...'`` would shift the pieces), and a shape in which a singular
-  field comes twice (whether that is an error depends on the first value being the default);
+  field comes twice (whether that is an error depends on the first value being the default).
+  The batch (``_batch._known``) takes a node block of a shape valid here without asking again;
 - the general scanner hands over its tokens (``tee``), each once the scanner has accepted it (so
   a syntax error is never taken for a schema one), as the grammar's lexer names them.
 
@@ -27,17 +28,18 @@ from typing import Dict, Iterator, List, Optional, Tuple
 from .._errors import PbtxtError, SchemaErrors
 from ..language._values import decode, unescape
 from ..schema import Checker
-from ._layout import NEXT_CHAR
+from ._layout import NEXT_CHAR, SMALL
 from ._lexer import Lexer, Token
 
-_MEMO_MAX = 4096  # shapes kept per message type (a few MB at most)
+MEMO_ROOM = 8 << 20  # the bytes of shapes a reader keeps, each counted with _ENTRY more (its look-up)
+_ENTRY = 256
 
 
 class Watch:
     """One reader's schema check (see the module). ``root``: the file's message type; ``checker``:
     one that takes a Checker's events in its place (a GE ge_proto dump's ``schema.SeenNames``)."""
 
-    __slots__ = ("checker", "every", "display", "memo", "top", "decoded", "_push")
+    __slots__ = ("checker", "every", "display", "memo", "top", "decoded", "room", "_push")
 
     def __init__(self, root: str, *, limit: int = 1, display: Optional[str] = None, checker: Optional[Checker] = None) -> None:
         self.checker = checker if checker is not None else Checker(root, limit=max(1, limit))
@@ -47,6 +49,7 @@ class Watch:
         self.top = self.memo[root] = {}  # (the root's: the batch looks its node blocks up here itself)
         self._push: Optional[_Push] = None
         self.decoded = False  # a string field's escapes were decoded (its verdict reads its content)
+        self.room = MEMO_ROOM  # (what is left of it: a shape may be as long as a block the walk takes whole)
 
     # --- problems -----------------------------------------------------------------------------
 
@@ -151,14 +154,16 @@ class Watch:
         memo = self.memo.get(here)
         if memo is None:
             memo = self.memo[here] = {}
-        key = _shape(buf[start:end], plain)
+        # (A block of SMALL bytes or more has no shape kept: a NoOp of 100,000 inputs would make 200,000 pieces.)
+        key = _shape(buf[start:end], plain) if end - start < SMALL else None
         repeated = memo.get(key) if key is not None else None
         if repeated is None:
             before = len(c.problems) + c.dropped
             self.decoded = False
             once = self.lines(buf, start, end, line, d)
-            if (once and key is not None and not self.decoded and len(c.problems) + c.dropped == before and len(memo) < _MEMO_MAX
+            if (once and key is not None and not self.decoded and len(c.problems) + c.dropped == before and len(key) + _ENTRY <= self.room
                     and buf.find(b"'", start, end) < 0):
+                self.room -= len(key) + _ENTRY
                 i = buf.index(b" {", start)
                 f = c.schema.fields(here).get(buf[start + 2 * d : i].decode("ascii"))
                 memo[key] = f is None or f.repeated
