@@ -16,6 +16,7 @@ from ._checks import node_hint
 from ._suggest import Closest, tensor_node
 
 ANY_SIZE = 1 << 62  # show --json: no bound of its own on the block (the lane keeps Lark's)
+PAD_MAX = 4096  # show: a block's first line is indented to its column, up to this (as language._grammar pads)
 JSON_DEPTH = 100  # show --json: messages nested deeper are not printed (protobuf's binary parser stops at 100 too)
 
 
@@ -193,7 +194,7 @@ def print_node(g: "GraphFile", found: Any, why: str, *, as_json: bool, con: Cons
         return
     width = len(str(hit.line + text.count("\n")))
     for i, line in enumerate(text.split("\n")):
-        prefix = " " * (hit.column - 1) if i == 0 else ""
+        prefix = " " * (hit.column - 1) if i == 0 and hit.column - 1 <= PAD_MAX else ""  # (not a one-line file's)
         out("%*d  %s%s" % (width, hit.line + i, prefix, line))
 
 

@@ -104,9 +104,9 @@ def _problem(g: Any, b: Block) -> Optional[PbtxtError]:
     text = g.read(b).decode("utf-8", "surrogateescape")
     if text.startswith(("{", "<")):  # (an item of a [...] list: its field's name first)
         text = b.path[-1] + " " + text
-    pad = " " * (b.column - 1)
+    shift = b.column - 1  # (the first line's columns: the file's, with no pad as long as a one-line file)
     try:
-        toks = [(t.type, str(t), t.line + b.line - 1, t.column) for t in _lark(False).lex(pad + text)
+        toks = [(t.type, str(t), t.line + b.line - 1, t.column + (shift if t.line == 1 else 0)) for t in _lark(False).lex(text)
                 if t.type not in ("WS", "COMMENT")]
         problems = check_tokens(toks, Checker(holder, limit=1), decode=string_value)
     except Exception:  # (the block was validated as read: a lexer's surprise only loses the explanation)

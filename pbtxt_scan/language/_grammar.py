@@ -306,6 +306,28 @@ def long_literals(text: str, min_len: int = LONG_LITERAL) -> List[Any]:
     return [m.span() for m in _LITERAL_RE.finditer(text) if m.end() - m.start() >= min_len and text[m.start()] != "#"]
 
 
+PAD_MAX = 4096  # a block starting past this column is parsed unpadded, its first line's columns shifted
+
+
+def parse_text_at(text: str, first_line: int, first_column: int, path: "str | None", limit: int) -> "Message | None":
+    """:func:`parse_text_within` of a block that starts at ``first_column`` of ``first_line``: the
+    positions and errors are the file's. The text is padded to its column, as the file has it,
+    unless that column is past ``PAD_MAX`` (a block far along one long line: a one-line file), where
+    the pad would be as big as the line; then the first line's columns are shifted instead."""
+    if first_column - 1 <= PAD_MAX:
+        return parse_text_within(" " * (first_column - 1) + text, first_line, path, limit)
+    shift = first_column - 1
+    try:
+        msg = parse_text_within(text, first_line, path, limit)
+    except PbtxtError as e:
+        if e.line == first_line and e.column is not None:
+            raise e.__class__(e.msg, e.line, e.column + shift, path) from None
+        raise
+    if msg is None:
+        return None
+    return _rebuilt(msg, lambda line, col: (line, col + shift if line == first_line else col))
+
+
 def parse_text_within(text: str, first_line: int, path: "str | None", limit: int) -> "Message | None":
     """:func:`parse_text` with Lark's part bounded: the text less its long string literals (each a
     token of Lark's, but tens of bytes of its memory a byte) must be at most ``limit`` characters,

@@ -137,7 +137,7 @@ class TextLane(Lane):
 
     def parse(self, block: Block, max_bytes: int = PARSE_MAX) -> Message:
         """Positions are those of the file."""
-        from ..language._grammar import parse_text_within
+        from ..language._grammar import parse_text_at
 
         size = block.end - block.start
         if size > max_bytes:  # (the caller's bound on what it reads)
@@ -151,13 +151,12 @@ class TextLane(Lane):
             if msg is not None:
                 return msg
         text = raw.decode("utf-8", "surrogateescape")
+        column = block.column  # (keep columns true on the first line)
         if text.startswith(("{", "<")):  # an item of a [..] list has no field name of its own
             text = block.path[-1] + " " + text
-            pad = ""
-        else:
-            pad = " " * (block.column - 1)  # keep columns true on the first line
+            column = 1
         # Lark's own bound: the text less its long strings (a tensor_content is one token to it)
-        msg = parse_text_within(pad + text, block.line, self.store.name, min(max_bytes, PARSE_MAX))
+        msg = parse_text_at(text, block.line, column, self.store.name, min(max_bytes, PARSE_MAX))
         if msg is None:
             raise self._too_big(block, size, min(max_bytes, PARSE_MAX))
         return msg

@@ -1,0 +1,91 @@
+"""A block far along one long line (a one-line file: `tr '\\n' ' '` of a graph, or a writer that puts
+no newline): its file positions are the file's, and nothing the size of the line is built to say so
+(the pad that makes Lark's columns the file's is replaced by a shift past ``PAD_MAX``)."""
+from __future__ import annotations
+
+import json
+import tracemalloc
+from pathlib import Path
+
+import pytest
+from support.cli import CliRunner
+
+from pbtxt_scan import PbtxtError
+from pbtxt_scan.cli import app
+from pbtxt_scan.language import _grammar
+
+DATA = Path(__file__).parent / "data" / "graphs"
+runner = CliRunner()
+
+
+def one_line(tmp_path: Path, stem: str) -> Path:
+    p = tmp_path / (stem + "_one_line.pbtxt")
+    p.write_bytes((DATA / (stem + ".pbtxt")).read_bytes().replace(b"\n", b" "))
+    return p
+
+
+def last_name(path: Path) -> str:
+    r = runner.invoke(app, ["nodes", "--json", str(path)])
+    assert r.exit_code == 0, r.stderr
+    return json.loads(r.stdout.splitlines()[-1])["name"]
+
+
+@pytest.mark.parametrize("stem", ["mlp_sgd", "batchnorm_conv"])
+def test_show_json_of_a_late_block_on_one_line_has_the_padded_parse_positions(tmp_path: Path, stem: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    if not (DATA / (stem + ".pbtxt")).exists():
+        pytest.skip("no fixture %s" % stem)
+    f = one_line(tmp_path, stem)
+    name = last_name(f)
+    shifted = runner.invoke(app, ["show", "--json", str(f), name])
+    assert shifted.exit_code == 0, shifted.stderr
+    column = json.loads(shifted.stdout)["block"]["name"][0]["column"]
+    assert column > _grammar.PAD_MAX  # (the case: far along the line)
+    monkeypatch.setattr(_grammar, "PAD_MAX", 1 << 40)  # the padded parse, as before
+    padded = runner.invoke(app, ["show", "--json", str(f), name])
+    assert padded.exit_code == 0, padded.stderr
+    assert shifted.stdout == padded.stdout
+
+
+@pytest.mark.parametrize("text, at", [
+    ('node { name: "a" op: }', (1, 22)),  # an error on the first line: its column shifted
+    ('node { name: "a"\n  op: }\n', (2, 7)),  # on a later line: as written
+    ('node { name: "a" op: "A" attr { key: "x" value { i: 1 } } }', None),
+])
+@pytest.mark.parametrize("column", [1, 3, 5000, 123456])
+def test_parse_at_a_column_gives_the_file_positions(text: str, at: "tuple[int, int] | None", column: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    def both() -> "list[object]":
+        out = []
+        for pad_max in (0, 1 << 40):  # shifted, padded
+            monkeypatch.setattr(_grammar, "PAD_MAX", pad_max)
+            try:
+                out.append(_grammar.parse_text_at(text, 7, column, "f", 1 << 20))
+            except PbtxtError as e:
+                out.append((str(e), e.line, e.column))
+        return out
+
+    shifted, padded = both()
+    assert shifted == padded
+    if at is not None:
+        assert shifted[1:] == (at[0] + 6, at[1] + (column - 1 if at[0] == 1 else 0))  # type: ignore[index]
+
+
+@pytest.mark.slow  # (tracemalloc over a 4.4 MB line: seconds)
+def test_show_of_a_late_block_on_a_long_line_builds_nothing_the_size_of_the_line(tmp_path: Path) -> None:
+    # (Measured against the same command on the line's first node: the byte search's own cost on a
+    # one-line file, which holds the line grep prints, is not this test's; the pad was the late
+    # node's column: the line's length, printed by show and parsed by show --json.)
+    f = tmp_path / "long_line.pbtxt"
+    f.write_bytes(b"".join(b'node { name: "n%06d" op: "Const" } ' % i for i in range(120000)))  # 4.4 MB, one line
+
+    def peak(args: "list[str]") -> int:
+        tracemalloc.start()
+        try:
+            r = runner.invoke(app, args)
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+            assert r.exit_code == 0, r.stderr
+            assert args[-1] in r.stdout and len(r.stdout) < 1000, r.stdout[:200]
+
+    for command in (["show", "--json", str(f)], ["show", str(f)]):
+        assert peak(command + ["n119999"]) - peak(command + ["n000000"]) < f.stat().st_size // 2, command
