@@ -89,3 +89,26 @@ def test_show_of_a_late_block_on_a_long_line_builds_nothing_the_size_of_the_line
 
     for command in (["show", "--json", str(f)], ["show", str(f)]):
         assert peak(command + ["n119999"]) - peak(command + ["n000000"]) < f.stat().st_size // 2, command
+
+
+@pytest.mark.parametrize("args", [["fp", "{f}"], ["bp", "{f}"], ["points", "--json", "{f}"], ["show", "--json", "{f}", "dense/MatMul"],
+                                  ["show", "{f}", "no/such/node"], ["show", "--context", "1", "{f}", "dense/MatMul"], ["nodes", "--count", "{f}"]])
+def test_a_file_whose_first_line_is_long_is_not_searched_by_grep_and_answers_alike(tmp_path: Path, args: "list[str]",
+                                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # grep holds a line whole, and a hit's line (its -o text) may be the whole file: on a file whose
+    # first line runs past LONG_LINE (a one-line file) the lanes read blocks instead. The answers are
+    # those the search gives (LONG_LINE lowered here, so a small file is such a file).
+    from pbtxt_scan.parallel import _grep
+    from pbtxt_scan.text import _lane
+
+    f = one_line(tmp_path, "mlp_sgd")
+    argv = [a.format(f=f) for a in args]
+    searched = runner.invoke(app, argv)
+    monkeypatch.setattr(_lane, "LONG_LINE", 1000)
+
+    def no_grep(*a: object, **k: object) -> None:
+        raise AssertionError("grep started on a one-line file: %r" % (a,))
+
+    monkeypatch.setattr(_grep, "spawn", no_grep)
+    read = runner.invoke(app, argv)
+    assert (read.exit_code, read.stdout, read.stderr) == (searched.exit_code, searched.stdout, searched.stderr)

@@ -18,18 +18,30 @@ from ._strict import TopFields, top_fields
 from ..source._views import Prefixed
 
 
+LONG_LINE = 1 << 20  # a first line longer than this: no byte search (grep) on the file
+
+
 class TextLane(Lane):
     """Blocks of protobuf text format, read through the byte store ``store``."""
 
     kind = None
     text = True
-    searchable = True
 
     def __init__(self, store: Any, dialect_of: Any) -> None:
         """``dialect_of(head bytes)``: the dialect of a text input (the graph layer's detection)."""
         super().__init__(store)
         self._dialect_of = dialect_of
         self._dialect: Any = None
+        self._searchable: Optional[bool] = None
+
+    @property
+    def searchable(self) -> bool:  # type: ignore[override]
+        """Whether grep may search the file: not where its first line runs past ``LONG_LINE`` (a
+        one-line file), since grep holds a line whole, and a hit's line may be the file."""
+        if self._searchable is None:
+            head = self.store.head(LONG_LINE + 1)
+            self._searchable = len(head) <= LONG_LINE or b"\n" in head
+        return self._searchable
 
     @property
     def dialect(self) -> Any:
