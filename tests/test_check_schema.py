@@ -94,6 +94,7 @@ def test_every_misspelt_name_in_the_corpus_gets_its_did_you_mean(tmp_path: Path)
         assert code == 2 and said == ([c["near"]] if c["near"] else []), (c["id"], err)
 
 
+@pytest.mark.slow  # (5 s: every corpus case at every depth; CI's slow step runs it)
 def test_the_corpus_refuses_at_every_depth_of_the_fast_path() -> None:
     """The corpus's changes sit in node blocks matched whole, in batches, and in lines walked one
     by one: the first problem is the same whichever reader met it."""

@@ -226,6 +226,7 @@ def test_a_file_that_is_no_event_file_is_named_so(tmp_path: Path):
 # --- bounded: a record is never held whole -------------------------------------------------------------
 
 
+@pytest.mark.slow  # (3 s: a big record written and read; CI's slow step runs it)
 def test_a_big_record_is_read_in_bounded_pieces_and_many_tags_are_counted():
     from pbtxt_scan.wire import events_list
 
