@@ -16,7 +16,8 @@ from ._checks import node_hint
 from ._suggest import Closest, tensor_node
 
 ANY_SIZE = 1 << 62  # show --json: no bound of its own on the block (the lane keeps Lark's)
-PAD_MAX = 4096  # show: a block's first line is indented to its column, up to this (as language._grammar pads)
+PAD_MAX = 4096  # show: a block's first line is indented to its column up to this (a display rule: the CLI may not
+# import language, whose parse pad has the same bound, language._grammar.PAD_MAX)
 JSON_DEPTH = 100  # show --json: messages nested deeper are not printed (protobuf's binary parser stops at 100 too)
 
 
