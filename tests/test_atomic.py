@@ -29,9 +29,8 @@ def _scanner_patterns() -> List[str]:
     """The text of every regex the scanner compiles with possessive or atomic parts."""
     ident, scalar = layout.terms()
     names = ("name", "op", "input")
-    out = []
+    out = [layout.line_re().pattern.decode()]
     for d in (0, 1, 3):
-        out.append(layout.line_re(d).pattern.decode())
         out.append(layout.long_line_re(d).pattern.decode())
     for d in (0, 1):
         out.append(layout.field_re(d, names).pattern.decode())

@@ -37,9 +37,8 @@ def _old_patterns() -> List[Tuple[str, "re.Pattern[bytes]"]]:
     def native(f, *args) -> str:  # type: ignore[no-untyped-def]
         return f(*args, True).pattern.decode() if NATIVE_OK else ""
 
-    out = []
+    out = [(native(layout.line_re), layout.line_re(False))]
     for d in (0, 1, 3):
-        out.append((native(layout.line_re, d), layout.line_re(d, False)))
         out.append((native(layout.long_line_re, d), layout.long_line_re(d, False)))
         out.append((native(layout.scalars_re, d, NAMES), layout.scalars_re(d, NAMES, False)))
     for d in (0, 1):

@@ -28,7 +28,7 @@ from pbtxt_scan.language._atomic import compile_bytes, user_groups
 from pbtxt_scan.language._grammar import parse_text
 from pbtxt_scan.language._lines import CLOSER, FIELD, OPENER, Line, classify
 from pbtxt_scan.language._terminals import TERMINALS
-from pbtxt_scan.text import _hood
+from pbtxt_scan.text import _canonical, _hood
 from pbtxt_scan.text import _layout as layout
 
 # Values of one token, each form the grammar has: every escape, both quotes, every number, names.
@@ -89,8 +89,7 @@ def test_a_field_is_classified_and_read_as_the_grammar_reads_it(value: bytes) ->
 def test_a_line_out_of_the_layout_is_classified_as_none(line: bytes) -> None:
     assert classify(line) is None
     for d in (0, 1):
-        m = layout.line_re(d).match(b"  " * d + line)
-        assert m is None or m.end() != len(line) + 2 * d  # (the walk hands it over)
+        assert _walk_groups(d, b"  " * d + line) is None  # (the walk hands it over)
 
 
 def test_the_grammar_reads_the_lines_the_writers_never_write() -> None:
@@ -103,12 +102,16 @@ def test_the_grammar_reads_the_lines_the_writers_never_write() -> None:
 
 
 def _walk_groups(d: int, line: bytes):  # type: ignore[no-untyped-def]
-    """The walk's reading of ``line`` at depth ``d``: (name, opener, scalar, closer), or None."""
-    lre = layout.line_re(d)
+    """The walk's reading of ``line`` at depth ``d``: (name, opener, scalar, closer), or None. (One
+    regex for every depth; the indentation is checked against the depth, as ``_canonical`` does.)"""
+    lre = layout.line_re()
     m = lre.match(line)
     if m is None or m.end() != len(line):
         return None
-    return m.group(*user_groups(lre))
+    spaces, name, opener, scalar, closer = m.group(*user_groups(lre))
+    if len(spaces) != 2 * (d - 1 if closer is not None else d):
+        return None
+    return name, opener, scalar, closer
 
 
 @pytest.mark.parametrize("d", [0, 1, 3])
@@ -169,9 +172,9 @@ def test_every_reader_is_built_from_the_grammars_pieces() -> None:
     assert TERMINALS["NUMBER"] in scalar and _lines.possessive(TERMINALS["STRING"], True) in scalar
     assert ident.startswith(TERMINALS["IDENT"][:-1]) and _lines.IDENT == TERMINALS["IDENT"]
     assert layout.terms is _lines.terms
-    for d in (0, 1, 4):
-        close = _lines.ind(d - 1) if d else None
-        assert layout.line_re(d).pattern == compile_bytes(_lines.classifier_text(_lines.ind(d), close)).pattern
+    assert layout.line_re is _lines.line_re and _canonical.line_re is _lines.line_re  # (the walk's line: the classifier's)
+    whole = _lines.line_re().pattern
+    assert whole.startswith(b"( *") and whole.endswith(compile_bytes(_lines.classifier_text("", "")).pattern)
     for dialect, (line_re, _) in _fast._RES.items():
         names = sorted({n for kept in _KEEP[dialect].values() for n in kept})
         assert line_re.pattern == _lines.verified_line_text("|".join(re.escape(n) for n in names)).encode()

@@ -12,8 +12,9 @@ IDENT, the string literal and NUMBER are the grammar's terminals (``_terminals``
 :data:`CLOSE`). :func:`classify` reads one line: (indentation, kind, field name, raw value). Each
 reader composes its own regex from these pieces, specialised for its job and speed:
 
-- the fast path's walk (``text._layout``) fixes the indentation of a depth, and spells the same
-  line out level by level for whole blocks (:func:`classifier_text`, :func:`terms`);
+- the fast path's walk (``text._canonical``) reads a line with :func:`line_re` and checks its
+  indentation against the depth it is at; ``text._layout`` spells the same line out level by level
+  for whole blocks (:func:`classifier_text`, :func:`terms`);
 - GE's attrs (``ge._fast``) read lines the walk has verified already, so a value is the rest of its
   line (:data:`VERIFIED_VALUE`, in :func:`verified_line_text`: no second check, and a long ``s``
   attr is passed at memchr speed);
@@ -137,17 +138,21 @@ class Line(NamedTuple):
 
 
 @functools.lru_cache(maxsize=None)
-def _classifier(native: bool = NATIVE) -> "re.Pattern[bytes]":
-    return compile_bytes("(?:( *)%s)\\Z" % classifier_text("", "", native), native)
+def line_re(native: bool = NATIVE) -> "re.Pattern[bytes]":
+    """One line at any depth, newline included: its user groups are (indentation, field name,
+    opener, scalar, closer). One regex for every depth: the reader checks the indentation against
+    the depth it is at (``2 d`` spaces, a closer ``2 (d - 1)``), as :func:`classify` checks it is
+    even. (The spaces are followed by a name or ``}``, never a space: greedy gives nothing back.)"""
+    return compile_bytes("( *%s)%s" % ("+" if native else "", classifier_text("", "", native)), native)
 
 
 def classify(line: bytes, native: bool = NATIVE) -> Optional[Line]:
     """``line`` (newline included) as a line of the writer layout, or ``None`` if it is none (the
     writers indent by two spaces a depth: an odd indent is no such line): the general scanner
     reads such a line (or says what is wrong with it)."""
-    pat = _classifier(native)
+    pat = line_re(native)
     m = pat.match(line)
-    if m is None:
+    if m is None or m.end() != len(line):
         return None
     spaces, name, opener, scalar, closer = m.group(*user_groups(pat))
     if len(spaces) % 2:

@@ -21,6 +21,7 @@ DEFAULT_CHUNK = 1 << 20  # 1 MiB: large enough for C-speed scanning, small enoug
 SPOOL_CHUNK = 4 << 20
 _FULL = (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG)
 BOM = b"\xef\xbb\xbf"
+CONTROL = bytes(range(9)) + bytes(range(14, 32))  # the control bytes text format never holds (tab to CR aside)
 # A pipe's buffer, raised from Linux's 64 KiB to 1 MiB (the default /proc/sys/fs/pipe-max-size): in
 # 64 KiB the writer (`cat`, `gzip -dc`) and this reader take turns 16,000 times a GB; measured on
 # 1 GB through `cat |`, 2.6 s to read it all against 0.4 s.
@@ -305,7 +306,7 @@ def looks_binary(head: bytes) -> Optional[str]:
         if not is_text(sample[:nul]):
             return "this looks like a binary file (it has NUL bytes), not protobuf text format"
         return None  # a NUL after clean text (a damaged text file): the lexer gives its line
-    bad = sum(1 for c in sample if c < 9 or 13 < c < 32)
+    bad = len(sample) - len(sample.translate(None, CONTROL))
     if bad > len(sample) // 100 + 1:
         return "this looks like a binary file (control bytes), not protobuf text format"
     return None
@@ -313,7 +314,7 @@ def looks_binary(head: bytes) -> Optional[str]:
 
 def is_text(prefix: bytes) -> bool:
     """Whether ``prefix`` is non-empty UTF-8 text without control bytes (a cut last character is fine)."""
-    if not prefix or any(c < 9 or 13 < c < 32 for c in prefix):
+    if not prefix or len(prefix.translate(None, CONTROL)) != len(prefix):
         return False
     try:
         prefix.decode("utf-8")

@@ -41,10 +41,10 @@ Invalid UTF-8 stops the fast path before the bad byte, so the general scanner re
 """
 from __future__ import annotations
 
-import re
-from typing import TYPE_CHECKING, BinaryIO, Dict, FrozenSet, Generator, Iterator, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, BinaryIO, Dict, FrozenSet, Generator, Iterator, List, Optional, Sequence
 
 from ..language._atomic import NATIVE, user_groups
+from ..language._lines import line_re
 from . import _layout as layout
 from ._layout import IDENT_NAME, MAX_LITERAL, last_name, scalar_value
 from ._lexer import Lexer
@@ -133,12 +133,6 @@ def scan_canonical(
         end_state.update(got)
 
 
-def _line_re(d: int) -> "Tuple[re.Pattern[bytes], Tuple[int, ...]]":
-    """The walk's classifier of a line at depth ``d``, and its user groups."""
-    lre = layout.line_re(d)
-    return lre, user_groups(lre)
-
-
 class _Walker(Batches, StringLines):
     """The walk over ``f`` (``scan_canonical``'s keywords), from inside the open messages ``outer``
     (right after a complete field) if given. ``warm_up``: the lines walked one by one before
@@ -199,7 +193,8 @@ class _Walker(Batches, StringLines):
     def _walk(self) -> Iterator[Block]:
         path, k, stack, heads, tf = self.path, len(self.path), self.stack, self.heads, self.top
         tdepth = -1 if tf is None else tf.depth  # (the depth of the graph's own fields: ``top``'s)
-        line_res: List[Tuple["re.Pattern[bytes]", Tuple[int, ...]]] = []
+        lre = line_re()  # (a line at any depth: its indentation is checked against the depth below)
+        groups = user_groups(lre)
         warm = self.warm_up  # lines still to walk before batches and whole blocks are tried
         if warm is None:
             warm = 0 if layout.warm() else _WARMUP_LINES
@@ -220,13 +215,12 @@ class _Walker(Batches, StringLines):
                 yield from self._batch(d)
                 if self.pos != pos:
                     continue
-            while len(line_res) <= d:
-                line_res.append(_line_re(len(line_res)))
-            lre, groups = line_res[d]
             m = lre.match(buf, pos, nl + 1)
             if m is None or m.end() != nl + 1:
                 raise _HandOver(self.base + pos, self.line)
-            ident, opener, scalar, closer = m.group(*groups)
+            spaces, ident, opener, scalar, closer = m.group(*groups)
+            if len(spaces) != 2 * (d - 1 if closer is not None else d):
+                raise _HandOver(self.base + pos, self.line)
             if d == tdepth and closer is None and tf is not None and ident not in tf.bnames and (not d or stack[-1].kind == ANCESTOR):
                 tf.met(ident.decode("ascii"), self.line, 2 * d + 1, self.base + pos + 2 * d)  # (a field the graph has not: refused, or skipped)
             # Branches in order of frequency: block openers, scalars, closers.

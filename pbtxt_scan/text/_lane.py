@@ -137,8 +137,10 @@ class TextLane(Lane):
         # (a small block is walked line by line: building the batch patterns costs more than it saves)
         warm_up = None if layout.warm() or size > 1 << 20 else size
         try:
+            # (with the byte after its "}": the newline that ends its last line, and the walk with it; the
+            # general scanner, and its lexer's regex to build, is left the rare block without one)
             got = list(scan_canonical(
-                self.store.reader(block.start, block.end), (block.path[-1],), heads, start_offset=block.start,
+                self.store.reader(block.start, block.end + 1), (block.path[-1],), heads, start_offset=block.start,
                 start_line=block.line, display=self.store.name, warm_up=warm_up,
             ))
         except PbtxtError:

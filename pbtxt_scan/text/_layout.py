@@ -1,5 +1,5 @@
 """The canonical layout as regexes, built from the grammar's own terminals (for ``_canonical``):
-the line as ``language._lines`` spells it (its classifier at a depth is :func:`line_re`), composed
+the line as ``language._lines`` spells it (its classifier, one for every depth, is ``line_re``), composed
 level by level for whole blocks and runs of fields.
 
 ``tf.io.write_graph`` and GE write one field per line, two spaces of indentation per level and
@@ -31,7 +31,7 @@ from typing import Any, List, Optional, Tuple
 
 from ..language._atomic import NATIVE, compile_bytes, user_groups
 from ..language._values import _number, decode, unescape, unescape_in
-from ..language._lines import CLOSE, IDENT, OPEN, SEP, VERIFIED_VALUE, classifier_text, ind, terms
+from ..language._lines import CLOSE, IDENT, OPEN, SEP, VERIFIED_VALUE, ind, line_re, terms
 from .._model import Bare, Field, Message
 
 # Nesting levels one block regex spells out below the block's own level; deeper blocks are
@@ -71,12 +71,6 @@ def block_text(d: int, native: bool = NATIVE) -> str:
     i = ind(d, native)
     inner = line_text(d + 1, d + REL_DEPTH, native)
     return "%s%s%s\\n(?:%s)%s%s%s\\n" % (i, ident, OPEN, inner, _rep(native), i, CLOSE)
-
-
-@functools.lru_cache(maxsize=None)
-def line_re(d: int, native: bool = NATIVE) -> "re.Pattern[bytes]":
-    """One line inside ``d`` open messages: groups (field name, opener, scalar, closer)."""
-    return compile_bytes(classifier_text(ind(d, native), ind(d - 1, native) if d else None, native), native)
 
 
 @functools.lru_cache(maxsize=None)
@@ -206,12 +200,15 @@ def read_block(raw: bytes, d: int, first_line: int) -> Optional[Message]:
     depth = d
     pos = 0
     line = first_line
+    lre = line_re()
+    groups = user_groups(lre)
     while True:
-        lre = line_re(depth)
         m = lre.match(buf, pos)
         if m is None:
             return None
-        ident, opener, scalar, closer = m.group(*_groups(depth))
+        spaces, ident, opener, scalar, closer = m.group(*groups)
+        if len(spaces) != 2 * (depth - 1 if closer is not None else depth):
+            return None
         pos = m.end()
         if closer is not None:
             depth -= 1
@@ -230,11 +227,6 @@ def read_block(raw: bytes, d: int, first_line: int) -> Optional[Message]:
                 return None  # (a scalar field, not a block; a value Lark reports)
             cur.append(Field(ident.decode("ascii"), value, line, 2 * depth + 1))
         line += 1
-
-
-@functools.lru_cache(maxsize=None)
-def _groups(d: int) -> Tuple[int, ...]:
-    return user_groups(line_re(d))
 
 
 def _value(raw: bytes) -> Any:
