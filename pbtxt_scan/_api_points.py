@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import contextlib
 import io
-from typing import Any, Iterator, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Iterator, List, Optional, Sequence, Tuple
 
+from ._tuple import NamedTuple
 from .graph._input import GraphFile
 from ._api_ge import ge_answers, is_ge_dump
 from ._model import Hood

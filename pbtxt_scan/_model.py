@@ -1,7 +1,9 @@
 """Plain data the scanner and the parser hand out."""
 from __future__ import annotations
 
-from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
+from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
+
+from ._tuple import NamedTuple
 
 Scalar = Union[str, int, float]
 

@@ -22,7 +22,7 @@ GRAPH = ROOT / "tests" / "data" / "graphs" / "mlp_sgd.pbtxt"
 
 # What `pbtxt-scan fp` on a small text graph imports of the package, every one used on the way.
 FP_MODULES = """
-pbtxt_scan pbtxt_scan._errors pbtxt_scan._api pbtxt_scan._api_ge pbtxt_scan._api_points pbtxt_scan._model
+pbtxt_scan pbtxt_scan._errors pbtxt_scan._tuple pbtxt_scan._api pbtxt_scan._api_ge pbtxt_scan._api_points pbtxt_scan._model
 pbtxt_scan.cli pbtxt_scan.cli._app pbtxt_scan.cli._checks pbtxt_scan.cli._escape pbtxt_scan.cli._help
 pbtxt_scan.cli._output pbtxt_scan.cli._points pbtxt_scan.cli._suggest
 pbtxt_scan.fpbp pbtxt_scan.fpbp._ahead pbtxt_scan.fpbp._answers pbtxt_scan.fpbp._body pbtxt_scan.fpbp._catalog
@@ -40,7 +40,7 @@ pbtxt_scan.source._store pbtxt_scan.source._views
 pbtxt_scan.text pbtxt_scan.text._batch pbtxt_scan.text._canonical pbtxt_scan.text._frames pbtxt_scan.text._handover
 pbtxt_scan.text._hood pbtxt_scan.text._lane pbtxt_scan.text._layout pbtxt_scan.text._nested pbtxt_scan.text._lexer pbtxt_scan.text._needles
 pbtxt_scan.text._scan pbtxt_scan.text._strings pbtxt_scan.text._window
-pbtxt_scan.wire pbtxt_scan.wire._binary pbtxt_scan.wire._wire_read pbtxt_scan.wire._wire_sniff
+pbtxt_scan.wire pbtxt_scan.wire._binary pbtxt_scan.wire._wire_sniff
 """.split()
 
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import typer
 
+from .._tuple import NamedTuple
 from .. import __version__
 from ._help import APP_HELP, ENVIRONMENT, EPILOG, PlainCommand, PlainGroup
 from ._output import Console, out, quiet_stdout, unwritable

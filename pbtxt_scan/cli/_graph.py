@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import json
-from typing import Any, Callable, Generator, Iterator, List, NamedTuple, Optional, cast
+from typing import Any, Callable, Generator, Iterator, List, Optional, cast
 
 import typer
 
+from .._tuple import NamedTuple
 from .. import PbtxtError
 from ._app import (
     Common, FileArg, InputKindOpt, JobsOpt, JsonlOpt, JsonOpt, LenientOpt, RecordOpt, RunOpt, QuietOpt, bar, command, dialect, format_option,

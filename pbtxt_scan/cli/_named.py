@@ -5,10 +5,11 @@ every such name holds."""
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 import typer
 
+from .._tuple import NamedTuple
 from ._output import EXIT_NOT_FOUND, Console, emit
 from ._show import elsewhere, look_up_names, looked_up, print_node, show_node
 

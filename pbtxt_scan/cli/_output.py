@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Callable, Dict, NamedTuple, Optional, Sequence
+from typing import Any, Callable, Dict, Optional, Sequence
 
 import typer
 
+from .._tuple import NamedTuple
 from .. import PbtxtError
 
 EXIT_NOT_FOUND = 1

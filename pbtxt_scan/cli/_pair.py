@@ -7,10 +7,11 @@ with no match).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import typer
 
+from .._tuple import NamedTuple
 from .. import PbtxtError
 from ._escape import shown
 from ._app import (

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import typer
 
+from .._tuple import NamedTuple
 from .. import PbtxtError
 from ._escape import shown, terminal_safe
 from ._app import (

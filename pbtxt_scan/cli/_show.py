@@ -4,10 +4,11 @@ in several function bodies the copy ``points`` names. Loaded by ``show`` when it
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, NoReturn, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Dict, List, NoReturn, Optional, Sequence
 
 import typer
 
+from .._tuple import NamedTuple
 from .. import PbtxtError
 if TYPE_CHECKING:
     from .. import GraphFile, Lookup

@@ -5,10 +5,11 @@ The reading is ``pbtxt_scan.prof``'s; this module maps the bracketing ops back t
 points (``pbtxt_scan.points``) and says what to change."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import typer
 
+from .._tuple import NamedTuple
 from .. import PbtxtError
 from ._app import Common, QuietOpt, command, format_option, json_option, output_format
 from ._output import EXIT_NOT_FOUND, Console, emit, out

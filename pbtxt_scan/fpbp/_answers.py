@@ -1,8 +1,9 @@
 """What fp and bp answer, and the trail that explains each answer (``--explain``)."""
 from __future__ import annotations
 
-from typing import Any, Dict, FrozenSet, List, NamedTuple, Optional, Tuple
+from typing import Any, Dict, FrozenSet, List, Optional, Tuple
 
+from .._tuple import NamedTuple
 from ._catalog import Catalog
 from .._model import Block
 

@@ -5,8 +5,9 @@ memory, and, when one caller runs several such functions in one step, the one th
 from __future__ import annotations
 
 import array
-from typing import Callable, Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
+from .._tuple import NamedTuple
 from ._catalog import CALLS, in_gradients_scope
 from .._errors import PbtxtError
 from ..graph._input import GraphFile

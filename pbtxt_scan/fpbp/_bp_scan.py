@@ -4,8 +4,9 @@ can stop (:func:`_done`), and what it found (:class:`_Found`)."""
 from __future__ import annotations
 
 import re
-from typing import Callable, Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
+from .._tuple import NamedTuple
 from ._answers import _at, Options, Step, Trail, _op, _producer
 from ._bp_back import _Backward, _shape_only
 from ._bp_reach import ANY, _Reach, is_update, optimizer_of

@@ -3,8 +3,9 @@ step's inputs (:class:`_Flow`), a data path's first compute op (:class:`_Start`)
 (:class:`_Input`) and a candidate (:class:`_Candidate`), where the data meets a trained variable."""
 from __future__ import annotations
 
-from typing import FrozenSet, NamedTuple, Optional
+from typing import FrozenSet, Optional
 
+from .._tuple import NamedTuple
 from .._model import Block
 
 

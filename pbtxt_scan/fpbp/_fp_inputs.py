@@ -5,8 +5,9 @@ producer, :func:`graph_producer`); whether a Const may hold data (:func:`const_h
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, NamedTuple, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
+from .._tuple import NamedTuple
 from .._errors import PbtxtError
 from .._model import Block, Message
 

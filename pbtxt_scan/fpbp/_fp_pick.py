@@ -4,8 +4,9 @@ told apart by their gradient ops (:func:`_copies`, one byte search)."""
 from __future__ import annotations
 
 import re
-from typing import Callable, List, NamedTuple, Optional, Set, Tuple
+from typing import Callable, List, Optional, Set, Tuple
 
+from .._tuple import NamedTuple
 from ..parallel._grep import needle_hits
 from ..parallel._grep import _SearchFailed
 from ._answers import _at, _point, Alternative, Answer, Options, Step

@@ -19,8 +19,9 @@ in a graph that names two nodes alike (TensorFlow refuses one) the first is take
 from __future__ import annotations
 
 import bisect
-from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
+from .._tuple import NamedTuple
 from .._model import TF_HEADS, Block, Hood
 from ._hood_find import _NAME_OK, UNCOUNTED, Fallback, Rec, _Cache, lane_finder, producer, rec_of
 from ..graph._strict import check_one

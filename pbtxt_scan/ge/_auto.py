@@ -2,8 +2,9 @@
 §1.4, §1.8 and the decisions in tests/data/README.md "## ge/")."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
+from .._tuple import NamedTuple
 from ..graph._input import Source
 from ._load import ALLREDUCE_TYPES, DATA_TYPES, GLOBAL_STEP, GeBuild, GeOp, load_build
 

@@ -1,8 +1,9 @@
 """Op records: one op block of a GE dump -> one small :class:`GeOp` (``_load`` step 2 and 3)."""
 from __future__ import annotations
 
-from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
+from .._tuple import NamedTuple
 from .._errors import PbtxtError
 from ..graph._input import GraphFile
 from ..graph._strict import checked, op_head

@@ -40,8 +40,9 @@ Memory: per worker, the scanner's buffers and one chunk's records; in the parent
 from __future__ import annotations
 
 import bisect
-from typing import Any, List, NamedTuple, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
+from .._tuple import NamedTuple
 from .._errors import PbtxtError
 from ..text import ANCESTOR, Frame
 from ..graph._input import GraphFile

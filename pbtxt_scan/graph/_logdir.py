@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Callable, Iterator, List, NamedTuple, Optional, Tuple
+from typing import Callable, Iterator, List, Optional, Tuple
 
+from .._tuple import NamedTuple
 from .._errors import PbtxtError
 
 DEPTH = 8

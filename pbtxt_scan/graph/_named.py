@@ -7,8 +7,9 @@ same pass: those holding a piece of the name, in any case); :func:`iter_named` e
 name a filter keeps (a glob, a regex), searched by a fixed string the names must hold."""
 from __future__ import annotations
 
-from typing import Callable, Dict, FrozenSet, Iterator, NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, Dict, FrozenSet, Iterator, Optional, Sequence, Tuple
 
+from .._tuple import NamedTuple
 from .._model import Block
 from ..parallel._grep import _SearchFailed, newlines_to_end
 from ..source._lane import Named, NameQuery, Unplaced

@@ -74,8 +74,9 @@ from __future__ import annotations
 import collections
 import contextlib
 import time
-from typing import Callable, Dict, FrozenSet, Generator, Iterator, List, NamedTuple, Optional, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Generator, Iterator, List, Optional, Set, Tuple
 
+from .._tuple import NamedTuple
 from .._errors import PbtxtError
 from ._filter import NodeFilter
 from ._input import GraphFile

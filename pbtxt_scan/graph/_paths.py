@@ -1,8 +1,9 @@
 """The path-level API: each call opens its file once (or reads through a GraphFile given to it)."""
 from __future__ import annotations
 
-from typing import Callable, FrozenSet, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Callable, FrozenSet, Iterator, List, Optional, Sequence, Tuple, Union
 
+from .._tuple import NamedTuple
 from ._dialect import DIALECTS, NAME_AND_OP, TF_HEADS, Dialect, named
 from ._filter import NodeFilter
 from .._errors import PbtxtError

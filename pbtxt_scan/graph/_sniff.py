@@ -5,8 +5,9 @@ the wire lane, or, for a TensorBoard event file, the wire lane on its graph's re
 """
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Optional, Tuple
+from typing import Any, Optional, Tuple
 
+from .._tuple import NamedTuple
 from ..text import NestedTextLane, TextLane
 from ..wire import binary as _binary
 from ._dialect import DIALECTS, container_of_head, dialect_of_head

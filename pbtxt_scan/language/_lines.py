@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import NamedTuple, Optional, Tuple
+from typing import Optional, Tuple
 
+from .._tuple import NamedTuple
 from ._atomic import NATIVE, compile_bytes, user_groups
 from ._terminals import TERMINALS
 

@@ -16,8 +16,9 @@ from __future__ import annotations
 import glob
 import os
 import re
-from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
+from .._tuple import NamedTuple
 from .._errors import PbtxtError
 from ._events import Row, csv_rows, json_events_at, json_number
 from ._tasks import Bracketer, Iteration, Task

@@ -9,7 +9,9 @@ follows the iterations and streams, not the task count.
 from __future__ import annotations
 
 import bisect
-from typing import Any, Dict, List, NamedTuple, Optional, Set, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
+
+from .._tuple import NamedTuple
 
 
 class Iteration(NamedTuple):

@@ -10,8 +10,9 @@
 """
 from __future__ import annotations
 
-from typing import Dict, List, NamedTuple, Sequence, Tuple
+from typing import Dict, List, Sequence, Tuple
 
+from .._tuple import NamedTuple
 from .._model import Hood, HoodNode
 
 COL_W = 230  # px between column starts

@@ -2,8 +2,9 @@
 script for copy and filter; no URL but ``#`` anchors)."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from .._tuple import NamedTuple
 from .._model import Hood
 from ._layout import layout
 from ._svg import Mark, esc, svg

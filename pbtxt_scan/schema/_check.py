@@ -16,8 +16,9 @@ An unknown name or enum value gets the closest name of that message or enum (``d
 """
 from __future__ import annotations
 
-from typing import Dict, List, NamedTuple, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
+from .._tuple import NamedTuple
 from . import _values
 from ._near import nearest
 from ._types import FieldType, Schema, default_schema

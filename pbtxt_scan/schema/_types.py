@@ -5,7 +5,9 @@ level) loads the table that holds it, and builds no schema."""
 from __future__ import annotations
 
 import functools
-from typing import Dict, List, NamedTuple, Tuple
+from typing import Dict, List, Tuple
+
+from .._tuple import NamedTuple
 
 SCALARS = frozenset(
     "double float int32 int64 uint32 uint64 sint32 sint64 fixed32 fixed64 sfixed32 sfixed64 bool string bytes".split()

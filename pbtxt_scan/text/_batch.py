@@ -7,8 +7,9 @@ anything that needs the line-by-line walk stops the run at a line start.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
+from .._tuple import NamedTuple
 from . import _layout as layout
 from ..language._atomic import user_groups
 from ._frames import ANCESTOR, Frame, parents

@@ -6,8 +6,9 @@ the lines :func:`line_context` reads around it). The argument for why no such no
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Iterator, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Iterable, Iterator, Optional, Sequence, Tuple
 
+from .._tuple import NamedTuple
 from ..language._lines import IDENT
 from ..parallel._grep import _grep_range, _SearchFailed, needle_hits
 from ..source._lane import UNKNOWN, Ahead, Hit, Hits, Judged, Search

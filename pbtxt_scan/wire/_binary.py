@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from typing import Optional, Tuple
 
-from . import _wire_read, _wire_sniff  # (not ``_wire``: telling text from binary loads no reader)
+from . import _wire_sniff  # (not ``_wire``, nor its reader: telling text from binary loads neither)
 
-SNIFF_BYTES = _wire_read.SNIFF_BYTES
-SAVEDMODEL = _wire_read.SAVEDMODEL
+SNIFF_BYTES = _wire_sniff.SNIFF_BYTES
+SAVEDMODEL = _wire_sniff.SAVEDMODEL
 
 KIND_NAMES = {
-    _wire_read.GRAPHDEF: "binary GraphDef",
-    _wire_read.METAGRAPH: "binary MetaGraphDef",
-    _wire_read.SAVEDMODEL: "binary SavedModel",
+    _wire_sniff.GRAPHDEF: "binary GraphDef",
+    _wire_sniff.METAGRAPH: "binary MetaGraphDef",
+    _wire_sniff.SAVEDMODEL: "binary SavedModel",
 }
 
 

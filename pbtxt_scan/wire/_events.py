@@ -35,8 +35,9 @@ from __future__ import annotations
 import collections
 import re
 import struct
-from typing import Deque, Dict, Iterator, List, NamedTuple, Optional, Set, Tuple
+from typing import Deque, Dict, Iterator, List, Optional, Set, Tuple
 
+from .._tuple import NamedTuple
 from .._errors import PbtxtError
 from ._tfrecord import FOOTER, HEADER, CutShort, ReadAt, Record, Window, iter_records
 from ..source._crc32c import masked_crc32c

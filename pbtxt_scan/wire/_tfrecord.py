@@ -20,8 +20,9 @@ not taken for the end of the file.
 from __future__ import annotations
 
 import struct
-from typing import Callable, Iterator, List, NamedTuple, Optional, Tuple
+from typing import Callable, Iterator, List, Optional, Tuple
 
+from .._tuple import NamedTuple
 from .._errors import PbtxtError
 from ..parallel._pool import Pool, PoolError, can_fork
 from ..source._crc32c import HOW_TO_GET, PURE_MAX, crc32c, fast, masked, masked_crc32c

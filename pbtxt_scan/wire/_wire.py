@@ -66,7 +66,8 @@ from __future__ import annotations
 from typing import Any, BinaryIO, Dict, Optional, Sequence, cast
 
 from .._errors import PbtxtError
-from ._wire_read import DEFAULT_CHUNK, FUNCTION_PATH, GRAPHDEF, HEADS, KINDS, METAGRAPH, NODE_PATH, SAVEDMODEL, SNIFF_BYTES, WireInfo
+from ._wire_read import DEFAULT_CHUNK, FUNCTION_PATH, GRAPHDEF, HEADS, KINDS, METAGRAPH, NODE_PATH, SAVEDMODEL, WireInfo
+from ._wire_sniff import SNIFF_BYTES
 from ._wire_sniff import sniff
 from ._wire_text import check_node, node_to_text
 from ._wire_index import WireIndex, build_index, iter_wire_blocks_reversed

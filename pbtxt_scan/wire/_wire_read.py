@@ -1,17 +1,20 @@
 """Reading the protobuf wire format: a buffered reader with absolute offsets that skips by
-length, the field walk and errors with offsets (telling a binary graph's kind by its first bytes
-is ``_wire_sniff``'s). The API and the conventions are described in :mod:`pbtxt_scan.wire._wire`."""
+length, the field walk and errors with offsets (telling a binary graph's kind by its first bytes,
+and the few names and the varint that needs, are ``_wire_sniff``'s). The API and the conventions are described in :mod:`pbtxt_scan.wire._wire`."""
 from __future__ import annotations
 
 import io
 import os
-from typing import Any, BinaryIO, Dict, Iterator, NamedTuple, Optional, Tuple
+from typing import Any, BinaryIO, Dict, Iterator, Optional, Tuple
 
+from .._tuple import NamedTuple
 from .._errors import PbtxtError
 from .._model import FUNCTION_NODES, TF_HEADS
 from ..schema._tensorflow import MESSAGES
+# (the kinds' names, the head's size, the truncation messages and the varint every reader shares are
+# ``_wire_sniff``'s: telling text from binary loads neither this reader nor the schema tables)
+from ._wire_sniff import GRAPHDEF, METAGRAPH, SAVEDMODEL, TRUNCATED_FILE, TRUNCATED_MSG, _error, _varint_slow
 
-GRAPHDEF, METAGRAPH, SAVEDMODEL = "graphdef", "metagraph", "savedmodel"
 KINDS = (GRAPHDEF, METAGRAPH, SAVEDMODEL)
 NODE_PATH = ("node",)
 FUNCTION_PATH = FUNCTION_NODES
@@ -36,14 +39,6 @@ T_NAME, T_OP, T_ATTR = _HEAD_FIELD["name"] << 3 | 2, _HEAD_FIELD["op"] << 3 | 2,
 T_HEADS = frozenset(n << 3 | 2 for n in _HEAD_FIELD.values())  # NodeDef name, op, input, device
 
 DEFAULT_CHUNK = 1 << 20
-SNIFF_BYTES = 1 << 16
-
-TRUNCATED_FILE = "truncated: a length-delimited field runs past the end of the file"
-TRUNCATED_MSG = "truncated: a field runs past the end of its enclosing message"
-
-
-def _error(msg: str, offset: int) -> PbtxtError:
-    return PbtxtError(msg, offset=offset)
 
 
 class _Bad(Exception):
@@ -182,22 +177,6 @@ def _size(f: Any) -> Optional[int]:
         return int(size)
     except (OSError, AttributeError, ValueError, io.UnsupportedOperation):
         return None
-
-
-def _varint_slow(buf: bytes, i: int, start: int) -> Tuple[int, int]:
-    """A varint of 2 or more bytes at ``buf[i]``; ``start`` is its absolute offset (for errors)."""
-    v = 0
-    shift = 0
-    for k in range(10):
-        try:
-            b = buf[i + k]
-        except IndexError:
-            raise _error("truncated: the file ends inside a varint", start) from None
-        v |= (b & 0x7F) << shift
-        if b < 0x80:
-            return v & 0xFFFFFFFFFFFFFFFF, i + k + 1  # (protobuf keeps a 10th byte's low bit only)
-        shift += 7
-    raise _error("bad varint: more than 10 bytes", start)
 
 
 def _tag(r: _Reader) -> Tuple[int, int, int]:

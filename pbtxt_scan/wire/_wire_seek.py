@@ -13,7 +13,9 @@ concatenated GraphDef messages are one longer such sequence, so the walk needs n
 """
 from __future__ import annotations
 
-from typing import Callable, NamedTuple, Optional, Tuple
+from typing import Callable, Optional, Tuple
+
+from .._tuple import NamedTuple
 
 ReadAt = Callable[[int, int], bytes]
 

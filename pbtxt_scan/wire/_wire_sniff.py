@@ -1,13 +1,40 @@
 """Telling a binary graph's kind by its first bytes, before any node is read: :func:`sniff` (which
 kind's fields explain the head) and :func:`broken` (a graph damaged where sniff can no longer tell
 it, and where). Mini-schemas of each kind's known fields, walked over the head's bytes; the
-reader itself is :mod:`pbtxt_scan.wire._wire_read`."""
+reader itself is :mod:`pbtxt_scan.wire._wire_read`, which takes the kinds' names, the truncation
+messages and the varint from here (a text graph's sniff loads no reader and no schema table)."""
 from __future__ import annotations
 
 from typing import Any, Dict, Optional, Tuple
 
 from .._errors import PbtxtError
-from ._wire_read import GRAPHDEF, METAGRAPH, SAVEDMODEL, SNIFF_BYTES, TRUNCATED_FILE, TRUNCATED_MSG, _varint_slow
+
+GRAPHDEF, METAGRAPH, SAVEDMODEL = "graphdef", "metagraph", "savedmodel"
+SNIFF_BYTES = 1 << 16
+
+TRUNCATED_FILE = "truncated: a length-delimited field runs past the end of the file"
+TRUNCATED_MSG = "truncated: a field runs past the end of its enclosing message"
+
+
+def _error(msg: str, offset: int) -> PbtxtError:
+    return PbtxtError(msg, offset=offset)
+
+
+def _varint_slow(buf: bytes, i: int, start: int) -> Tuple[int, int]:
+    """A varint of 2 or more bytes at ``buf[i]``; ``start`` is its absolute offset (for errors)."""
+    v = 0
+    shift = 0
+    for k in range(10):
+        try:
+            b = buf[i + k]
+        except IndexError:
+            raise _error("truncated: the file ends inside a varint", start) from None
+        v |= (b & 0x7F) << shift
+        if b < 0x80:
+            return v & 0xFFFFFFFFFFFFFFFF, i + k + 1  # (protobuf keeps a 10th byte's low bit only)
+        shift += 7
+    raise _error("bad varint: more than 10 bytes", start)
+
 
 _ROOTS = {GRAPHDEF: "tensorflow.GraphDef", METAGRAPH: "tensorflow.MetaGraphDef", SAVEDMODEL: "tensorflow.SavedModel"}
 

@@ -2,14 +2,15 @@
 The API and the conventions are described in :mod:`pbtxt_scan.wire._wire`."""
 from __future__ import annotations
 
-from typing import Any, BinaryIO, Callable, Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, BinaryIO, Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
+from .._tuple import NamedTuple
 from .._errors import PbtxtError
 from .._model import Block
-from ._wire_read import F_FUNCTION, F_GRAPH_DEF, F_LIBRARY, F_META_GRAPHS, F_META_INFO, F_NODE, F_NODE_DEF, F_OP_NAME, F_SIGNATURE, F_TAGS, T_LIBRARY, T_NODE, DEFAULT_CHUNK, FUNCTION_PATH, GRAPHDEF, HEADS, KINDS, METAGRAPH, NODE_PATH, SAVEDMODEL, SNIFF_BYTES, TRUNCATED_FILE, TRUNCATED_MSG, WireInfo, _check_end, _error, _fields, _Reader, _skip_value, _tag, _text
+from ._wire_read import F_FUNCTION, F_GRAPH_DEF, F_LIBRARY, F_META_GRAPHS, F_META_INFO, F_NODE, F_NODE_DEF, F_OP_NAME, F_SIGNATURE, F_TAGS, T_LIBRARY, T_NODE, DEFAULT_CHUNK, FUNCTION_PATH, GRAPHDEF, HEADS, KINDS, METAGRAPH, NODE_PATH, SAVEDMODEL, TRUNCATED_FILE, TRUNCATED_MSG, WireInfo, _check_end, _error, _fields, _Reader, _skip_value, _tag, _text
 from ._wire_node import _PATHS, Site, _block, _want
 from ._wire_stream import check_field, fields, join, named, segment
-from ._wire_sniff import sniff
+from ._wire_sniff import SNIFF_BYTES, sniff
 
 # --------------------------------------------------------------------------------------------
 # walking the containers down to the nodes
