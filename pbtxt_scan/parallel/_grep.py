@@ -22,6 +22,7 @@ class _SearchFailed(Exception):
 
 _SPLIT = 64 << 20  # a rest longer than this is cut into parts searched at once, one a core
 _MAX_PARTS = 16
+HERE = 1 << 20  # a range up to this is searched in this process, when its pattern allows (_grep_here)
 
 
 ERE = ("-E",)  # (the usual search; a neighbourhood's hop gives ("-F", "-n"): fixed strings, with line numbers)
@@ -34,7 +35,7 @@ def _spawn(grep: str, pattern: str, stdin: int, opts: Tuple[str, ...] = ERE) -> 
     env = dict(os.environ, LC_ALL="C")
     try:
         return spawn(args, stdin=stdin, env=env)
-    except OSError:
+    except (OSError, ValueError):  # (ValueError: a NUL in the pattern, which no argument can hold)
         raise _SearchFailed("grep did not start") from None
 
 
@@ -51,6 +52,10 @@ def _grep(
     size = g.known_size()
     if size is None:
         yield from _grep_range(grep, g, offset, None, pattern, opts)
+        return
+    here = _here(g, offset, size, pattern, opts)
+    if here is not None:
+        yield from here
         return
     parts = max(1, min(usable_cores() if cores is None else cores, _MAX_PARTS, (size - offset) // split))
     cuts = [offset]
@@ -155,11 +160,28 @@ def _grep_range(
     grep: str, g: Any, start: int, end: Optional[int], pattern: str, opts: Tuple[str, ...] = ERE
 ) -> Iterator[Tuple[int, bytes]]:
     """grep's matches in bytes ``[start, end)`` of the file, as offsets."""
+    here = None if end is None else _here(g, start, end, pattern, opts)
+    if here is not None:
+        yield from here
+        return
     run = _GrepRun(grep, g, start, end, pattern, opts)
     try:
         yield from run
     finally:
         run.close()
+
+
+def _here(g: Any, start: int, end: int, pattern: str, opts: Tuple[str, ...]) -> Optional[Iterator[Tuple[int, bytes]]]:
+    """The matches in bytes ``[start, end)``, found in this process (a small range, a pattern whose
+    meaning is certain: ``_grep_here``), or ``None``: grep searches."""
+    if end - start > HERE:
+        return None
+    from ._grep_here import compiled, search
+
+    rx = compiled(pattern, opts)
+    if rx is None:
+        return None
+    return search(g.read_at(start, end - start) if end > start else b"", start, rx)
 
 
 def _feed(g: Any, start: int, end: Optional[int], w: int, failed: List[BaseException]) -> None:
