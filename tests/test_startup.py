@@ -34,7 +34,7 @@ pbtxt_scan.graph._strict pbtxt_scan.text._strict
 pbtxt_scan.schema pbtxt_scan.schema._tensorflow pbtxt_scan.schema._types
 pbtxt_scan.language pbtxt_scan.language._atomic pbtxt_scan.language._grammar pbtxt_scan.language._lines pbtxt_scan.language._skip
 pbtxt_scan.language._terminals pbtxt_scan.language._values
-pbtxt_scan.parallel pbtxt_scan.parallel._cores pbtxt_scan.parallel._grep pbtxt_scan.parallel._pool
+pbtxt_scan.parallel pbtxt_scan.parallel._cores pbtxt_scan.parallel._grep pbtxt_scan.parallel._grep_here pbtxt_scan.parallel._pool
 pbtxt_scan.source pbtxt_scan.source._kinds pbtxt_scan.source._lane pbtxt_scan.source._source
 pbtxt_scan.source._store pbtxt_scan.source._views
 pbtxt_scan.text pbtxt_scan.text._batch pbtxt_scan.text._canonical pbtxt_scan.text._frames pbtxt_scan.text._handover
@@ -119,3 +119,31 @@ def test_modules_names_every_command() -> None:
 def test_help_and_an_unknown_command_still_see_every_command() -> None:
     assert set(registered_alone("--help")) == {n for _m, ns in cli.MODULES for n in ns}
     assert set(registered_alone("fpp")) == {n for _m, ns in cli.MODULES for n in ns}
+
+
+def test_the_console_script_builds_the_command_it_runs_and_gives_the_others_back(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # (typer builds each registered command's click command, ~1 ms each: main builds the one it runs,
+    # and the app keeps every command for the next caller, here bp in the same process)
+    from pbtxt_scan.cli import _app
+
+    built: List[List[str]] = []
+    real = _app.app.__class__.__call__
+
+    def call(app: object, *a: object, **k: object) -> object:
+        built.append(_app.registered())
+        return real(app, *a, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_app.app.__class__, "__call__", call)
+    for command in ("fp", "bp"):
+        monkeypatch.setattr(sys, "argv", ["pbtxt-scan", command, str(GRAPH)])
+        with pytest.raises(SystemExit) as done:
+            cli.main()
+        assert done.value.code in (0, None)
+    assert built == [["fp"], ["bp"]]
+    assert set(_app.registered()) >= {"fp", "bp"}
+    import pbtxt_scan
+
+    want = [pbtxt_scan.find_fp(str(GRAPH)).point.name, pbtxt_scan.find_bp(str(GRAPH)).point.name]  # type: ignore[union-attr]
+    assert capsys.readouterr().out.split("\n")[:2] == want

@@ -66,8 +66,9 @@ def main() -> None:
     them for --help, a misspelt name or none."""
     from . import _app
 
-    register(sys.argv[1] if len(sys.argv) > 1 else None)
-    _app.main()
+    command = sys.argv[1] if len(sys.argv) > 1 else None
+    register(command)
+    _app.main(command)
 
 
 def __getattr__(name: str) -> Any:
