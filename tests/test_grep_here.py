@@ -86,3 +86,13 @@ def test_a_range_is_searched_here_below_the_bound_and_by_grep_above(tmp_path: Pa
 
 
 _spawn = _grep.spawn
+
+
+def test_grep_runs_in_the_c_locale_with_none_of_our_grep_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GREP_OPTIONS", "-i")  # (an old grep reads it: matches in any case)
+    monkeypatch.setenv("GREP_COLORS", "mt=01;31")
+    monkeypatch.setenv("LANG", "en_US.UTF-8")
+    monkeypatch.setenv("LC_ALL", "en_US.UTF-8")
+    env = _grep.c_locale()
+    assert env["LC_ALL"] == "C" and env.get("PATH") == os.environ.get("PATH")
+    assert not {"GREP_OPTIONS", "GREP_COLORS", "LANG"} & set(env)

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from ._cores import usable_cores
 from ._pool import spawn
@@ -32,11 +32,19 @@ def _spawn(grep: str, pattern: str, stdin: int, opts: Tuple[str, ...] = ERE) -> 
     """``grep -E`` (or ``opts``) for ``pattern`` reading ``stdin``, printing each match's byte offset
     and text (bytes as bytes: ``LC_ALL=C``); :class:`_SearchFailed` if it cannot start."""
     args = [grep, "-a", "-b", "-o"] + list(opts) + ["-e", pattern]
-    env = dict(os.environ, LC_ALL="C")
     try:
-        return spawn(args, stdin=stdin, env=env)
+        return spawn(args, stdin=stdin, env=c_locale())
     except (OSError, ValueError):  # (ValueError: a NUL in the pattern, which no argument can hold)
         raise _SearchFailed("grep did not start") from None
+
+
+def c_locale() -> Dict[str, str]:
+    """The environment grep and wc run in: bytes as bytes (``LC_ALL=C``), and where to find the
+    program's libraries; nothing else of ours (a ``GREP_OPTIONS`` or ``GREP_COLORS`` would change
+    what an old grep prints, and copying the whole environment cost 0.25 ms a search)."""
+    env = {k: os.environ[k] for k in ("PATH", "LD_LIBRARY_PATH") if k in os.environ}
+    env["LC_ALL"] = "C"
+    return env
 
 
 def _grep(
@@ -260,7 +268,7 @@ def newlines_to_end(g: Any, start: int = 0) -> Optional[int]:
     fd = g.fileno()
     try:
         os.lseek(fd, start, os.SEEK_SET)
-        p = spawn([wc, "-l"], stdin=fd, env=dict(os.environ, LC_ALL="C"))
+        p = spawn([wc, "-l"], stdin=fd, env=c_locale())
         out = p.communicate()[0]
     except OSError:
         return None
