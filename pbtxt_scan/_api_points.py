@@ -25,7 +25,7 @@ import contextlib
 import io
 from typing import Any, Iterator, List, Optional, Sequence, Tuple
 
-from ._tuple import NamedTuple
+from ._kit import NamedTuple
 from .graph._input import GraphFile
 from ._api_ge import ge_answers, is_ge_dump
 from ._model import Hood

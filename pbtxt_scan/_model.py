@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
-from ._tuple import NamedTuple
+from ._kit import NamedTuple
 
 Scalar = Union[str, int, float]
 

@@ -34,7 +34,7 @@ def import_graph() -> Dict[str, Set[str]]:
 # package under pbtxt_scan, or a module at its root; the public API (``__init__``, ``_api``,
 # ``_api_points``, ``_api_ge``) is one unit.
 LAYERS = [
-    {"pbtxt_scan._tuple"},
+    {"pbtxt_scan._kit"},
     {"pbtxt_scan._errors", "pbtxt_scan._model"},
     {"pbtxt_scan.language", "pbtxt_scan.source", "pbtxt_scan.parallel", "pbtxt_scan.report", "pbtxt_scan.prof",
      "pbtxt_scan.schema"},
@@ -49,7 +49,7 @@ PLAIN_DATA = LAYERS[0] | LAYERS[1]
 # What the command line may import besides itself: the public API, the public ge package, the
 # report's renderer (plain data in, a page out) and prof (a profiling run's output, for verify).
 CLI_MAY_IMPORT = {"pbtxt_scan", "pbtxt_scan.ge", "pbtxt_scan.report", "pbtxt_scan.prof",
-                  "pbtxt_scan._tuple"}  # (and the NamedTuple every layer declares its tuples with)
+                  "pbtxt_scan._kit"}  # (and the NamedTuple every layer declares its tuples with)
 
 
 def _unit(mod: str) -> str:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import List, Set
 
 import pytest
+import typer
 
 from pbtxt_scan import cli
 
@@ -22,7 +23,7 @@ GRAPH = ROOT / "tests" / "data" / "graphs" / "mlp_sgd.pbtxt"
 
 # What `pbtxt-scan fp` on a small text graph imports of the package, every one used on the way.
 FP_MODULES = """
-pbtxt_scan pbtxt_scan._errors pbtxt_scan._tuple pbtxt_scan._api pbtxt_scan._api_ge pbtxt_scan._api_points pbtxt_scan._model
+pbtxt_scan pbtxt_scan._errors pbtxt_scan._kit pbtxt_scan._api pbtxt_scan._api_ge pbtxt_scan._api_points pbtxt_scan._model
 pbtxt_scan.cli pbtxt_scan.cli._app pbtxt_scan.cli._checks pbtxt_scan.cli._escape pbtxt_scan.cli._help
 pbtxt_scan.cli._output pbtxt_scan.cli._points pbtxt_scan.cli._suggest
 pbtxt_scan.fpbp pbtxt_scan.fpbp._ahead pbtxt_scan.fpbp._answers pbtxt_scan.fpbp._body pbtxt_scan.fpbp._catalog
@@ -125,15 +126,15 @@ def test_the_console_script_builds_the_command_it_runs_and_gives_the_others_back
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # (typer builds each registered command's click command, ~1 ms each: main builds the one it runs,
-    # and the app keeps every command for the next caller, here bp in the same process)
+    # from a copy of the app, which keeps every command for the next caller, here bp in the same process)
     from pbtxt_scan.cli import _app
 
     built: List[List[str]] = []
     real = _app.app.__class__.__call__
 
-    def call(app: object, *a: object, **k: object) -> object:
-        built.append(_app.registered())
-        return real(app, *a, **k)  # type: ignore[arg-type]
+    def call(app: typer.Typer, *a: object, **k: object) -> object:
+        built.append([_app._name(c) for c in app.registered_commands])
+        return real(app, *a, **k)
 
     monkeypatch.setattr(_app.app.__class__, "__call__", call)
     for command in ("fp", "bp"):

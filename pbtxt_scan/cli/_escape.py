@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 from typing import Any, Optional
 
-_UNSAFE = re.compile("[\\x00-\\x1f\\x7f-\\x9f\\\\]")
+from .._kit import regex
+
+_UNSAFE = regex("[\\x00-\\x1f\\x7f-\\x9f\\\\]")
 _NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\\": "\\\\"}
 
 
@@ -24,7 +26,7 @@ def shown(name: Optional[str]) -> str:
     return _UNSAFE.sub(_escape, name)
 
 
-_CONTROL = re.compile("[\\x00-\\x1f\\x7f-\\x9f]")
+_CONTROL = regex("[\\x00-\\x1f\\x7f-\\x9f]")
 
 
 def terminal_safe(line: str) -> str:
@@ -40,7 +42,7 @@ def _escape(m: Any) -> str:
     return _NAMED.get(c) or "\\x%02x" % ord(c)
 
 
-_ESCAPED = re.compile(r"\\(?:x([0-9a-f]{2})|(.))", re.S)
+_ESCAPED = regex(r"\\(?:x([0-9a-f]{2})|(.))", re.S)
 _UNNAMED = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\"}
 
 
@@ -63,7 +65,7 @@ def row_text(b: Any) -> str:
     return "%d\t%s\t%s" % (b.line or b.start, shown(b.name), shown(b.op))
 
 
-_ODD_ROWS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\\\\]")
+_ODD_ROWS = regex("[\x00-\x08\x0b-\x1f\x7f-\x9f\\\\]")
 
 
 def plain_rows(text: str) -> bool:

@@ -8,7 +8,7 @@ from typing import Any, Callable, Generator, Iterator, List, Optional, cast
 
 import typer
 
-from .._tuple import NamedTuple
+from .._kit import NamedTuple
 from .. import PbtxtError
 from ._app import (
     Common, FileArg, InputKindOpt, JobsOpt, JsonlOpt, JsonOpt, LenientOpt, RecordOpt, RunOpt, QuietOpt, bar, command, dialect, format_option,

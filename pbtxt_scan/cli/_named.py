@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 import typer
 
-from .._tuple import NamedTuple
+from .._kit import NamedTuple
 from ._output import EXIT_NOT_FOUND, Console, emit
 from ._show import elsewhere, look_up_names, looked_up, print_node, show_node
 

@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict, Optional, Sequence
 
 import typer
 
-from .._tuple import NamedTuple
+from .._kit import NamedTuple
 from .. import PbtxtError
 
 EXIT_NOT_FOUND = 1

@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import typer
 
-from .._tuple import NamedTuple
+from .._kit import NamedTuple
 from .. import PbtxtError
 from ._escape import shown
 from ._app import (

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, NoReturn, Optional, Sequence
 
 import typer
 
-from .._tuple import NamedTuple
+from .._kit import NamedTuple
 from .. import PbtxtError
 if TYPE_CHECKING:
     from .. import GraphFile, Lookup

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import difflib
 import heapq
-import re
 from typing import Iterable, List, Optional, Set, Tuple
 
-_OUTPUT = re.compile(r"^(.*):(\d+)$")  # a tensor name: node:output
+from .._kit import regex
+
+_OUTPUT = regex(r"^(.*):(\d+)$")  # a tensor name: node:output
 POOL = 8  # candidates kept per name asked for
 
 

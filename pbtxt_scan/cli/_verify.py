@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import typer
 
-from .._tuple import NamedTuple
+from .._kit import NamedTuple
 from .. import PbtxtError
 from ._app import Common, QuietOpt, command, format_option, json_option, output_format
 from ._output import EXIT_NOT_FOUND, Console, emit, out

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, FrozenSet, List, Optional, Tuple
 
-from .._tuple import NamedTuple
+from .._kit import NamedTuple
 from ._catalog import Catalog
 from .._model import Block
 

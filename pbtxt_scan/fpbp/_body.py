@@ -7,7 +7,7 @@ from __future__ import annotations
 import array
 from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
-from .._tuple import NamedTuple
+from .._kit import NamedTuple
 from ._catalog import CALLS, in_gradients_scope
 from .._errors import PbtxtError
 from ..graph._input import GraphFile

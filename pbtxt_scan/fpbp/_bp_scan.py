@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
-from .._tuple import NamedTuple
+from .._kit import NamedTuple
 from ._answers import _at, Options, Step, Trail, _op, _producer
 from ._bp_back import _Backward, _shape_only
 from ._bp_reach import ANY, _Reach, is_update, optimizer_of

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import FrozenSet, Optional
 
-from .._tuple import NamedTuple
+from .._kit import NamedTuple
 from .._model import Block
 
 

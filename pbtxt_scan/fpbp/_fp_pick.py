@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Callable, List, Optional, Set, Tuple
 
-from .._tuple import NamedTuple
+from .._kit import NamedTuple, regex
 from ..parallel._grep import needle_hits
 from ..parallel._grep import _SearchFailed
 from ._answers import _at, _point, Alternative, Answer, Options, Step
@@ -27,9 +27,9 @@ class _Copies(NamedTuple):
 
 # What a part of the batch that meets no trained variable before the model is, by its name: a
 # metric's input, a mask or a length of the features, the labels, else a part nothing uses.
-_METRIC = re.compile(r"(?i)(?:^|/)(?:[^/]*_)?(?:metrics?|accuracy|auc|precision|recall|mean_iou)(?:_\d+)?(?:/|$)")
-_MASK = re.compile(r"(?i)mask|length|_len\b|(?:^|/)len(?:/|$)|seq_?len")
-_LABEL = re.compile(r"(?i)label|target|one_hot|dense_to_sparse|sparse_to_dense|ground_?truth|(?:^|/)y(?:_true)?(?:/|$)")
+_METRIC = regex(r"(?i)(?:^|/)(?:[^/]*_)?(?:metrics?|accuracy|auc|precision|recall|mean_iou)(?:_\d+)?(?:/|$)")
+_MASK = regex(r"(?i)mask|length|_len\b|(?:^|/)len(?:/|$)|seq_?len")
+_LABEL = regex(r"(?i)label|target|one_hot|dense_to_sparse|sparse_to_dense|ground_?truth|(?:^|/)y(?:_true)?(?:/|$)")
 _SIDE = {
     "metric": "a metric's input",
     "feature_mask": "a mask or a length on the feature side",
@@ -39,7 +39,7 @@ _SIDE = {
 
 
 _LOSS_OPS = frozenset("SparseSoftmaxCrossEntropyWithLogits SoftmaxCrossEntropyWithLogits CTCLoss CTCLossV2".split())
-_LOSS = re.compile(r"(?i)(?:^|/)[^/]*(?:loss|cross_?entropy)[^/]*/")
+_LOSS = regex(r"(?i)(?:^|/)[^/]*(?:loss|cross_?entropy)[^/]*/")
 
 
 def _side_of_loss(b: Block) -> str:
@@ -198,7 +198,7 @@ def _copies(g: GraphFile, cands: List[_Candidate], *, search: bool = True) -> _C
     return _Copies(pick, "ambiguous", doubt, alts)
 
 
-_REPLICA = re.compile(r"(?:^|/)(?:replica|tower)_\d+/")
+_REPLICA = regex(r"(?:^|/)(?:replica|tower)_\d+/")
 
 
 def _replicas(cands: List[_Candidate]) -> bool:
@@ -280,7 +280,7 @@ def _differentiated(g: GraphFile, names: List[str], start: int, *, search: bool 
     return found
 
 
-_IN_COPY = re.compile(r"(?<=/)(?:gradients(?:_[0-9]+)?|gradient_tape)/")
+_IN_COPY = regex(r"(?<=/)(?:gradients(?:_[0-9]+)?|gradient_tape)/")
 
 
 def _ere(n: str) -> str:

@@ -19,9 +19,9 @@ from its end, so this one reads the whole file (back, then forward to the answer
 """
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Set, Tuple
 
+from .._kit import regex
 from ._answers import Alternative, Answer, Options, Point, Step, _at, _point, _producer
 from ._catalog import VARIABLE_PASS, VARIABLES, in_gradients_scope
 from ._fp_flow import _Candidate
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 _WINDOW = 4 << 20  # bytes past the answer searched at least (fp's window for copies)
 _CONSUMERS = 64  # other ops on the data looked at, at most
 _STEP_NAMES = 1 << 21  # names of the ops one --train-op step runs, at most
-_GRAD = re.compile(r"(?:^|/)(?:gradients(?:_\d+)?|gradient_tape)/")
+_GRAD = regex(r"(?:^|/)(?:gradients(?:_\d+)?|gradient_tape)/")
 
 
 def forward_of(gradient: str) -> Optional[str]:

@@ -8,7 +8,7 @@ import contextlib
 import re
 from typing import TYPE_CHECKING, Any, Callable, FrozenSet, Generator, Iterable, Iterator, Optional, Tuple
 
-from .._tuple import NamedTuple
+from .._kit import NamedTuple
 from .._model import TF_HEADS, Block
 from ..graph._strict import check_one
 from ..parallel._grep import _SearchFailed

@@ -21,7 +21,7 @@ from __future__ import annotations
 import bisect
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
-from .._tuple import NamedTuple
+from .._kit import NamedTuple
 from .._model import TF_HEADS, Block, Hood
 from ._hood_find import _NAME_OK, UNCOUNTED, Fallback, Rec, _Cache, lane_finder, producer, rec_of
 from ..graph._strict import check_one

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple, Union
 
-from .._tuple import NamedTuple
+from .._kit import NamedTuple
 from ..graph._input import Source
 from ._load import ALLREDUCE_TYPES, DATA_TYPES, GLOBAL_STEP, GeBuild, GeOp, load_build
 

@@ -42,7 +42,7 @@ from __future__ import annotations
 import bisect
 from typing import Any, List, Optional, Tuple
 
-from .._tuple import NamedTuple
+from .._kit import NamedTuple
 from .._errors import PbtxtError
 from ..text import ANCESTOR, Frame
 from ..graph._input import GraphFile

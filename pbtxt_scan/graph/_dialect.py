@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from typing import Dict, FrozenSet, Optional, Tuple, Union
 
-from .._tuple import NamedTuple
+from .._kit import NamedTuple
 from .._model import FUNCTION_NODES, TF_HEADS
 from ..source._source import BOM
 from ..text import METAGRAPH_PREFIX, SAVEDMODEL_PREFIX

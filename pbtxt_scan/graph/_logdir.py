@@ -16,7 +16,7 @@ import os
 import re
 from typing import Callable, Iterator, List, Optional, Tuple
 
-from .._tuple import NamedTuple
+from .._kit import NamedTuple
 from .._errors import PbtxtError
 
 DEPTH = 8

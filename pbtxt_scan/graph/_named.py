@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Callable, Dict, FrozenSet, Iterator, Optional, Sequence, Tuple
 
-from .._tuple import NamedTuple
+from .._kit import NamedTuple
 from .._model import Block
 from ..parallel._grep import _SearchFailed, newlines_to_end
 from ..source._lane import Named, NameQuery, Unplaced

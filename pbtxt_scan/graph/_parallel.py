@@ -76,7 +76,7 @@ import contextlib
 import time
 from typing import Callable, Dict, FrozenSet, Generator, Iterator, List, Optional, Set, Tuple
 
-from .._tuple import NamedTuple
+from .._kit import NamedTuple
 from .._errors import PbtxtError
 from ._filter import NodeFilter
 from ._input import GraphFile

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Callable, FrozenSet, Iterator, List, Optional, Sequence, Tuple, Union
 
-from .._tuple import NamedTuple
+from .._kit import NamedTuple
 from ._dialect import DIALECTS, NAME_AND_OP, TF_HEADS, Dialect, named
 from ._filter import NodeFilter
 from .._errors import PbtxtError

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Tuple
 
-from .._tuple import NamedTuple
+from .._kit import NamedTuple
 from ..text import NestedTextLane, TextLane
 from ..wire import binary as _binary
 from ._dialect import DIALECTS, container_of_head, dialect_of_head

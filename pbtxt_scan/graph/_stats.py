@@ -5,7 +5,7 @@ import collections
 import time
 from typing import Any, Callable, Dict, Optional, Union
 
-from .._tuple import NamedTuple
+from .._kit import NamedTuple
 from ._dialect import NAME_AND_OP, Dialect, named
 from ._input import Source, opened
 from ..parallel._cores import usable_cores

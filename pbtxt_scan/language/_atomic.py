@@ -24,10 +24,12 @@ import re
 import sys
 from typing import List, Tuple
 
+from .._kit import regex
+
 # re reads possessive repeats and atomic groups from Python 3.11 on.
 NATIVE = sys.version_info >= (3, 11)
 
-_QUANT = re.compile(r"\*|\+|\?|\{\d*(?:,\d*)?\}")
+_QUANT = regex(r"\*|\+|\?|\{\d*(?:,\d*)?\}")
 _GROUP_PREFIXES = ("(?:", "(?=", "(?!", "(?<=", "(?<!", "(?>")
 
 

@@ -13,6 +13,7 @@ import os
 import re
 from typing import Any, Callable, Dict, List, Tuple, cast
 
+from .._kit import regex
 from .._errors import IncompleteInputError, PbtxtError
 from .._model import Field, Message
 from ._values import _number, decode, string_value, unescape
@@ -203,9 +204,9 @@ def _line_col(text: str, pos: int) -> "tuple[int, int]":
     return line, col
 
 
-_HEX_ESC = re.compile(r"\\x[0-9A-Fa-f]")  # (matched in place: a slice per escape was quadratic)
+_HEX_ESC = regex(r"\\x[0-9A-Fa-f]")  # (matched in place: a slice per escape was quadratic)
 _VALID_ESCAPE_STARTS = set("abfnrtv?\\'\"01234567xuU")
-_UNICODE_ESC = re.compile(r"\\(?:u(?![dD][89a-fA-F])[0-9A-Fa-f]{4}|U000(?!0[dD][89a-fA-F])[0-9A-Fa-f]{5}|U0010[0-9A-Fa-f]{4})")
+_UNICODE_ESC = regex(r"\\(?:u(?![dD][89a-fA-F])[0-9A-Fa-f]{4}|U000(?!0[dD][89a-fA-F])[0-9A-Fa-f]{5}|U0010[0-9A-Fa-f]{4})")
 
 
 def lexical_error_message(text: str, pos: int) -> str:
@@ -297,7 +298,7 @@ def parse_text(text: str, first_line: int = 1, path: "str | None" = None) -> Mes
 # --- a block with long strings: Lark parses the rest ---------------------------------------------
 
 LONG_LITERAL = 64 << 10  # a string literal this long (a tensor_content) is kept out of Lark's parse
-_LITERAL_RE = re.compile(r'#[^\n]*|"[^"\\\n]*(?:\\.[^"\\\n]*)*"|\'[^\'\\\n]*(?:\\.[^\'\\\n]*)*\'')
+_LITERAL_RE = regex(r'#[^\n]*|"[^"\\\n]*(?:\\.[^"\\\n]*)*"|\'[^\'\\\n]*(?:\\.[^\'\\\n]*)*\'')
 
 
 def long_literals(text: str, min_len: int = LONG_LITERAL) -> List[Any]:

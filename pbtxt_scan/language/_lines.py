@@ -30,7 +30,7 @@ import functools
 import re
 from typing import Optional, Tuple
 
-from .._tuple import NamedTuple
+from .._kit import NamedTuple
 from ._atomic import NATIVE, compile_bytes, user_groups
 from ._terminals import TERMINALS
 

@@ -49,9 +49,10 @@ against the STRING terminal on the conformance cases and on random bodies (``tes
 from __future__ import annotations
 
 import codecs
-import re
 import warnings
 from typing import Dict, Tuple
+
+from .._kit import regex
 
 _BS = 0x5C
 # The longest escape, ``\U0010FFFF``, is 10 bytes: a window cut at least this far from any
@@ -59,12 +60,12 @@ _BS = 0x5C
 _LONGEST_ESCAPE = 10
 
 _SIMPLE = b"01234567abfnrtv?'\""  # what may follow a backslash in a one-letter (or octal) escape
-_SPECIAL = re.compile(
+_SPECIAL = regex(
     rb"\\(?:x[0-9A-Fa-f]|u(?![dD][89a-fA-F])[0-9A-Fa-f]{4}|U000(?!0[dD][89a-fA-F])[0-9A-Fa-f]{5}|U0010[0-9A-Fa-f]{4})"
 )
 # The decoder's one error with a place: "invalid \x escape at position N" (the same words on
 # every Python 3 this project runs on; anything else is handled as "not plainly valid").
-_AT = re.compile(r"invalid \\x escape at position (\d+)")
+_AT = regex(r"invalid \\x escape at position (\d+)")
 # (``escape_decode`` is the codec behind pickle's bytes and has been in ``codecs`` since 2.x.)
 _decode = codecs.escape_decode
 

@@ -18,7 +18,7 @@ import os
 import re
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
-from .._tuple import NamedTuple
+from .._kit import NamedTuple
 from .._errors import PbtxtError
 from ._events import Row, csv_rows, json_events_at, json_number
 from ._tasks import Bracketer, Iteration, Task

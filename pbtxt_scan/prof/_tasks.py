@@ -11,7 +11,7 @@ from __future__ import annotations
 import bisect
 from typing import Any, Dict, List, Optional, Set, Tuple
 
-from .._tuple import NamedTuple
+from .._kit import NamedTuple
 
 
 class Iteration(NamedTuple):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Sequence, Tuple
 
-from .._tuple import NamedTuple
+from .._kit import NamedTuple
 from .._model import Hood, HoodNode
 
 COL_W = 230  # px between column starts

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from .._tuple import NamedTuple
+from .._kit import NamedTuple
 from .._model import Hood
 from ._layout import layout
 from ._svg import Mark, esc, svg

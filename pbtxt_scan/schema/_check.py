@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Tuple
 
-from .._tuple import NamedTuple
+from .._kit import NamedTuple
 from . import _values
 from ._near import nearest
 from ._types import FieldType, Schema, default_schema

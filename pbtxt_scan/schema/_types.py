@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 from typing import Dict, List, Tuple
 
-from .._tuple import NamedTuple
+from .._kit import NamedTuple
 
 SCALARS = frozenset(
     "double float int32 int64 uint32 uint64 sint32 sint64 fixed32 fixed64 sfixed32 sfixed64 bool string bytes".split()

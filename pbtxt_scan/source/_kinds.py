@@ -17,6 +17,7 @@ import re
 import struct
 from typing import Optional, Tuple
 
+from .._kit import regex
 from ._source import BOM, looks_binary
 
 GIVE = "give a graph.pbtxt, a binary graph (.pb, .meta, saved_model.pb), a TensorBoard event file, a SavedModel, model_dir or logs folder, or a GE dump"
@@ -34,13 +35,13 @@ _MAGIC: Tuple[Tuple[bytes, str], ...] = (
     (b"%PDF-", "a PDF document"),
 )
 
-_DATA_FILE = re.compile(r"\.data-[0-9]+-of-[0-9]+$")
+_DATA_FILE = regex(r"\.data-[0-9]+-of-[0-9]+$")
 _FIELD_START = re.compile(rb"\A(?:\s|#[^\n]*(?:\n|\Z))*")
 _IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 _AFTER_IDENT = re.compile(rb"(?:[ \t\r\n]|#[^\n]*\n)*")
 # Starts of text that is no protobuf text at all: a docstring, XML/HTML, a JSON object or list.
-_PROSE_START = re.compile(rb'''"""|\'\'\'|<[?!a-zA-Z]|\{\s*"|\[\s*[{"]''')
-_CKPT_PATH = re.compile(rb'model_checkpoint_path\s*:\s*"((?:[^"\\\n]|\\.)*)"')
+_PROSE_START = regex(rb'''"""|\'\'\'|<[?!a-zA-Z]|\{\s*"|\[\s*[{"]''')
+_CKPT_PATH = regex(rb'model_checkpoint_path\s*:\s*"((?:[^"\\\n]|\\.)*)"')
 
 
 def not_a_graph(head: bytes, *, complete: bool, name: str) -> Optional[str]:

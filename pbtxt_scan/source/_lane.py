@@ -44,7 +44,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple
 
-from .._tuple import NamedTuple
+from .._kit import NamedTuple
 from .._errors import PbtxtError
 from .._model import Block, Message
 from ._source import DEFAULT_CHUNK

@@ -31,7 +31,7 @@ import json
 import re
 from typing import Any, BinaryIO, FrozenSet, Generator, Iterator, Optional, Tuple, cast
 
-from .._tuple import NamedTuple
+from .._kit import NamedTuple
 from .._errors import PbtxtError
 from .._model import Block
 from ..source._lane import strict_of

@@ -29,6 +29,7 @@ import functools
 import re
 from typing import Any, List, Optional, Tuple
 
+from .._kit import regex
 from ..language._atomic import NATIVE, compile_bytes, user_groups
 from ..language._values import _number, decode, unescape, unescape_in
 from ..language._lines import CLOSE, IDENT, OPEN, SEP, VERIFIED_VALUE, ind, line_re, terms
@@ -143,7 +144,7 @@ def run_heads_re(d: int, names: Tuple[str, ...]) -> "re.Pattern[str]":
     return re.compile('%s(%s)%s(?:("[^"\\\\\\n]*")|(%s))\\n' % (ind(d, True), alt, SEP, VERIFIED_VALUE))
 
 
-IDENT_AT = re.compile((" *(%s)" % IDENT).encode("ascii"))
+IDENT_AT = regex((" *(%s)" % IDENT).encode("ascii"))
 
 
 def last_name(buf: bytes, end: int) -> bytes:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, Iterator, Optional, Sequence, Tuple
 
-from .._tuple import NamedTuple
+from .._kit import NamedTuple
 from ..language._lines import IDENT
 from ..parallel._grep import _grep_range, _SearchFailed, needle_hits
 from ..source._lane import UNKNOWN, Ahead, Hit, Hits, Judged, Search

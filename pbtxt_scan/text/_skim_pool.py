@@ -51,7 +51,7 @@ import struct
 import weakref
 from typing import Any, Dict, List, Optional, Tuple
 
-from .._tuple import NamedTuple
+from .._kit import NamedTuple
 from ..parallel._cores import usable_cores
 from ..parallel._pool import can_fork, fork, stop
 from ..language._skip import valid_piece

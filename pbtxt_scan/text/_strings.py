@@ -12,9 +12,9 @@ to the general scanner. The sizes are the walk's (``_canonical``'s, read when a 
 from __future__ import annotations
 
 import os
-import re
 from typing import TYPE_CHECKING, BinaryIO, Callable, List, Tuple, Union
 
+from .._kit import regex
 from .._errors import PbtxtError
 from ..language._skip import body_end
 from ..source._views import View
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from ._schema import Watch
     from ._skim_pool import Skimmer
 
-_CLOSERS = re.compile(rb"(?: *\}\n)*")
+_CLOSERS = regex(rb"(?: *\}\n)*")
 _FIELD_START = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_}")
 
 

@@ -37,7 +37,7 @@ import re
 import struct
 from typing import Deque, Dict, Iterator, List, Optional, Set, Tuple
 
-from .._tuple import NamedTuple
+from .._kit import NamedTuple
 from .._errors import PbtxtError
 from ._tfrecord import FOOTER, HEADER, CutShort, ReadAt, Record, Window, iter_records
 from ..source._crc32c import masked_crc32c

@@ -26,7 +26,7 @@ import math
 import struct
 from typing import Any, Iterator, List, Optional, Tuple
 
-from .._tuple import NamedTuple
+from .._kit import NamedTuple
 from ..source._crc32c import PURE_MAX, fast
 from ._events import _NAME_MAX, GRAPH_PLUGINS, _bad, _fields, _varint
 from ._tfrecord import FOOTER, ReadAt, Record, Window, check_data, iter_records

@@ -22,7 +22,7 @@ from __future__ import annotations
 import struct
 from typing import Callable, Iterator, List, Optional, Tuple
 
-from .._tuple import NamedTuple
+from .._kit import NamedTuple
 from .._errors import PbtxtError
 from ..parallel._pool import Pool, PoolError, can_fork
 from ..source._crc32c import HOW_TO_GET, PURE_MAX, crc32c, fast, masked, masked_crc32c

@@ -7,7 +7,7 @@ import json
 from array import array
 from typing import Any, BinaryIO, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
-from .._tuple import NamedTuple
+from .._kit import NamedTuple
 from .._errors import PbtxtError
 from .._model import Block
 from ._wire_read import DEFAULT_CHUNK, HEADS, NODE_PATH, WireInfo, _check_end, _Reader, _seekable, _skip_value, _tag

@@ -7,7 +7,7 @@ import io
 import os
 from typing import Any, BinaryIO, Dict, Iterator, Optional, Tuple
 
-from .._tuple import NamedTuple
+from .._kit import NamedTuple
 from .._errors import PbtxtError
 from .._model import FUNCTION_NODES, TF_HEADS
 from ..schema._tensorflow import MESSAGES

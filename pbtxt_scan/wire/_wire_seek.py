@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Callable, Optional, Tuple
 
-from .._tuple import NamedTuple
+from .._kit import NamedTuple
 
 ReadAt = Callable[[int, int], bytes]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, BinaryIO, Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
-from .._tuple import NamedTuple
+from .._kit import NamedTuple
 from .._errors import PbtxtError
 from .._model import Block
 from ._wire_read import F_FUNCTION, F_GRAPH_DEF, F_LIBRARY, F_META_GRAPHS, F_META_INFO, F_NODE, F_NODE_DEF, F_OP_NAME, F_SIGNATURE, F_TAGS, T_LIBRARY, T_NODE, DEFAULT_CHUNK, FUNCTION_PATH, GRAPHDEF, HEADS, KINDS, METAGRAPH, NODE_PATH, SAVEDMODEL, TRUNCATED_FILE, TRUNCATED_MSG, WireInfo, _check_end, _error, _fields, _Reader, _skip_value, _tag, _text

@@ -1,4 +1,4 @@
-"""``pbtxt_scan._tuple.NamedTuple``: the class ``typing.NamedTuple`` makes, without compiling each
+"""``pbtxt_scan._kit.NamedTuple``: the class ``typing.NamedTuple`` makes, without compiling each
 annotation (start-up, issue 38), and the one every module of the package declares its tuples with.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any, Dict, Optional
 
 import pytest
 
-from pbtxt_scan._tuple import NamedTuple
+from pbtxt_scan._kit import NamedTuple, regex
 
 PACKAGE = Path(__file__).resolve().parent.parent / "pbtxt_scan"
 
@@ -88,8 +88,24 @@ def test_every_module_declares_its_tuples_with_it() -> None:
     for path in sorted(PACKAGE.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and node.module == "typing" and any(a.name == "NamedTuple" for a in node.names):
-                if path.name != "_tuple.py":
+                if path.name != "_kit.py":
                     bad.append(str(path.relative_to(PACKAGE)))
             if isinstance(node, ast.Attribute) and node.attr == "NamedTuple":
                 bad.append(str(path.relative_to(PACKAGE)))
-    assert not bad, "typing.NamedTuple in: %s (import it from pbtxt_scan._tuple)" % ", ".join(bad)
+    assert not bad, "typing.NamedTuple in: %s (import it from pbtxt_scan._kit)" % ", ".join(bad)
+
+
+def test_a_regex_is_compiled_at_its_first_use_and_is_the_pattern_after(monkeypatch: pytest.MonkeyPatch) -> None:
+    import re
+
+    compiled = []
+    real = re.compile
+    monkeypatch.setattr(re, "compile", lambda *a: compiled.append(a) or real(*a))
+    rx = regex(rb"(a+)(b)?", re.I)
+    assert not compiled
+    m = rx.match(b"AAb")
+    assert compiled == [(rb"(a+)(b)?", re.I)] and m is not None and m.groups() == (b"AA", b"b")
+    want = real(rb"(a+)(b)?", re.I)
+    assert [x.span() for x in rx.finditer(b"xab aa")] == [x.span() for x in want.finditer(b"xab aa")]
+    assert (rx.pattern, rx.flags, rx.groups, rx.groupindex) == (want.pattern, want.flags, want.groups, want.groupindex)
+    assert rx.sub(b"-", b"ab") == b"-" and len(compiled) == 1

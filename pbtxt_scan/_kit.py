@@ -1,16 +1,22 @@
-"""``NamedTuple`` as ``typing`` declares it, made at a third of its cost: start-up (issue 38).
+"""The two declarations every module makes, made cheaper for start-up (issue 38): ``NamedTuple``
+and :func:`regex`.
 
-Every module here writes ``from __future__ import annotations``, so a class's annotations are
-strings, and ``typing.NamedTuple`` checks each one by compiling it into a ``ForwardRef``: with
+``NamedTuple``: the class ``typing.NamedTuple`` makes, at a third of its cost. Every module here
+writes ``from __future__ import annotations``, so a class's annotations are strings, and
+``typing.NamedTuple`` checks each one by compiling it into a ``ForwardRef``: with
 ``collections.namedtuple`` itself, about 0.1 ms a class, and ``pbtxt-scan fp`` makes some forty.
 This one makes the same class (``collections.namedtuple`` with the class body's defaults, methods,
 docstring and qualified name; the same refusals) and keeps the annotations as the strings they
 are, as ``typing.get_type_hints`` reads them. Type checkers see ``typing.NamedTuple`` itself.
+
+:func:`regex`: ``re.compile`` on first use. A module's regexes were compiled when it loaded, most of
+them for inputs or errors a command may never meet (fp on a small graph compiled 22 it never used).
 """
 from __future__ import annotations
 
 import collections
-from typing import TYPE_CHECKING, Any, Dict, Tuple
+import re
+from typing import TYPE_CHECKING, Any, AnyStr, Dict, Tuple
 
 if TYPE_CHECKING:
     from typing import NamedTuple as NamedTuple
@@ -42,3 +48,28 @@ else:
 
     class NamedTuple(metaclass=_Maker):
         _root_of_named_tuples = True
+
+
+# What a compiled pattern offers, taken over by the stand-in at its first use.
+_PATTERN = ("match", "fullmatch", "search", "finditer", "findall", "sub", "subn", "split", "scanner",
+            "pattern", "flags", "groups", "groupindex")
+
+
+class _OnFirstUse:
+    """A stand-in for ``re.compile(pattern, flags)`` that compiles it when first asked anything: then
+    the pattern's own methods and attributes are set on it, so later uses cost what the pattern's do."""
+
+    def __init__(self, pattern: Any, flags: int) -> None:
+        self._args = (pattern, flags)
+
+    def __getattr__(self, name: str) -> Any:
+        compiled = re.compile(*self._args)
+        for attr in _PATTERN:
+            setattr(self, attr, getattr(compiled, attr))
+        return getattr(compiled, name)
+
+
+def regex(pattern: AnyStr, flags: int = 0) -> "re.Pattern[AnyStr]":
+    """``re.compile(pattern, flags)``, done at the first use of what it returns (its methods and
+    attributes; not ``re``'s module functions, which want the pattern itself)."""
+    return _OnFirstUse(pattern, flags)  # type: ignore[return-value]
