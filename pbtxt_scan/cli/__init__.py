@@ -63,12 +63,19 @@ def register(command: Optional[str] = None) -> Any:
 
 def main() -> None:
     """Console-script entry (``_app.main``), with the command its command line names registered: all of
-    them for --help, a misspelt name or none."""
+    them for --help, a misspelt name or none. The process ends when it returns: its objects are
+    frozen first (``gc.freeze``), so that Python's last collection at exit does not walk them all
+    once more (~10 ms, a third of a small graph's answer)."""
+    import gc
+
     from . import _app
 
     command = sys.argv[1] if len(sys.argv) > 1 else None
     register(command)
-    _app.main(command)
+    try:
+        _app.main(command)
+    finally:
+        gc.freeze()
 
 
 def __getattr__(name: str) -> Any:
