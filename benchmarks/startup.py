@@ -10,6 +10,10 @@ busy machine): issue 38's target is fp within 30 ms of it. The console script be
 Python (``bin/pbtxt-scan``, as a user runs it) is timed, else ``python -m pbtxt_scan``; GRAPH is
 ``tests/data/graphs/mlp_sgd.pbtxt`` (93 KB) by default. Run ``python -m compileall pbtxt_scan``
 first where ``PYTHONDONTWRITEBYTECODE`` is set: every run would compile the package otherwise.
+
+``--instructions``: each command once under valgrind's callgrind, its instruction count (the
+process's own, not grep's), with ``PYTHONHASHSEED=0``: the same on a loaded machine as on an idle
+one, to tell a change's effect where the times swing (an idle machine ran ~4.4 M a ms here).
 """
 from __future__ import annotations
 
@@ -45,14 +49,33 @@ def timed(argv: List[str]) -> Tuple[float, float]:
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+def instructions(argv: List[str]) -> int:
+    """The instructions ``argv`` runs (callgrind's ``Collected``), children left out."""
+    done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"] + argv,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, universal_newlines=True,
+                          env=dict(os.environ, PYTHONHASHSEED="0"))
+    counts = [line.split(":")[-1] for line in done.stderr.splitlines() if "Collected :" in line]
+    if not counts:
+        sys.exit("valgrind did not run %s: %s" % (argv[0], done.stderr.strip()[-200:]))
+    return int(counts[0].strip())
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.startup", description=__doc__.split("\n\n")[0])
     ap.add_argument("graph", nargs="?", default=os.path.join(ROOT, "tests", "data", "graphs", "mlp_sgd.pbtxt"))
     ap.add_argument("--runs", type=int, default=20, help="runs of each command (default 20)")
     ap.add_argument("--tool", default="", help="the command to time instead, e.g. 'python -m pbtxt_scan' (another version's)")
     ap.add_argument("--pyz", default="", help="also time this pbtxt-scan.pyz (python3 -m tools.build_pyz)")
+    ap.add_argument("--instructions", action="store_true", help="instruction counts under valgrind instead of times")
     a = ap.parse_args()
     runs = commands(a.graph, a.pyz, a.tool)
+    if a.instructions:
+        counts = {k: instructions(argv) for k, argv in runs.items()}
+        base = counts["python -c 'import typer'"]
+        print("| command | instructions | less typer's |\n|---|---:|---:|")
+        for k, n in counts.items():
+            print("| `%s` | %.1f M | %+.1f M |" % (k, n / 1e6, (n - base) / 1e6))
+        return
     times: Dict[str, List[Tuple[float, float]]] = {k: [] for k in runs}
     for k, argv in runs.items():  # (one run each first, untimed: the page cache, the bytecode)
         timed(argv)

@@ -99,3 +99,11 @@ def test_the_reader_reads_the_forms_the_protos_use(tmp_path: Path) -> None:
     assert [f.type for f in s.messages["p.q.Outer.ByNameEntry"].fields] == ["string", "p.q.Outer.Inner"]
     assert fields["tint"].type == "d.Color"
     assert s.enums["p.q.Outer.Kind"].values == [("A", 0), ("B", 1), ("C", 1)] and s.enums["d.Color"].syntax == "proto3"
+
+
+def test_the_graph_fields_written_out_are_the_tables() -> None:
+    from pbtxt_scan.schema import _types
+
+    assert _types.GRAPH_FIELDS == frozenset(_tensorflow.MESSAGES["tensorflow.GraphDef"])
+    assert _types.field_names("tensorflow.GraphDef") is _types.GRAPH_FIELDS
+    assert _types.field_names("tensorflow.NodeDef") == frozenset(_tensorflow.MESSAGES["tensorflow.NodeDef"])

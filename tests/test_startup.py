@@ -33,7 +33,7 @@ pbtxt_scan.fpbp._fp_scan pbtxt_scan.fpbp._fp_settle pbtxt_scan.fpbp._fp_steps pb
 pbtxt_scan.fpbp._needles pbtxt_scan.fpbp._profiling
 pbtxt_scan.graph pbtxt_scan.graph._dialect pbtxt_scan.graph._input pbtxt_scan.graph._sniff
 pbtxt_scan.graph._strict pbtxt_scan.text._strict
-pbtxt_scan.schema pbtxt_scan.schema._tensorflow pbtxt_scan.schema._types
+pbtxt_scan.schema pbtxt_scan.schema._types
 pbtxt_scan.language pbtxt_scan.language._atomic pbtxt_scan.language._grammar pbtxt_scan.language._lines pbtxt_scan.language._skip
 pbtxt_scan.language._terminals pbtxt_scan.language._values
 pbtxt_scan.parallel pbtxt_scan.parallel._cores pbtxt_scan.parallel._grep pbtxt_scan.parallel._grep_here pbtxt_scan.parallel._pool
