@@ -104,6 +104,24 @@ def test_no_command_answers_past_a_block_that_is_no_valid_node(tmp_path: Path, n
         assert len(r.stderr.splitlines()) == 1 and ("Message type" in r.stderr or "Expected string" in r.stderr), (args, r.stderr)
 
 
+@pytest.mark.parametrize("name", quick_first(sorted(STRICT_BLOCKS), 2))
+def test_verify_reads_its_graph_as_fp_does_lenient_or_not(tmp_path: Path, name: str) -> None:
+    """verify --graph reads the graph as points does: a block that is no valid node stops it with
+    check's words, and --lenient skips it, saying so, as it does for fp, bp and points."""
+    from pbtxt_scan.cli import app
+    from support.data import DATA
+    from support.hostile import runner
+
+    f = tmp_path / (name + ".pbtxt")
+    f.write_bytes(STRICT_BLOCKS[name])
+    args = ["verify", str(DATA / "prof" / "mindinsight_PROF_000001"), "--graph", str(f)]
+    r = runner.invoke(app, args)
+    assert r.exit_code == 2 and len(r.stderr.splitlines()) == 1, (r.stdout, r.stderr)
+    assert "Message type" in r.stderr or "Expected string" in r.stderr, r.stderr
+    r = runner.invoke(app, args + ["--lenient"])
+    assert r.exit_code in (0, 1) and "--lenient: skipped 1 block" in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
 @pytest.mark.parametrize("name", sorted(GE_STRICT_BLOCKS))
 def test_no_ge_command_answers_past_an_op_that_is_no_valid_node(tmp_path: Path, name: str) -> None:
     """Issue 37, on GE dumps: every GE reading reads every op before its answer (GE's own choice

@@ -11,7 +11,7 @@ import typer
 
 from .._kit import NamedTuple
 from .. import PbtxtError
-from ._app import Common, QuietOpt, command, format_option, json_option, output_format
+from ._app import Common, LenientOpt, QuietOpt, command, format_option, json_option, open_graph, output_format
 from ._output import EXIT_NOT_FOUND, Console, emit, out
 from ._checks import check_choice
 
@@ -31,7 +31,7 @@ def _spread(s: Optional[Dict[str, Any]]) -> str:
 class _Points:
     """pbtxt-scan's points for the graph, and with a GE dump the names GE knows them by."""
 
-    def __init__(self, graph: Optional[str], ge: Optional[str], con: Console) -> None:
+    def __init__(self, graph: Optional[str], ge: Optional[str], con: Console, lenient: bool = False) -> None:
         self.fp = self.bp = self.fp_ge = self.bp_ge = self.ge_file = None  # type: Optional[str]
         self.fp_set: Tuple[str, ...] = ()
         self.bp_set: Tuple[str, ...] = ()
@@ -40,7 +40,9 @@ class _Points:
         if graph is not None:
             from .. import points
 
-            p = points(graph)
+            with open_graph(graph, lenient=lenient) as g:
+                p = points(g)
+            con.notes(g)  # (which file of a folder is read; --lenient: the blocks skipped)
             self.fp, self.bp = p.fp_name, p.bp_name
             self.fp_paste, self.bp_paste = self.fp, self.bp
             self.fp_set = (self.fp,) if self.fp else ()
@@ -48,9 +50,11 @@ class _Points:
         if ge is not None:
             from ..ge import best_match, open_ge, resolve
 
-            b, pick = open_ge(ge, [n for n in (self.fp, self.bp) if n])
+            b, pick = open_ge(ge, [n for n in (self.fp, self.bp) if n], lenient=lenient)
             if pick is not None:
                 con.note("using %s: %s" % (pick["file"], pick["reason"]))
+            for text in b.notes:  # (--lenient: the ops skipped)
+                con.note(text)
             self.build, self.ge_file = b, b.path
             for r in resolve(b, [n for n in (self.fp, self.bp) if n]):
                 m = best_match(r)
@@ -224,6 +228,7 @@ def verify(
     iterations: bool = typer.Option(False, "--iterations", help="Also list every iteration (text output)."),
     as_json: bool = json_option("One verify object (docs/json.md)."),
     out_format: str = format_option("text"),
+    lenient: bool = LenientOpt,
     quiet: bool = QuietOpt,
 ) -> None:
     """Read a profiling run's output and say what it bracketed between FP Start and BP End.
@@ -266,7 +271,7 @@ def verify(
         con.note("--ge without --graph: the timeline's ops are mapped back to TensorFlow, but not checked against the points")
     try:
         run = read_run(prof_dir, None if layout == "auto" else layout)
-        pts = _Points(graph, ge, con)
+        pts = _Points(graph, ge, con, common.lenient)
     except PbtxtError as e:
         raise con.fail(e)
     devs = [summary(d) for d in run.devices]
