@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import io
-from typing import Any, Iterator, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Sequence, Tuple
 
 from ._kit import NamedTuple
 from .graph._input import GraphFile
@@ -31,7 +31,9 @@ from ._api_ge import ge_answers, is_ge_dump
 from ._model import Hood
 from .fpbp._answers import RULES, Answer, Options, Point, format_trail
 from .fpbp._fp import find_fp as _find_fp
-from .fpbp._profiling import AIC_METRICS, TASK_TRACE, profiling_options
+
+if TYPE_CHECKING:
+    from .fpbp._profiling import AIC_METRICS, TASK_TRACE, profiling_options
 
 # bp's modules (its backward reader, the index cache) and the neighbourhood's load when they run:
 # `pbtxt-scan fp` does not pay for them (tests/test_startup.py).
@@ -145,6 +147,15 @@ def _graph(src: Any) -> Iterator[GraphFile]:
         return
     with GraphFile.of_stream(stream, name) as g:  # (its errors and answers name ``name``)
         yield g
+
+
+def __getattr__(name: str) -> Any:
+    """Ascend's profiling options (``fpbp._profiling``), loaded with the first of them: fp builds none."""
+    if name in ("AIC_METRICS", "TASK_TRACE", "profiling_options"):
+        from .fpbp import _profiling
+
+        return getattr(_profiling, name)
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 
 __all__ = [

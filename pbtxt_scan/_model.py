@@ -10,6 +10,9 @@ Scalar = Union[str, int, float]
 # A TensorFlow GraphDef's shape, named by every layer that reads one (text, wire, rules): the head
 # fields of a node that the rules read, and where a function library's nodes are.
 TF_HEADS = frozenset({"name", "op", "input", "device"})
+# A GraphDef's own fields, as TensorFlow's schema table has them (test_schema_table checks they are the
+# table's): what the top-level check of every text graph asks, without loading the schema.
+GRAPH_FIELDS = frozenset({"node", "versions", "version", "library", "debug_info"})
 FUNCTION_NODES = ("library", "function", "node_def")
 # Where a graph sits in a text SavedModel and in a text MetaGraphDef (what holds its GraphDef).
 SAVEDMODEL_PREFIX = ("meta_graphs", "graph_def")

@@ -102,8 +102,8 @@ def test_the_reader_reads_the_forms_the_protos_use(tmp_path: Path) -> None:
 
 
 def test_the_graph_fields_written_out_are_the_tables() -> None:
-    from pbtxt_scan.schema import _types
+    from pbtxt_scan._model import GRAPH_FIELDS
+    from pbtxt_scan.text._strict import GRAPH, TopFields
 
-    assert _types.GRAPH_FIELDS == frozenset(_tensorflow.MESSAGES["tensorflow.GraphDef"])
-    assert _types.field_names("tensorflow.GraphDef") is _types.GRAPH_FIELDS
-    assert _types.field_names("tensorflow.NodeDef") == frozenset(_tensorflow.MESSAGES["tensorflow.NodeDef"])
+    assert GRAPH_FIELDS == frozenset(_tensorflow.MESSAGES["tensorflow.GraphDef"])
+    assert TopFields(GRAPH, None, None).names is GRAPH_FIELDS  # (what every text graph's top is checked against)

@@ -26,22 +26,21 @@ GRAPH = ROOT / "tests" / "data" / "graphs" / "mlp_sgd.pbtxt"
 FP_MODULES = """
 pbtxt_scan pbtxt_scan._errors pbtxt_scan._kit pbtxt_scan._api pbtxt_scan._api_ge pbtxt_scan._api_points pbtxt_scan._model
 pbtxt_scan.cli pbtxt_scan.cli._app pbtxt_scan.cli._checks pbtxt_scan.cli._escape pbtxt_scan.cli._help
-pbtxt_scan.cli._output pbtxt_scan.cli._points pbtxt_scan.cli._suggest
+pbtxt_scan.cli._output pbtxt_scan.cli._points
 pbtxt_scan.fpbp pbtxt_scan.fpbp._ahead pbtxt_scan.fpbp._answers pbtxt_scan.fpbp._body pbtxt_scan.fpbp._catalog
 pbtxt_scan.fpbp._fp pbtxt_scan.fpbp._fp_flow pbtxt_scan.fpbp._fp_inputs pbtxt_scan.fpbp._fp_pick
 pbtxt_scan.fpbp._fp_scan pbtxt_scan.fpbp._fp_settle pbtxt_scan.fpbp._fp_steps pbtxt_scan.fpbp._hood_find
-pbtxt_scan.fpbp._needles pbtxt_scan.fpbp._profiling
+pbtxt_scan.fpbp._needles
 pbtxt_scan.graph pbtxt_scan.graph._dialect pbtxt_scan.graph._input pbtxt_scan.graph._sniff
 pbtxt_scan.graph._strict pbtxt_scan.text._strict
-pbtxt_scan.schema pbtxt_scan.schema._types
-pbtxt_scan.language pbtxt_scan.language._atomic pbtxt_scan.language._grammar pbtxt_scan.language._lines pbtxt_scan.language._skip
+pbtxt_scan.language pbtxt_scan.language._atomic pbtxt_scan.language._lines pbtxt_scan.language._skip
 pbtxt_scan.language._terminals pbtxt_scan.language._values
 pbtxt_scan.parallel pbtxt_scan.parallel._cores pbtxt_scan.parallel._grep pbtxt_scan.parallel._grep_here pbtxt_scan.parallel._pool
 pbtxt_scan.source pbtxt_scan.source._kinds pbtxt_scan.source._lane pbtxt_scan.source._source
 pbtxt_scan.source._store pbtxt_scan.source._views
 pbtxt_scan.text pbtxt_scan.text._batch pbtxt_scan.text._canonical pbtxt_scan.text._frames pbtxt_scan.text._handover
-pbtxt_scan.text._hood pbtxt_scan.text._lane pbtxt_scan.text._layout pbtxt_scan.text._nested pbtxt_scan.text._lexer pbtxt_scan.text._needles
-pbtxt_scan.text._scan pbtxt_scan.text._strings pbtxt_scan.text._window
+pbtxt_scan.text._hood pbtxt_scan.text._lane pbtxt_scan.text._layout pbtxt_scan.text._needles
+pbtxt_scan.text._strings pbtxt_scan.text._window
 pbtxt_scan.wire pbtxt_scan.wire._binary pbtxt_scan.wire._wire_sniff
 """.split()
 

@@ -15,7 +15,6 @@ import typer
 
 from ._app import usage_error
 from ._output import EXIT_BAD_INPUT
-from ._suggest import Closest
 
 _SCAN = 1 << 20
 
@@ -24,6 +23,8 @@ def check_choice(value: str, valid: Sequence[str], option: str) -> str:
     """``value`` if it is one of ``valid``; else a usage error listing them (and the close one)."""
     if value in valid:
         return value
+    from ._suggest import Closest  # (did you mean: for what matched nothing)
+
     near = Closest(value, k=1).offer_all(valid).hint()
     raise usage_error("%r is not one of %s%s" % (value, ", ".join(valid), ("; " + near) if near else ""), option)
 
@@ -41,6 +42,8 @@ def say_unmatched_ops(g: Any, skip: Iterable[str], keep: Iterable[str]) -> None:
     types = _op_types(g)
     for option, name in asked:
         if name in absent and name not in types:
+            from ._suggest import Closest  # (did you mean: for what matched nothing)
+
             hint = Closest(name).offer_all(sorted(types)).hint()
             typer.echo("%s: %s %s matches no op in the file%s" % (g.name, option, name, (" (%s)" % hint) if hint else ""), err=True)
 
@@ -84,6 +87,7 @@ def node_hint(g: Any, path: Any, name: str) -> str:
     """`` (did you mean X?)`` for a node name that matched nothing in ``g`` (its blocks at
     ``path``), from one more pass over the names, keeping only the closest few; ``""`` if none."""
     from .. import NAME_AND_OP, PbtxtError
+    from ._suggest import Closest  # (did you mean: for what matched nothing)
 
     near = Closest(name)
     try:
@@ -101,6 +105,8 @@ def with_source_hint(g: Any, e: Any, sources: FrozenSet[str]) -> Any:
 
     if not sources or not e.msg.startswith("no node named"):
         return e
+    from ._suggest import Closest  # (did you mean: for what matched nothing)
+
     near = [Closest(s) for s in sorted(sources)]
     try:
         for b in g.blocks(g.dialect.path, NAME_AND_OP):

@@ -5,9 +5,8 @@ import re
 from typing import Dict, FrozenSet, Optional, Tuple, Union
 
 from .._kit import NamedTuple
-from .._model import FUNCTION_NODES, TF_HEADS
+from .._model import FUNCTION_NODES, METAGRAPH_PREFIX, SAVEDMODEL_PREFIX, TF_HEADS
 from ..source._source import BOM
-from ..text import METAGRAPH_PREFIX, SAVEDMODEL_PREFIX
 
 # Enough to name a node and its op: what listings need. A NoOp such as `init` can carry 100,000+
 # control inputs; leaving `input` out keeps those commands' memory flat.

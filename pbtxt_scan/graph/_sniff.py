@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Optional, Tuple
 
 from .._kit import NamedTuple
-from ..text import NestedTextLane, TextLane
+from ..text import TextLane
 from ..wire import binary as _binary
 from ._dialect import DIALECTS, container_of_head, dialect_of_head
 from ..source._store import RecordStore, StreamStore
@@ -69,6 +69,8 @@ def lane_and_store(store: Any, asked: Provenance, lane: Optional[Any]) -> Tuple[
             raise PbtxtError(why, path=name)
         nested = container_of_head(head)
         if nested is not None:  # a text SavedModel or MetaGraphDef: its graph_def's blocks
+            from ..text import NestedTextLane
+
             return store, lambda g: NestedTextLane(g, dialect_of_head, nested), asked
         return store, text_lane, asked
     if kind == _binary.SAVEDMODEL and isinstance(store, StreamStore):

@@ -92,19 +92,11 @@ def default_schema() -> Schema:
     return Schema(_tensorflow, _onnx)
 
 
-# A GraphDef's fields, as TensorFlow's table has them (test_schema_table checks they are the
-# table's): what the top-level check of every text graph asks, without loading the 28 KB table.
-GRAPH_FIELDS = frozenset({"node", "versions", "version", "library", "debug_info"})
-
-
 @functools.lru_cache(maxsize=None)
 def field_names(message: str) -> "frozenset[str]":
     """The field names of ``message`` (empty for a message the schema has not), read off the table
     that holds it (ONNX's for ``onnx.``, else TensorFlow's), the schema left unbuilt."""
     import importlib
-
-    if message == "tensorflow.GraphDef":
-        return GRAPH_FIELDS
 
     table = importlib.import_module("._onnx" if message.startswith("onnx.") else "._tensorflow", __package__)
     fields: Dict[str, object] = getattr(table, "MESSAGES").get(message, {})

@@ -47,10 +47,8 @@ from ..language._atomic import NATIVE, user_groups
 from ..language._lines import line_re
 from . import _layout as layout
 from ._layout import IDENT_NAME, MAX_LITERAL, last_name, scalar_value
-from ._lexer import Lexer
 from .._model import Block, Head
 from ._frames import ANCESTOR, OTHER, TARGET, BlockStart, Frame, close_block, parents, take_label
-from ._scan import scan_tokens
 from ._handover import _HandOver, end_of, general_from
 from ._batch import PLAN_ROOM, Batches
 from ._strings import StringLines
@@ -118,6 +116,9 @@ def scan_canonical(
             yield from w.run()
             got = w.end_state
         else:
+            from ._lexer import Lexer
+            from ._scan import scan_tokens
+
             lx = Lexer(f, chunk_size, start_offset=start_offset, start_line=start_line, start_column=start_column, path=display)
             yield from scan_tokens(lx, tuple(path), heads, watch=watch, top=top)
             got = end_of(lx)

@@ -8,11 +8,12 @@ and errors are the general scanner's own.
 """
 from __future__ import annotations
 
-from typing import Any, BinaryIO, Dict, Iterator, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, Dict, Iterator, cast
 
 from .._model import Block
-from ._lexer import Lexer
-from ._scan import scan_tokens
+
+if TYPE_CHECKING:
+    from ._lexer import Lexer
 
 
 class _HandOver(Exception):
@@ -50,7 +51,11 @@ def end_of(lx: Lexer) -> Dict[str, int]:
 
 def general_from(w: Any, h: _HandOver) -> Iterator[Block]:
     """The general scanner from the line at ``h.at``, with the state of walk ``w`` (a
-    ``_canonical._Walker``); then sets ``w.end_state``."""
+    ``_canonical._Walker``); then sets ``w.end_state``. (Its modules load here: a walk that never
+    hands over, as on any file in the writer layout, loads neither the lexer nor the grammar.)"""
+    from ._lexer import Lexer
+    from ._scan import scan_tokens
+
     if h.seek:
         w.f.seek(h.at - w.origin)
         stream: BinaryIO = w.f

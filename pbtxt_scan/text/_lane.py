@@ -105,8 +105,6 @@ class TextLane(Lane):
         return self.store.read_at(block.start, block.end - block.start)
 
     def rescan(self, block: Block, heads: FrozenSet[str]) -> List[Block]:
-        from ._scan import scan
-
         store = self.store
         if block.column == 1 and store.read_at(block.start, len(block.path[-1]) + 3) == block.path[-1].encode() + b" {\n":
             got = self._rescan_canonical(block, heads)
@@ -120,6 +118,8 @@ class TextLane(Lane):
             prefix = field.encode() + b" "
             src = cast(BinaryIO, Prefixed(prefix, src))  # (an io.RawIOBase: a binary file to the scanner)
             at -= len(prefix)
+        from ._scan import scan  # (the general scanner: a block out of the writer layout)
+
         try:
             got = list(scan(src, (field,), heads, start_offset=at, start_line=block.line, display=store.name))
         except PbtxtError:
@@ -151,8 +151,6 @@ class TextLane(Lane):
 
     def parse(self, block: Block, max_bytes: int = PARSE_MAX) -> Message:
         """Positions are those of the file."""
-        from ..language._grammar import parse_text_at
-
         size = block.end - block.start
         if size > max_bytes:  # (the caller's bound on what it reads)
             raise self._too_big(block, size, max_bytes)
@@ -164,6 +162,8 @@ class TextLane(Lane):
             msg = read_block(raw, block.column // 2, block.line)
             if msg is not None:
                 return msg
+        from ..language._grammar import parse_text_at  # (the grammar's parse: a block out of the writer layout)
+
         text = raw.decode("utf-8", "surrogateescape")
         column = block.column  # (keep columns true on the first line)
         if text.startswith(("{", "<")):  # an item of a [..] list has no field name of its own

@@ -12,8 +12,7 @@ from __future__ import annotations
 from typing import Any, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 from .._errors import PbtxtError
-from .._model import FUNCTION_NODES, METAGRAPH_PREFIX, SAVEDMODEL_PREFIX, Block
-from ..schema._types import field_names
+from .._model import FUNCTION_NODES, GRAPH_FIELDS, METAGRAPH_PREFIX, SAVEDMODEL_PREFIX, Block
 
 GRAPH = "tensorflow.GraphDef"
 GE_GRAPH = "ge.proto.GraphDef"
@@ -31,7 +30,13 @@ class TopFields:
     def __init__(self, message: str, strict: Any, display: Optional[str], depth: int = 0, names: Optional[FrozenSet[str]] = None) -> None:
         self.message = message
         self.depth = depth
-        self.names: FrozenSet[str] = field_names(message) if names is None else names
+        if names is None and message == GRAPH:  # (as every text graph asks: no schema table loaded)
+            names = GRAPH_FIELDS
+        elif names is None:
+            from ..schema._types import field_names
+
+            names = field_names(message)
+        self.names: FrozenSet[str] = names
         self.bnames: FrozenSet[bytes] = frozenset(n.encode("ascii") for n in self.names)
         self.strict = strict
         self.display = display

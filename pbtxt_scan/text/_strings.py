@@ -22,7 +22,6 @@ from . import _layout as layout
 from ._frames import TARGET, Frame
 from ._handover import _HandOver
 from ._layout import NEXT_CHAR
-from ._lexer import _WINDOW, _string_body
 from ._window import Window
 
 if TYPE_CHECKING:
@@ -106,6 +105,8 @@ class StringLines(Window):
             raise _HandOver(start_abs, line)  # its value is needed: let the general scanner read it
         quote = self.buf[m.end() - 1]
         head = bytes(self.buf[m.end() - 1 : m.end() + 15])  # (what a schema problem shows of it)
+        from ._lexer import _WINDOW, _string_body  # (a long line's: the lexer's regexes load with the first)
+
         body = _string_body(quote)
         i = m.end()
         # Several processes first, on a line longer than their window (``_skim_pool``): they say
