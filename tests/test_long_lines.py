@@ -17,7 +17,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from support.examples import examples
 
-from pbtxt_scan.text import _canonical, _handover
+from pbtxt_scan.text import _canonical, _scan
 from pbtxt_scan.text._canonical import scan_canonical
 from pbtxt_scan._errors import PbtxtError
 from pbtxt_scan._model import Block
@@ -110,8 +110,7 @@ def test_a_valid_long_line_is_not_handed_over(monkeypatch: pytest.MonkeyPatch) -
     def no_hand_over(*a: Any, **k: Any) -> Any:
         raise AssertionError("handed over to the general scanner")
 
-    monkeypatch.setattr(_handover, "scan_tokens", no_hand_over)
-    monkeypatch.setattr(_canonical, "scan_tokens", no_hand_over)
+    monkeypatch.setattr(_scan, "scan_tokens", no_hand_over)  # (what a hand-over runs, loaded when it runs)
     blocks = list(scan_canonical(io.BytesIO(data), PATH, HEADS, display="t"))
     assert [b.name for b in blocks] == ["w", "x"]
 
@@ -327,7 +326,7 @@ def test_escapes_inside_a_long_literal_are_left_to_check(small_skip: None, tmp_p
 def test_nodes_lists_a_graph_whose_tensor_check_rejects(tmp_path: Any) -> None:
     """From the user's side: `nodes` reads past a 200 KB tensor with a bad escape deep inside;
     `check` names the string's line and column (where its literal opens), exit 2."""
-    from pbtxt_scan.cli._app import app
+    from pbtxt_scan.cli import app  # (every command registered)
     from support.cli import CliRunner
 
     pieces = _pieces(80_000, 7)
