@@ -23,6 +23,10 @@ class _SearchFailed(Exception):
 _SPLIT = 64 << 20  # a rest longer than this is cut into parts searched at once, one a core
 _MAX_PARTS = 16
 HERE = 1 << 20  # a range up to this is searched in this process, when its pattern allows (_grep_here)
+# grep's address space, at most (Linux): grep holds a line whole, and a graph may hold a line of
+# hundreds of MB (a large Const's tensor_content). Past this grep says "memory exhausted" (exit 2),
+# the search fails (_SearchFailed) and its caller reads blocks instead. A search needs about 6 MB.
+MEMORY = 64 << 20
 
 
 ERE = ("-E",)  # (the usual search; a neighbourhood's hop gives ("-F", "-n"): fixed strings, with line numbers)
@@ -33,9 +37,28 @@ def _spawn(grep: str, pattern: str, stdin: int, opts: Tuple[str, ...] = ERE) -> 
     and text (bytes as bytes: ``LC_ALL=C``); :class:`_SearchFailed` if it cannot start."""
     args = [grep, "-a", "-b", "-o"] + list(opts) + ["-e", pattern]
     try:
-        return spawn(args, stdin=stdin, env=c_locale())
+        p = spawn(args, stdin=stdin, env=c_locale())
     except (OSError, ValueError):  # (ValueError: a NUL in the pattern, which no argument can hold)
         raise _SearchFailed("grep did not start") from None
+    _cap(p.pid)
+    return p
+
+
+def _cap(pid: int) -> None:
+    """grep's address space held to :data:`MEMORY` (Linux), set just after it starts: before its
+    first read in practice (its loader takes about a millisecond), and anyway before a long line
+    has grown its buffer far. Not as the child starts (``preexec_fn``): that forks where Python
+    would vfork, 10 times slower (20 ms a search beside a 200 MB process)."""
+    try:
+        import resource
+    except ImportError:  # (Windows)
+        return
+    prlimit = getattr(resource, "prlimit", None)
+    if prlimit is not None:
+        try:
+            prlimit(pid, resource.RLIMIT_AS, (MEMORY, MEMORY))
+        except (OSError, ValueError):  # (gone already, or a hard limit lower: left as it is)
+            pass
 
 
 def c_locale() -> Dict[str, str]:
@@ -98,6 +121,8 @@ class _GrepRun:
     ) -> None:
         import threading
 
+        if getattr(g.lane, "grep_failed", False):  # (a search of this file failed: the next would too)
+            raise _SearchFailed("a search of the file failed before")
         self._g = g
         self._start = start
         self._feeder: Optional["threading.Thread"] = None
@@ -133,17 +158,23 @@ class _GrepRun:
     def __iter__(self) -> Iterator[Tuple[int, bytes]]:
         p = self._p
         assert p.stdout is not None
-        for raw in p.stdout:
-            off, _, text = raw.partition(b":")
-            if not off.isdigit():
-                raise _SearchFailed("grep said %r" % raw[:80])
-            yield self._start + int(off), text.rstrip(b"\n")
-        if p.wait() not in (0, 1):
-            raise _SearchFailed("grep failed")
-        if self._feeder is not None:
-            self._feeder.join()
-        if self._failed:
-            raise _SearchFailed("the input could not be read to the search's end")
+        try:
+            for raw in p.stdout:
+                off, _, text = raw.partition(b":")
+                if not off.isdigit():
+                    raise _SearchFailed("grep said %r" % raw[:80])
+                yield self._start + int(off), text.rstrip(b"\n")
+            if p.wait() not in (0, 1):  # (2: "memory exhausted", a line past MEMORY, among others)
+                raise _SearchFailed("grep failed")
+            if self._feeder is not None:
+                self._feeder.join()
+            if self._failed:
+                raise _SearchFailed("the input could not be read to the search's end")
+        except _SearchFailed:
+            # No grep on this file again: each would read the long line up to MEMORY and fail
+            # too (fp asks a hundred searches of a graph; each caller reads blocks instead).
+            self._g.lane.grep_failed = True
+            raise
 
     def close(self) -> None:
         """Stop grep (if it still runs) and its feeder; give the descriptor back. Idempotent."""

@@ -210,6 +210,9 @@ class Lane:
     #: Whether a byte search of the whole file (fp's grep ahead) finds the graph's own blocks (not
     #: so where the graph sits inside a container: a text SavedModel holds several).
     searchable = False
+    #: Set when a byte search of the file failed (grep met a line longer than it may hold: see
+    #: ``parallel._grep.MEMORY``): no grep starts on the file again, its callers read blocks.
+    grep_failed = False
     #: How a block's position is shown: ``"line"`` (its line, counted in the file) or
     #: ``"offset"`` (its byte offset: a block's ``line`` is then ``0``).
     unit = "line"
