@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
-from typing import List, Tuple
+from typing import Any, List, Tuple
 
 import pytest
 from support.cli import CliRunner
@@ -138,3 +138,34 @@ def test_a_search_over_the_long_line_fails_under_the_cap_and_not_without(tmp_pat
             for hit in _grep._grep(grep, g, 0, 'name: "'):
                 got.append(hit)
         assert got == hits[: len(got)] and 0 < len(got) < len(hits)  # (the hits before the line came first)
+
+
+@pytest.mark.skipif(not hasattr(__import__("resource"), "prlimit"), reason="no prlimit: grep runs uncapped")
+def test_after_a_search_failed_no_grep_starts_on_the_file_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each grep over the line reads it up to the cap and fails: fp, which asks a hundred searches of
+    # a graph, read it a hundred times (a 300 MB line: 6 GB) before the first failure was kept.
+    from pbtxt_scan.parallel import _grep
+
+    f = with_long_line(tmp_path, "dense_1/MatMul")
+    events: List[str] = []
+    spawn, run = _grep.spawn, _grep._GrepRun.__iter__
+
+    def counted_spawn(*a: Any, **k: Any) -> Any:
+        events.append("spawn")
+        return spawn(*a, **k)
+
+    def counted_run(self: Any) -> Any:
+        try:
+            yield from run(self)
+        except _grep._SearchFailed:
+            events.append("failed")
+            raise
+
+    monkeypatch.setattr(_grep, "spawn", counted_spawn)
+    monkeypatch.setattr(_grep._GrepRun, "__iter__", counted_run)
+    monkeypatch.setattr(_grep, "MEMORY", CAP)
+    for args in (["fp", str(f)], ["points", str(f)], ["show", "--context", "1", str(f), "dense_1/MatMul"]):
+        del events[:]
+        assert _run(args)[0] == 0
+        assert "failed" in events, args
+        assert "spawn" not in events[events.index("failed"):], (args, events)

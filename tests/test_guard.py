@@ -264,3 +264,27 @@ def test_memory_stays_bounded_on_large_inputs(tmp_path: Path) -> None:
             code, rss, err = p.stdout.split(" ", 2)
             assert int(code) in (0, 1, 2) and "Traceback" not in err, (name, args, err)
             assert int(rss) < 150 * 1024, "%s %s: %d MB" % (name, " ".join(args), int(rss) >> 10)
+
+
+@pytest.mark.skipif(not hasattr(__import__("resource"), "prlimit"), reason="no prlimit: grep runs uncapped")
+def test_every_command_on_a_long_line_in_the_middle_grep_cannot_hold(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Session 18: a line grep fails on (its address space capped), after a node and before others:
+    every command follows the rules, with the answers of reading the blocks (no grep at all)."""
+    from pbtxt_scan.cli import app
+    from pbtxt_scan.parallel import _grep
+    from pbtxt_scan.text import _lane
+    from support.hostile import LONG_LINE_CAP, LONG_LINE_MIDDLE, runner
+
+    f = tmp_path / "long_line_middle.pbtxt"
+    f.write_bytes(LONG_LINE_MIDDLE)
+    monkeypatch.setattr(_grep, "MEMORY", LONG_LINE_CAP)
+    for args in COMMANDS:
+        argv = [a.format(f=f) for a in args]
+        check_rules(argv)
+        if args[0] in ("stats", "report"):  # (their times differ)
+            continue
+        capped = runner.invoke(app, argv)
+        with monkeypatch.context() as m:
+            m.setattr(_lane.TextLane, "searchable", False)
+            read = runner.invoke(app, argv)
+        assert (capped.exit_code, capped.stdout) == (read.exit_code, read.stdout), argv

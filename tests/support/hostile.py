@@ -217,3 +217,20 @@ def run_measured(tmp_path: Path, *args: str, timeout: float = 60):
     p = subprocess.run([sys.executable, "-c", _RSS_WRAPPER, str(rss), *args], capture_output=True, timeout=timeout, env=env)
     return p, time.perf_counter() - t0, int(rss.read_text()) // 1024
 
+
+
+# --- a long line in the middle (session 18) -----------------------------------------------------------
+
+# A Const's tensor_content between two node blocks, one line of ``LONG_LINE`` escaped bytes (TF writes
+# a large constant so: hundreds of MB happen). grep holds a line whole: with its address space held
+# to ``LONG_LINE_CAP`` (``parallel._grep.MEMORY`` lowered by the test) it fails on it, as it does on
+# a line of 300 MB under the real cap, and every command reads the blocks instead.
+LONG_LINE = 6 << 20
+LONG_LINE_CAP = 8 << 20
+LONG_LINE_MIDDLE = (
+    NODE + b'node {\n  name: "n"\n  op: "MatMul"\n  input: "a"\n}\n'
+    + b'node {\n  name: "w"\n  op: "Const"\n  attr {\n    key: "value"\n    value {\n      tensor {\n        dtype: DT_FLOAT\n'
+    + b'        tensor_content: "' + b"\\000\\200?\\'\\\"" * (LONG_LINE // 16) + b'"\n      }\n    }\n  }\n}\n'
+    + b'node {\n  name: "gradients/n_grad/MatMul"\n  op: "MatMul"\n  input: "n"\n  input: "w"\n}\n'
+    + b'node {\n  name: "no/such/twin"\n  op: "Identity"\n  input: "gradients/n_grad/MatMul"\n}\n'
+)
