@@ -220,3 +220,36 @@ def test_a_miss_after_a_failed_search_suggests_the_names_reading_blocks_suggests
     monkeypatch.setattr(_lane.TextLane, "searchable", False)
     assert capped == _run(argv)
     assert capped[0] == 1 and "did you mean dense_1/MatMul" in capped[2]
+
+
+_TREE_RSS = r"""
+import resource, subprocess, sys
+p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KiB on Linux: the largest process, grep's included
+sys.stdout.write("%d %d %s" % (p.returncode, rss, p.stderr.decode(errors="replace")))
+"""
+
+
+@pytest.mark.skipif(not hasattr(__import__("resource"), "prlimit"), reason="no prlimit: grep runs uncapped")
+@pytest.mark.slow  # a 100 MB line, under the real cap
+def test_no_process_grows_with_a_long_line_in_the_middle(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    data = (DATA / "mlp_sgd.pbtxt").read_bytes()
+    cut = data.index(b'node {\n  name: "dense_1/MatMul"\n')
+    f = tmp_path / "long.pbtxt"
+    piece = _escaped(1 << 20)
+    with f.open("wb") as w:
+        w.write(data[:cut] + b'node {\n  name: "big/kernel"\n  op: "Const"\n  attr {\n    key: "value"\n    value {\n      tensor {\n'
+                b'        tensor_content: "')
+        for _ in range(100):
+            w.write(piece)
+        w.write(b'"\n      }\n    }\n  }\n}\n' + data[cut:])
+    for args in (["fp", str(f)], ["points", str(f)], ["show", str(f), "no/such/node"], ["show", str(f), "GradientDescent"]):
+        p = subprocess.run([sys.executable, "-c", _TREE_RSS, sys.executable, "-m", "pbtxt_scan", *args],
+                           capture_output=True, text=True, env=dict(os.environ), timeout=300)
+        code, rss, err = p.stdout.split(" ", 2)
+        assert int(code) in (0, 1) and "Traceback" not in err, (args, err)
+        assert int(rss) < 80 * 1024, "%s: %d MB" % (" ".join(args), int(rss) >> 10)
