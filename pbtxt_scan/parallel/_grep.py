@@ -25,7 +25,8 @@ _MAX_PARTS = 16
 HERE = 1 << 20  # a range up to this is searched in this process, when its pattern allows (_grep_here)
 # grep's address space, at most (Linux): grep holds a line whole, and a graph may hold a line of
 # hundreds of MB (a large Const's tensor_content). Past this grep says "memory exhausted" (exit 2),
-# the search fails (_SearchFailed) and its caller reads blocks instead. A search needs about 6 MB.
+# the search fails (_SearchFailed) and its caller reads blocks instead. grep needs about 4 MB of it
+# (a pattern of 100,000 names needs hundreds: such a search fails too, and is read for instead).
 MEMORY = 64 << 20
 
 
