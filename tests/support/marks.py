@@ -11,9 +11,10 @@ before.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, List, Sequence
+from typing import Any, Callable, Dict, Hashable, List, Sequence
 
 import pytest
+from support.data import QUICK_GRAPHS
 
 # bytes: most of the graphs are larger (tests/data/graphs), none of the GE dumps; test_scanner already
 # kept its chunk size 7 to the fixtures under this size.
@@ -23,18 +24,40 @@ BIG_FIXTURE = 40_000
 def slow_if_big(fixtures: Sequence[Any], size_of: Any = None) -> List[Any]:
     """``fixtures`` for ``parametrize``, each one over ``BIG_FIXTURE`` bytes marked ``slow``.
     ``size_of`` gives the path of a parameter that is not a path itself (a tuple)."""
-    out: List[Any] = []
-    for f in fixtures:
-        path = Path(size_of(f) if size_of else f)
-        if path.stat().st_size > BIG_FIXTURE:
-            out.append(pytest.param(*(f if isinstance(f, tuple) else (f,)), marks=pytest.mark.slow))
-        else:
-            out.append(f)
-    return out
+    return [_slow(f) if Path(size_of(f) if size_of else f).stat().st_size > BIG_FIXTURE else f for f in fixtures]
+
+
+def _slow(value: Any) -> Any:
+    """``value`` as a ``parametrize`` case marked ``slow`` (a tuple: one case of several arguments)."""
+    return pytest.param(*(value if isinstance(value, tuple) else (value,)), marks=pytest.mark.slow)
 
 
 def quick_first(values: Sequence[Any], n: int = 2) -> List[Any]:
     """``values`` for ``parametrize`` with all but the first ``n`` marked ``slow``: a test that runs
     every command through a real process keeps two of them in the quick set (every Python), and
     the ``slow`` run in CI runs them all."""
-    return [v if i < n else pytest.param(v, marks=pytest.mark.slow) for i, v in enumerate(values)]
+    return [v if i < n else _slow(v) for i, v in enumerate(values)]
+
+
+def quick_graphs(values: Sequence[Any], path_of: Callable[[Any], Any] = lambda v: v) -> List[Any]:
+    """``values`` for ``parametrize`` (graph fixtures, their twins, or tuples that hold one: ``path_of``
+    gives its path) with those of the graphs in ``support.data.QUICK_GRAPHS`` in the quick set, one
+    of each kind, and the others marked ``slow``: a test that runs every graph fixture the same way
+    runs nine of them on every Python, all 42 in CI's ``slow`` run."""
+    return [v if Path(path_of(v)).name.split(".")[0] in QUICK_GRAPHS else _slow(v) for v in values]
+
+
+def one_of_each(values: Sequence[Any], kind: Callable[[Any], Hashable], n: int = 1) -> List[Any]:
+    """``values`` for ``parametrize`` with only the first ``n`` of each ``kind`` (text, binary, gzip,
+    a dialect, an answer inside a function...) in the quick set and the others marked ``slow``: a
+    test that runs every fixture the same way keeps one case of each kind on every Python, and the
+    ``slow`` run in CI runs them all. ``kind`` must read only what every process reads alike (a
+    name, a size, a fixture's content), never a time or a random draw: xdist's workers collect
+    the same cases."""
+    seen: Dict[Hashable, int] = {}
+    out: List[Any] = []
+    for v in values:
+        k = kind(v)
+        seen[k] = seen.get(k, 0) + 1
+        out.append(v if seen[k] <= n else _slow(v))
+    return out
