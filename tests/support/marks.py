@@ -19,6 +19,7 @@ from support.data import QUICK_GRAPHS
 # bytes: most of the graphs are larger (tests/data/graphs), none of the GE dumps; test_scanner already
 # kept its chunk size 7 to the fixtures under this size.
 BIG_FIXTURE = 40_000
+_ParameterSet = type(pytest.param(None))
 
 
 def slow_if_big(fixtures: Sequence[Any], size_of: Any = None) -> List[Any]:
@@ -44,19 +45,44 @@ def quick_graphs(values: Sequence[Any], path_of: Callable[[Any], Any] = lambda v
     gives its path) with those of the graphs in ``support.data.QUICK_GRAPHS`` in the quick set, one
     of each kind, and the others marked ``slow``: a test that runs every graph fixture the same way
     runs nine of them on every Python, all 42 in CI's ``slow`` run."""
-    return [v if Path(path_of(v)).name.split(".")[0] in QUICK_GRAPHS else _slow(v) for v in values]
+    return [v if _stem(Path(path_of(v))) in QUICK_GRAPHS else _slow(v) for v in values]
+
+
+def _stem(path: Path) -> str:
+    """The graph a fixture is (``mlp_sgd`` for graphs/mlp_sgd.pbtxt, binary/mlp_sgd.pb.gz and
+    binary/mlp_sgd_saved_model/saved_model.pb)."""
+    name = path.parent.name if path.name.startswith("saved_model.") else path.name
+    return name.split(".")[0].replace("_saved_model", "")
+
+
+def input_kind(path: Any) -> str:
+    """A fixture's kind of input, for :func:`one_of_each`: ``.pbtxt`` (a text graph), ``.pb``,
+    ``.pb.gz``, ``.meta``, ``savedmodel`` (a saved_model.pb), ``folder``, ``ge_proto`` or ``ge_onnx``
+    (GE dumps)."""
+    p = Path(path)
+    if p.is_dir():
+        return "folder"
+    if p.name.startswith("ge_"):
+        return "ge_onnx" if p.name.startswith("ge_onnx") else "ge_proto"
+    if p.name == "saved_model.pb":
+        return "savedmodel"
+    return "".join(p.suffixes[-2:]) if p.suffix == ".gz" else p.suffix
 
 
 def one_of_each(values: Sequence[Any], kind: Callable[[Any], Hashable], n: int = 1) -> List[Any]:
     """``values`` for ``parametrize`` with only the first ``n`` of each ``kind`` (text, binary, gzip,
     a dialect, an answer inside a function...) in the quick set and the others marked ``slow``: a
     test that runs every fixture the same way keeps one case of each kind on every Python, and the
-    ``slow`` run in CI runs them all. ``kind`` must read only what every process reads alike (a
+    ``slow`` run in CI runs them all. Cases marked already (``one_of_each(slow_if_big(...), ...)``)
+    stay as they are and count for no kind. ``kind`` must read only what every process reads alike (a
     name, a size, a fixture's content), never a time or a random draw: xdist's workers collect
     the same cases."""
     seen: Dict[Hashable, int] = {}
     out: List[Any] = []
     for v in values:
+        if isinstance(v, _ParameterSet):  # (marked already, by slow_if_big: neither kept nor counted)
+            out.append(v)
+            continue
         k = kind(v)
         seen[k] = seen.get(k, 0) + 1
         out.append(v if seen[k] <= n else _slow(v))
