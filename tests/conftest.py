@@ -1,5 +1,5 @@
-"""What every test shares: the Hypothesis profiles, the test groups (markers), and a cache folder of
-its own.
+"""What every test shares: the Hypothesis profiles, the test groups (markers), a cache folder of
+its own, and the package compiled once for the tests' own Python processes.
 
 Hypothesis profiles, chosen with ``HYPOTHESIS_PROFILE=ci`` or ``--hypothesis-profile ci``:
   ``dev``  the default (the README's test command): 100 examples a property;
@@ -8,9 +8,10 @@ A test whose examples cost more or less than most runs a share of the profile's 
 (``support.examples``); at ``ci`` that share is the count the test had before the profiles.
 
 Markers (``pyproject.toml`` deselects both by default):
-  ``slow``    inputs of 7-60 MB built on the spot, sleeps, long chains of real processes, and
-              the many-ways agreement tests on the fixtures over 40 KB (``support.marks``): what
-              made the suite take minutes; CI runs them on one Python (``-m slow``);
+  ``slow``    inputs of 7-60 MB built on the spot, sleeps, long chains of real processes, the
+              many-ways agreement tests on the fixtures over 40 KB, and the tests on every fixture
+              past one or two of each kind (``support.marks``): what made the suite take minutes;
+              CI runs them on one Python (``-m slow``);
   ``memory``  opt-in peak-RSS test on a generated 500 MB file (``-m memory``).
 """
 from __future__ import annotations

@@ -2,11 +2,15 @@
 
 The tests that run every fixture many ways (every chunk size, tiny limits, broken variants, every
 command split across workers) spend most of their time on the few largest graphs. The quick set
-(the README's command, on every Python) runs them on the fixtures up to ``BIG_FIXTURE`` bytes, and
-every fixture still goes through the plain agreement test there (test_canonical's
-``test_fixture_agrees``: the fast path against the general scanner, at two chunk sizes, seekable or
-not); the ``slow`` run in CI adds the large ones, so together they check all that was checked
-before.
+(the README's command, on every Python) runs them on the fixtures up to ``BIG_FIXTURE`` bytes
+(``slow_if_big``); the ``slow`` run in CI adds the large ones, so together they check all that was
+checked before.
+
+A test that runs every fixture the same way (42 graphs, their binary twins, the GE dumps) keeps,
+in the quick set, the fixtures that differ in kind: ``quick_graphs`` (the graphs of
+``support.data.QUICK_GRAPHS``, one of each kind of training graph) or ``one_of_each`` (one or two
+of each ``input_kind``: text, .pb, .pb.gz, .meta, SavedModel, GE's two dialects). ``quick_first``
+keeps the first few of a list of commands. The others are marked ``slow``: CI's slow run has them.
 """
 from __future__ import annotations
 
