@@ -2,7 +2,7 @@
 answer (fixtures, hostile spellings, random graphs); fp and bp agree on the step's body; placeholder
 roles. See the ``_rules`` module docstring for the design.
 
-The two tests on every fixture run the nine of ``support.data.QUICK_GRAPHS`` in the quick set (one
+The two tests on every fixture run the ten of ``support.data.QUICK_GRAPHS`` in the quick set (one
 of each kind), all of them in CI's ``slow`` run."""
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """fp/bp on real TensorFlow graphs: expected answers picked by hand (tests/data/README.md, graphs/).
 
 The API's answers are checked on every fixture in the quick set; the command line's JSON on the
-nine of ``support.data.QUICK_GRAPHS`` there, on all of them in CI's ``slow`` run."""
+ten of ``support.data.QUICK_GRAPHS`` there, on all of them in CI's ``slow`` run."""
 from __future__ import annotations
 
 import json

@@ -7,7 +7,7 @@ controls TensorFlow accepts, each with TensorFlow 2.21's verdict (``text_format.
 once by ``tools/make_schema_corpus.py``; no TensorFlow here). The validator must accept and refuse
 the same, refuse at the same line, and name the right field or enum value for a misspelt one.
 
-That no real graph gets a false alarm is checked on the nine of ``support.data.QUICK_GRAPHS`` in
+That no real graph gets a false alarm is checked on the ten of ``support.data.QUICK_GRAPHS`` in
 the quick set (one of each kind), on all 42 in CI's ``slow`` run.
 """
 from __future__ import annotations
