@@ -6,7 +6,8 @@ read field by field, and with ``validate`` every node checked by ``check_node``)
 the same rows, counts, op order, and the same first error at the same offset.
 
 The tests on every fixture run the twins of ``support.data.QUICK_GRAPHS`` in the quick set (every
-container: GraphDef, gzip, MetaGraphDef, SavedModel), all of them in CI's ``slow`` run.
+container: GraphDef, gzip, MetaGraphDef, SavedModel; ``--jobs 3`` on those up to 40 KB), all of them in
+CI's ``slow`` run.
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from hypothesis import HealthCheck, example, given, settings, strategies as st
 from support.cli import CliRunner
 from support.data import DATA
 from support.examples import examples
-from support.marks import quick_graphs
+from support.marks import quick_graphs, slow_if_big
 from support.wire_encoder import Fixed32, Packed, encode, graph, node, tag, varint
 
 import pbtxt_scan as ps
@@ -102,7 +103,7 @@ def test_every_node_of_the_fixtures_takes_the_fast_check(path: Path) -> None:
     assert blocks and all(node_ok(data, b.start, b.start, b.end, seen) for b in blocks)
 
 
-@pytest.mark.parametrize("path", quick_graphs(GRAPHDEFS), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", quick_graphs(slow_if_big(GRAPHDEFS)), ids=lambda p: p.name)  # (quick: mlp_sgd, tf2_gradient_tape)
 @pytest.mark.parametrize("cmd", COMMANDS, ids=" ".join)
 def test_jobs_n_equals_jobs_1(path: Path, cmd: List[str], monkeypatch: pytest.MonkeyPatch) -> None:
     with GraphFile.open(str(path), spool=False) as g:

@@ -48,8 +48,9 @@ def quick_graphs(values: Sequence[Any], path_of: Callable[[Any], Any] = lambda v
     """``values`` for ``parametrize`` (graph fixtures, their twins, or tuples that hold one: ``path_of``
     gives its path) with those of the graphs in ``support.data.QUICK_GRAPHS`` in the quick set, one
     of each kind, and the others marked ``slow``: a test that runs every graph fixture the same way
-    runs ten of them on every Python, all 42 in CI's ``slow`` run."""
-    return [v if _stem(Path(path_of(v))) in QUICK_GRAPHS else _slow(v) for v in values]
+    runs ten of them on every Python, all 42 in CI's ``slow`` run. Cases marked already
+    (``quick_graphs(slow_if_big(...))``) stay as they are."""
+    return [v if isinstance(v, _ParameterSet) or _stem(Path(path_of(v))) in QUICK_GRAPHS else _slow(v) for v in values]
 
 
 def _stem(path: Path) -> str:
