@@ -9,6 +9,7 @@ column names a package (``cli/``, ``pbtxt_scan`` for the root's public API) or r
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 from typing import Dict, Iterator, List, Set, Tuple
@@ -121,8 +122,13 @@ def test_the_parser_reads_a_real_tree(tmp_path: Path) -> None:
 # -- The rules ARCHITECTURE.md states that no other test checks ---------------------------------------
 
 def _trees() -> Iterator[Tuple[str, ast.AST]]:
-    for p in sorted(PKG.rglob("*.py")):
-        yield p.relative_to(PKG).as_posix(), ast.parse(p.read_text(encoding="utf-8"))
+    return iter(_parsed())
+
+
+@functools.lru_cache(maxsize=None)
+def _parsed() -> Tuple[Tuple[str, ast.AST], ...]:
+    """The package's modules, parsed once for all the rules below (which only read the trees)."""
+    return tuple((p.relative_to(PKG).as_posix(), ast.parse(p.read_text(encoding="utf-8"))) for p in sorted(PKG.rglob("*.py")))
 
 
 def _functions(tree: ast.AST) -> Iterator[ast.FunctionDef]:
@@ -276,8 +282,8 @@ _STARTS = {"os.fork", "os.forkpty", "os.posix_spawn", "os.posix_spawnp", "os.sys
 
 
 def process_starters(trees: Iterator[Tuple[str, ast.AST]]) -> Set[str]:
-    return {path for path, tree in trees for n in ast.walk(tree)
-            if isinstance(n, ast.Call) and ast.dump(n.func) in {ast.dump(ast.parse(s, mode="eval").body) for s in _STARTS}}
+    starts = {ast.dump(ast.parse(s, mode="eval").body) for s in _STARTS}
+    return {path for path, tree in trees for n in ast.walk(tree) if isinstance(n, ast.Call) and ast.dump(n.func) in starts}
 
 
 def test_only_parallel_pool_starts_processes() -> None:

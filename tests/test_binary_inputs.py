@@ -4,6 +4,10 @@ the text twin's own bytes (a regex here, not the scanner). Positions are byte of
 null in JSON, and text output says ``offset N`` where a text file says ``line N``.
 
 The twins and how they were made: tests/data/README.md, section "binary/".
+
+Each test on every twin runs, in the quick set, one twin of each kind (``QUICK``: a GraphDef, a
+gzipped one, a MetaGraphDef, a SavedModel, and a GraphDef and a MetaGraphDef whose points are in a
+function body: six of the 25); CI's ``slow`` run adds the other 19.
 """
 from __future__ import annotations
 
@@ -17,7 +21,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
 import pytest
-from support.marks import quick_first
+from support.marks import one_of_each, quick_first
 from support.cli import CliRunner
 from support.data import expect_known_wrong
 from support.pipes import _feed
@@ -109,13 +113,22 @@ def decompressed_size(name: str) -> int:
     return len(gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data)
 
 
+def _kind(twin: Tuple[str, str, str]) -> Tuple[str, bool, bool]:
+    """What makes a twin another kind of input: its container, gzip, and points in a function body."""
+    name, stem, kind = twin
+    want = expected(stem)
+    return kind, name.endswith(".gz"), bool(want["fp_function"] or want["bp_function"])
+
+
+QUICK = one_of_each(TWINS, _kind)  # (the others: CI's slow run)
+
 SAVE_TAIL = 21  # the saved_model.pb's train MetaGraph: the text twin's nodes, then the Builder's save/* nodes
 
 
 # --- answers ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name, stem, kind", TWINS, ids=IDS)
+@pytest.mark.parametrize("name, stem, kind", QUICK, ids=IDS)
 def test_fp_and_bp(name: str, stem: str, kind: str, request: Any) -> None:
     expect_known_wrong(request, stem)
     want = expected(stem)
@@ -124,7 +137,7 @@ def test_fp_and_bp(name: str, stem: str, kind: str, request: Any) -> None:
         assert (r.exit_code, r.stdout) == (0, want[command] + "\n"), r.stderr
 
 
-@pytest.mark.parametrize("name, stem, kind", TWINS, ids=IDS)
+@pytest.mark.parametrize("name, stem, kind", QUICK, ids=IDS)
 def test_points_json(name: str, stem: str, kind: str, request: Any) -> None:
     expect_known_wrong(request, stem)
     want = expected(stem)
@@ -141,7 +154,7 @@ def test_points_json(name: str, stem: str, kind: str, request: Any) -> None:
         assert "SavedModel: reading MetaGraph 2 of 2 (tags: train): tagged train" in r.stderr
 
 
-@pytest.mark.parametrize("name, stem, kind", TWINS, ids=IDS)
+@pytest.mark.parametrize("name, stem, kind", QUICK, ids=IDS)
 def test_points_text_says_offset(name: str, stem: str, kind: str, request: Any) -> None:
     expect_known_wrong(request, stem)
     want = expected(stem)
@@ -177,7 +190,7 @@ def test_points_with_ge_from_a_binary_graph() -> None:
 # --- listings, show, stats, check -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name, stem, kind", TWINS, ids=IDS)
+@pytest.mark.parametrize("name, stem, kind", QUICK, ids=IDS)
 def test_nodes(name: str, stem: str, kind: str) -> None:
     top, fn = text_names(stem)
     r = run("nodes", binary_path(name))
@@ -195,7 +208,7 @@ def test_nodes(name: str, stem: str, kind: str) -> None:
     assert [o["name"] for o in jl] == names and all(o["line"] is None and o["offset"] == off for o, off in zip(jl, offsets))
 
 
-@pytest.mark.parametrize("name, stem, kind", TWINS, ids=IDS)
+@pytest.mark.parametrize("name, stem, kind", QUICK, ids=IDS)
 def test_show(name: str, stem: str, kind: str) -> None:
     want = expected(stem)
     for kind_ in ("fp", "bp"):
@@ -213,7 +226,7 @@ def test_show(name: str, stem: str, kind: str) -> None:
         assert (obj["name"], obj["line"]) == (node, None) and obj["block"]["name"][0]["value"] == node
 
 
-@pytest.mark.parametrize("name, stem, kind", TWINS, ids=IDS)
+@pytest.mark.parametrize("name, stem, kind", QUICK, ids=IDS)
 def test_stats(name: str, stem: str, kind: str) -> None:
     top, _ = text_names(stem)
     r = run("stats", "--json", "--top", "0", binary_path(name))
@@ -230,7 +243,7 @@ def test_stats(name: str, stem: str, kind: str) -> None:
     assert "lines    -\n" in r.stdout and "format   graphdef (%s)\n" % KIND_NAMES[kind] in r.stdout
 
 
-@pytest.mark.parametrize("name, stem, kind", TWINS, ids=IDS)
+@pytest.mark.parametrize("name, stem, kind", QUICK, ids=IDS)
 def test_check(name: str, stem: str, kind: str) -> None:
     top, _ = text_names(stem)
     n = len(top) + (SAVE_TAIL if kind == "savedmodel" else 0)

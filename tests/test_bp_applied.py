@@ -1,7 +1,8 @@
 """bp is a gradient an optimizer applies: on every real graph, bp's data reaches a state update
 (an ``Apply*``, ``Assign*`` or ``Scatter*`` op), followed here node by node with a reader of the
 test's own (TensorFlow's writer layout, read naively), inside functions too; and several
-optimizers that no one train op runs make bp ``ambiguous``, ``--train-op`` choosing one."""
+optimizers that no one train op runs make bp ``ambiguous``, ``--train-op`` choosing one. The tests on
+every graph run those of ``support.data.QUICK_GRAPHS`` in the quick set, all in CI's ``slow`` run."""
 from __future__ import annotations
 
 import json
@@ -12,6 +13,7 @@ from typing import Dict, List, Optional, Tuple
 import pytest
 from support.cli import CliRunner
 from support.data import expect_known_wrong
+from support.marks import quick_graphs
 
 from pbtxt_scan.cli import app
 from pbtxt_scan.fpbp._rules import Options, find_bp
@@ -77,7 +79,7 @@ def reaches_update(nodes: List[Node], start: str) -> Optional[List[str]]:
     return None
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda p: p.name.split(".")[0])
+@pytest.mark.parametrize("case", quick_graphs(CASES), ids=lambda p: p.name.split(".")[0])
 def test_bps_data_reaches_a_state_update(case):
     exp = json.loads(case.read_text())
     text = case.with_name(case.name.replace(".expected.json", ".pbtxt")).read_text()
@@ -90,7 +92,7 @@ def test_bps_data_reaches_a_state_update(case):
     assert path[0] == exp["bp"] and UPDATE.match(dict((n[0], n[1]) for n in body)[path[-1]])
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda p: p.name.split(".")[0])
+@pytest.mark.parametrize("case", quick_graphs(CASES), ids=lambda p: p.name.split(".")[0])
 def test_the_same_bp_in_the_binary_twin(case, request):
     exp = json.loads(case.read_text())
     stem = case.name.split(".")[0]

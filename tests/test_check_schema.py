@@ -29,6 +29,7 @@ from pbtxt_scan.text._canonical import scan_canonical
 from pbtxt_scan.text._schema import Watch
 from support.cli import CliRunner
 from support.data import DATA
+from support.marks import quick_graphs
 
 CASES: List[Dict[str, Any]] = json.loads((DATA / "schema" / "cases.json").read_text(encoding="utf-8"))["cases"]
 runner = CliRunner()
@@ -209,9 +210,11 @@ TEXT_FIXTURES = sorted(p for p in DATA.rglob("*") if p.is_file() and p.suffix in
                        and not {"hostile", "_external", "prof", "schema"} & set(p.parts))
 
 
-@pytest.mark.parametrize("path", TEXT_FIXTURES, ids=lambda p: str(p.relative_to(DATA)))
+@pytest.mark.parametrize("path", [quick_graphs([p])[0] if p.parent.name == "graphs" else p for p in TEXT_FIXTURES],
+                         ids=lambda p: str(p.relative_to(DATA)))
 def test_every_text_fixture_passes_check(path: Path) -> None:
-    """Real files TensorFlow (or GE) wrote: no false alarm."""
+    """Real files TensorFlow (or GE) wrote: no false alarm (of graphs/, those of
+    ``support.data.QUICK_GRAPHS`` in the quick set, all in CI's ``slow`` run)."""
     out, err, code = run(["check", str(path)])
     assert code == 0, err
 

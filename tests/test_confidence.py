@@ -2,7 +2,8 @@
 expert would accept (``fp_defensible``, ``bp_defensible``, written from reading the graph): fp and
 bp are ``certain`` exactly when that list has one entry, the answer is in it, and each rejected
 candidate the file names is among the tool's alternatives with the ``why`` the file records. Read
-as text and, where there is one, as the binary twin."""
+as text and, where there is one, as the binary twin: in the quick set the graphs of
+``support.data.QUICK_GRAPHS`` (one of each kind) and their twins, in CI's ``slow`` run all of them."""
 from __future__ import annotations
 
 import json
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from support.data import expect_known_wrong
+from support.marks import quick_graphs
 
 from pbtxt_scan.fpbp._answers import WHYS
 from pbtxt_scan.fpbp._rules import find_bp, find_fp
@@ -31,7 +33,7 @@ PARAMS = [(c, g) for c in CASES for g in _inputs(c)]
 
 
 @pytest.mark.parametrize("kind", ["fp", "bp"])
-@pytest.mark.parametrize("case,graph", PARAMS, ids=["%s-%s" % (c.name.split(".")[0], g.name) for c, g in PARAMS])
+@pytest.mark.parametrize("case,graph", quick_graphs(PARAMS, lambda cg: cg[0]), ids=["%s-%s" % (c.name.split(".")[0], g.name) for c, g in PARAMS])
 def test_certain_exactly_when_one_answer_is_defensible(case, graph, kind, request):
     expect_known_wrong(request, case.name.split(".")[0], (kind,), confidence=True)
     exp = json.loads(case.read_text())

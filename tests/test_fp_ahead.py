@@ -1,6 +1,9 @@
 """fp reads only up to its answer: the byte search that replaces reading the rest never changes an
 answer (fixtures, hostile spellings, random graphs); fp and bp agree on the step's body; placeholder
-roles. See the ``_rules`` module docstring for the design."""
+roles. See the ``_rules`` module docstring for the design.
+
+The two tests on every fixture run the ten of ``support.data.QUICK_GRAPHS`` in the quick set (one
+of each kind), all of them in CI's ``slow`` run."""
 from __future__ import annotations
 
 import json
@@ -14,6 +17,7 @@ from support.data import GRAPHS
 from support.examples import examples
 from support.graphs import _node
 from support.layouts import _reprint
+from support.marks import quick_graphs
 
 from pbtxt_scan import GraphFile, parse_text
 from pbtxt_scan.fpbp import _fp_scan, _needles
@@ -29,7 +33,7 @@ def _key(ans):
     return p and (p.name, p.line, p.function, p.rule)
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda p: p.name.split(".")[0])
+@pytest.mark.parametrize("case", quick_graphs(CASES), ids=lambda p: p.name.split(".")[0])
 def test_byte_search_gives_the_answer_reading_everything_gives(case):
     graph = case.with_name(case.name.replace(".expected.json", ".pbtxt"))
     exp = json.loads(case.read_text())
@@ -39,7 +43,7 @@ def test_byte_search_gives_the_answer_reading_everything_gives(case):
     assert fast.point and fast.point.name == exp["fp"]
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda p: p.name.split(".")[0])
+@pytest.mark.parametrize("case", quick_graphs(CASES), ids=lambda p: p.name.split(".")[0])
 def test_fp_and_bp_answer_from_the_same_body(case):
     # (unless the step calls its model as a function: fp is then in the forward function and bp
     # in the backward one, as the expected answers say)

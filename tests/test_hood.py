@@ -1,6 +1,7 @@
 """neighbourhood() and show --context / --format dot: against the naive walk over the whole parsed
 graph (support.hood), on every fixture's fp and bp and on random nodes; text and binary twins
-alike; the DOT read back equal to the JSON."""
+alike; the DOT read back equal to the JSON. The two tests on every fixture's points run those of
+``support.data.QUICK_GRAPHS`` (one graph of each kind) in the quick set, all in CI's ``slow`` run."""
 from __future__ import annotations
 
 import functools
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 from support.cli import CliRunner
 from support.examples import examples
 from support.hood import naive_hood, whole_graph
+from support.marks import quick_graphs
 
 import pbtxt_scan
 from pbtxt_scan.cli import app
@@ -38,7 +40,7 @@ def _points() -> List[Tuple[str, str, Optional[str]]]:
 POINTS = _points()
 
 
-@pytest.mark.parametrize("path, name, function", POINTS, ids=["%s:%s" % (Path(p).stem, n) for p, n, _ in POINTS])
+@pytest.mark.parametrize("path, name, function", quick_graphs(POINTS, lambda p: p[0]), ids=["%s:%s" % (Path(p).stem, n) for p, n, _ in POINTS])
 def test_fp_and_bp_hoods_match_the_naive_walk(path: str, name: str, function: Optional[str]) -> None:
     got = pbtxt_scan.neighbourhood(path, name, 2, 2, function=function, max_nodes=100000)
     assert got == naive_hood(path, name, 2, 2, function)
@@ -91,7 +93,7 @@ def _where_free(h: pbtxt_scan.Hood) -> Any:
     return h._replace(nodes=tuple(n._replace(line=None, offset=None) for n in h.nodes))
 
 
-@pytest.mark.parametrize("binary, name, function, text", TWIN_POINTS, ids=["%s:%s" % (Path(b).name, n) for b, n, _, _ in TWIN_POINTS])
+@pytest.mark.parametrize("binary, name, function, text", quick_graphs(TWIN_POINTS, lambda t: t[0]), ids=["%s:%s" % (Path(b).name, n) for b, n, _, _ in TWIN_POINTS])
 def test_binary_twins_give_the_same_hood(binary: str, name: str, function: Optional[str], text: str) -> None:
     b = pbtxt_scan.neighbourhood(binary, name, 2, 2, function=function)
     assert _where_free(b) == _where_free(pbtxt_scan.neighbourhood(text, name, 2, 2, function=function))

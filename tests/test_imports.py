@@ -9,6 +9,7 @@ edge from its own submodules' point of view: ``from . import x`` names the submo
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 from typing import Dict, List, Set
 
@@ -26,6 +27,12 @@ def _modules() -> Dict[str, Path]:
 
 
 def import_graph() -> Dict[str, Set[str]]:
+    """The package's import graph, a copy of its one reading (the package is parsed once)."""
+    return {mod: set(targets) for mod, targets in _graph().items()}
+
+
+@functools.lru_cache(maxsize=None)
+def _graph() -> Dict[str, Set[str]]:
     return graph_of(ROOT)
 
 

@@ -4,7 +4,8 @@ give instead, exit 2), a text SavedModel or MetaGraphDef read like a graph.pbtxt
 library functions found by ``show`` and listed by ``nodes --functions``.
 
 The inputs are built at test time from the fixtures (tests/support/containers.py); the expected
-answers are the fixtures' hand-written ``expected.json``.
+answers are the fixtures' hand-written ``expected.json``. The tests on every graph whose points are
+in a function run those of ``support.data.QUICK_GRAPHS`` in the quick set, all in CI's ``slow`` run.
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from support.cli import CliRunner
 from support.containers import event_file, model_dir, text_meta_graph, text_saved_model, tfrecord
 from support.data import DATA, GRAPHS
 from support.examples import examples
+from support.marks import quick_graphs
 
 from pbtxt_scan import GraphFile, PbtxtError
 from pbtxt_scan.cli import app
@@ -343,7 +345,7 @@ FUNCTION_POINTS = [(stem, kind) for stem in sorted(p.name[: -len(".expected.json
                    for kind in ("fp", "bp") if expected(stem).get(kind + "_function")]
 
 
-@pytest.mark.parametrize("stem, kind", FUNCTION_POINTS)
+@pytest.mark.parametrize("stem, kind", quick_graphs(FUNCTION_POINTS, lambda p: p[0]))
 def test_show_finds_a_point_inside_a_library_function(stem: str, kind: str) -> None:
     exp = expected(stem)
     f = str(GRAPHS / (stem + ".pbtxt"))
@@ -387,7 +389,7 @@ def test_show_in_another_function_finds_nothing() -> None:
     assert r.stderr == "%s: no node named %r in function no_such_function\n" % (f, exp["fp"])
 
 
-@pytest.mark.parametrize("stem", sorted({s for s, _ in FUNCTION_POINTS}))
+@pytest.mark.parametrize("stem", quick_graphs(sorted({s for s, _ in FUNCTION_POINTS})))
 def test_nodes_functions_lists_function_bodies_with_their_function(stem: str) -> None:
     f = str(GRAPHS / (stem + ".pbtxt"))
     exp = expected(stem)

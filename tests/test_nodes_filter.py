@@ -1,7 +1,8 @@
 """``nodes --op OP --name GLOB`` (issue 38) lists exactly the rows that filtering the whole listing
 gives, on every fixture, text and binary, on one process and split across workers; ``--count`` is
 their number; ``-z`` (``nodes``, ``fp``, ``bp``, ``points``) ends each row or name with a NUL, the
-names as they are (a newline, a tab, a quote, non-ASCII), for ``xargs -0``."""
+names as they are (a newline, a tab, a quote, non-ASCII), for ``xargs -0``. The test on every fixture
+runs one of each kind in the quick set, all in CI's ``slow`` run."""
 from __future__ import annotations
 
 import collections
@@ -17,7 +18,7 @@ from hypothesis import given, strategies as st
 from support import wire_encoder as we
 from support.cli import CliRunner
 from support.data import DATA
-from support.marks import slow_if_big
+from support.marks import input_kind, one_of_each, slow_if_big
 
 from pbtxt_scan import NodeFilter
 from pbtxt_scan.cli import app
@@ -61,8 +62,10 @@ def _filters(names: List[Optional[str]], ops: List[Optional[str]]) -> List[Tuple
             (["NoSuchOp"], []), ([], ["no/such/*"])]
 
 
-@pytest.mark.parametrize("path", slow_if_big(TEXT + BINARY, _size), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", one_of_each(slow_if_big(TEXT + BINARY, _size), input_kind), ids=lambda p: p.name)
 def test_a_filtered_listing_is_the_listing_filtered(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """(In the quick set: one fixture of each kind, text, .pb, .pb.gz, .meta and a SavedModel
+    folder, among those up to ``support.marks.BIG_FIXTURE`` bytes; all of them in CI's ``slow`` run.)"""
     rows, code = _nodes([str(path)], 1, monkeypatch)
     assert code == 0
     objs = [json.loads(x) for x in _nodes(["--json", str(path)], 1, monkeypatch)[0].splitlines()]

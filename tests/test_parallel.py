@@ -3,7 +3,9 @@ the non-canonical layouts and on broken files (errors at random positions).
 
 The chunk size is forced small (the planner's ``split_bytes``, bound where the commands call
 ``_parallel``) so that the small fixtures really split into many chunks;
-``test_fixtures_really_split`` checks that they do.
+``test_fixtures_really_split`` checks that they do. ``test_every_fixture`` runs, in the quick
+set, two fixtures of each dialect (TensorFlow's text, GE's ge_proto, GE's ONNX) among those up to
+``support.marks.BIG_FIXTURE`` bytes; CI's ``slow`` run adds the others.
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from pbtxt_scan.cli import app
 
 from support.cli import CliRunner
 from support.data import DATA
-from support.marks import quick_first, slow_if_big
+from support.marks import input_kind, one_of_each, quick_first, slow_if_big
 
 GRAPHS = sorted((DATA / "graphs").glob("*.pbtxt"))
 GE = sorted(p for p in (DATA / "ge").rglob("*") if p.suffix in (".txt", ".pbtxt"))
@@ -75,7 +77,7 @@ def test_fixtures_really_split(monkeypatch: pytest.MonkeyPatch) -> None:
     assert _splits(DATA / "ge" / "ge_proto_00000013_graph_3_Build.txt", 300) == 0
 
 
-@pytest.mark.parametrize("path", slow_if_big(FIXTURES), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", one_of_each(slow_if_big(FIXTURES), input_kind, 2), ids=lambda p: p.name)
 @pytest.mark.parametrize("cmd", COMMANDS, ids=" ".join)
 def test_every_fixture(path: Path, cmd: List[str], monkeypatch: pytest.MonkeyPatch) -> None:
     _, _, code = _same(cmd + [str(path)], monkeypatch)

@@ -1,4 +1,8 @@
-"""fp/bp on real TensorFlow graphs: expected answers picked by hand (tests/data/README.md, graphs/)."""
+"""fp/bp on real TensorFlow graphs: expected answers picked by hand (tests/data/README.md, graphs/).
+
+The API's answers are checked on every fixture in the quick set; the command line's JSON on the
+ten of ``support.data.QUICK_GRAPHS`` there, on all of them in CI's ``slow`` run; the answers in a
+non-canonical layout on mlp_sgd there, on two more graphs in the ``slow`` run."""
 from __future__ import annotations
 
 import json
@@ -8,6 +12,7 @@ from pathlib import Path
 import pytest
 from support.cli import CliRunner
 from support.data import expect_known_wrong
+from support.marks import quick_first, quick_graphs
 from support.layouts import _reprint
 
 from pbtxt_scan.fpbp._rules import Options, find_bp, find_fp, in_gradients_scope
@@ -32,7 +37,7 @@ def test_fp_bp_match_the_expert_answers(case, request):
     assert (bp and (bp.name, bp.line, bp.function)) == (exp["bp"] and (exp["bp"], exp["bp_line"], exp["bp_function"]))
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda p: p.name.split(".")[0])
+@pytest.mark.parametrize("case", quick_graphs(CASES), ids=lambda p: p.name.split(".")[0])
 def test_cli_json(case, request):
     exp, graph = _expected(case)
     expect_known_wrong(request, case.name.split(".")[0])
@@ -95,7 +100,7 @@ def test_explain_trail_names_lines_and_reasons():
 # --- non-canonical layouts: the index path ------------------------------------------------
 
 
-@pytest.mark.parametrize("stem", ["mlp_sgd", "gan_two_optimizers", "resource_vars"])
+@pytest.mark.parametrize("stem", quick_first(["mlp_sgd", "gan_two_optimizers", "resource_vars"], 1))  # (all: CI's slow run)
 @pytest.mark.parametrize("pointy", [False, True])
 def test_same_answers_in_a_non_canonical_layout(tmp_path, stem, pointy):
     exp = json.loads((GRAPHS / (stem + ".expected.json")).read_text())

@@ -1,6 +1,8 @@
 """show by name at grep speed (issue 38): several names, --glob and --regex against the full
 listing filtered, on every fixture, text and binary; misses and close names from the one byte
-search (no block read), and a name met only in other fields' values is no node."""
+search (no block read), and a name met only in other fields' values is no node. The two tests on
+every fixture run two of each kind (text, .pb, .pb.gz, .meta, a SavedModel folder) up to
+``support.marks.BIG_FIXTURE`` bytes in the quick set, every fixture in CI's ``slow`` run."""
 from __future__ import annotations
 
 import fnmatch
@@ -13,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from support.marks import slow_if_big
+from support.marks import input_kind, one_of_each, slow_if_big
 from support.cli import CliRunner
 from support.examples import examples
 from support.wire_encoder import encode, graph, node
@@ -51,7 +53,7 @@ GLOBS = ["*MatMul*", "*/Relu", "gradients/*_grad/Mat*", "*[Ii]terator*"]
 REGEXES = ["MatMul$", "^gradients/.*_grad/", "Relu|Softmax", "(?i)iterator"]
 
 
-@pytest.mark.parametrize("path", slow_if_big(FIXTURES), ids=lambda p: p.name)  # (the large ones: CI's slow run)
+@pytest.mark.parametrize("path", one_of_each(slow_if_big(FIXTURES), input_kind, 2), ids=lambda p: p.name)  # (two of each kind; all: CI's slow run)
 def test_glob_and_regex_give_the_listing_filtered(path):
     rows = _listing(path)
     for g in GLOBS:
@@ -243,7 +245,7 @@ def test_a_name_line_in_another_layout_is_read_for(tmp_path, layout):
     assert r.exit_code == 0 and '"x"' in r.stdout, r.stderr
 
 
-@pytest.mark.parametrize("path", slow_if_big(FIXTURES), ids=lambda p: p.name)  # (the large ones: CI's slow run)
+@pytest.mark.parametrize("path", one_of_each(slow_if_big(FIXTURES), input_kind, 2), ids=lambda p: p.name)  # (two of each kind; all: CI's slow run)
 def test_look_up_agrees_with_reading_the_blocks(path):
     """Twenty names spread over the file, names changed in case and cut short: found where
     find_node finds the graph's own node, missing where it finds none, and read for where it finds

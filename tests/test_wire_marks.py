@@ -1,6 +1,7 @@
 """far_marks (wire._wire_marks): the boundaries parallel parts prove are the file's own, whatever
 the bytes a part starts its lead in (payloads that chain like nodes, serialized graphs inside a
-node, fields longer than the lead, a file cut short); on real graphs the parts do join."""
+node, fields longer than the lead, a file cut short); on real graphs the parts do join (the graphs of
+``support.data.QUICK_GRAPHS`` in the quick set, every binary GraphDef in CI's ``slow`` run)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.events import _varint as read_varint
+from support.marks import quick_graphs
 from support.examples import examples
 from support.wire_encoder import varint
 
@@ -82,7 +84,7 @@ def test_every_mark_is_a_boundary_of_the_file(buf: bytes, cut: int, jobs: int, l
     assert set(got) <= set(true), sorted(set(got) - set(true))
 
 
-@pytest.mark.parametrize("path", sorted(DATA.glob("*.pb")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", quick_graphs(sorted(DATA.glob("*.pb"))), ids=lambda p: p.name)
 def test_on_real_graphs_the_parts_join(monkeypatch: pytest.MonkeyPatch, path: Path) -> None:
     buf = path.read_bytes()
     true, whole = _boundaries(buf)

@@ -4,6 +4,10 @@ what they need (``wire._wire_whole``), and ``--jobs N`` splits a binary GraphDef
 The references are the block reader every other command uses (``iter_wire_blocks``: every node
 read field by field, and with ``validate`` every node checked by ``check_node``) and ``--jobs 1``:
 the same rows, counts, op order, and the same first error at the same offset.
+
+The tests on every fixture run the twins of ``support.data.QUICK_GRAPHS`` in the quick set (every
+container: GraphDef, gzip, MetaGraphDef, SavedModel; ``--jobs 3`` on those up to 40 KB), all of them in
+CI's ``slow`` run.
 """
 from __future__ import annotations
 
@@ -19,7 +23,7 @@ from hypothesis import HealthCheck, example, given, settings, strategies as st
 from support.cli import CliRunner
 from support.data import DATA
 from support.examples import examples
-from support.marks import quick_first
+from support.marks import quick_graphs, slow_if_big
 from support.wire_encoder import Fixed32, Packed, encode, graph, node, tag, varint
 
 import pbtxt_scan as ps
@@ -78,7 +82,7 @@ def test_fixtures_found() -> None:
     assert len(FIXTURES) >= 8 and len(GRAPHDEFS) >= 5
 
 
-@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", quick_graphs(FIXTURES), ids=lambda p: p.name)
 def test_rows_and_stats_equal_the_block_reader(path: Path) -> None:
     assert "\n".join(ps.iter_rows(str(path), ps.row_tsv, jobs=1)) == "\n".join(_reference_rows(path))
     st_ = ps.stats(str(path), jobs=1)
@@ -89,7 +93,7 @@ def test_rows_and_stats_equal_the_block_reader(path: Path) -> None:
     assert st_.nodes == sum(ops.values()) and list(st_.ops.items()) == list(ops.items())
 
 
-@pytest.mark.parametrize("path", GRAPHDEFS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", quick_graphs(GRAPHDEFS), ids=lambda p: p.name)
 def test_every_node_of_the_fixtures_takes_the_fast_check(path: Path) -> None:
     """node_ok passes every valid node of TensorFlow's own graphs (else ``check`` would render
     them all with check_node, as slowly as before)."""
@@ -99,7 +103,7 @@ def test_every_node_of_the_fixtures_takes_the_fast_check(path: Path) -> None:
     assert blocks and all(node_ok(data, b.start, b.start, b.end, seen) for b in blocks)
 
 
-@pytest.mark.parametrize("path", quick_first(GRAPHDEFS, 3), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", quick_graphs(slow_if_big(GRAPHDEFS)), ids=lambda p: p.name)  # (quick: mlp_sgd, tf2_gradient_tape)
 @pytest.mark.parametrize("cmd", COMMANDS, ids=" ".join)
 def test_jobs_n_equals_jobs_1(path: Path, cmd: List[str], monkeypatch: pytest.MonkeyPatch) -> None:
     with GraphFile.open(str(path), spool=False) as g:

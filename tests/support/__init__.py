@@ -1,6 +1,6 @@
 """Helpers shared by the test modules: no test module imports another one, they all import from here.
 
-- ``cli``: typer's CliRunner with stderr kept apart on every click version;
+- ``cli``: typer's CliRunner with stderr kept apart on every click version, the app's click command built once;
 - ``wire_encoder``: a tiny protobuf wire-format encoder (binary graphs without protobuf);
 - ``hostile``: the table of bad inputs and their messages, the inputs that nest deep or hold huge
   numbers, the command list of the general guard, and a real process measured for time and memory;
